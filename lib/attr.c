@@ -1,0 +1,70 @@
+/* attr: see attr.h. */
+#include <string.h>
+
+#include "attr.h"
+
+const Onnx__AttributeProto *
+attr_find(const Onnx__NodeProto *n, const char *name)
+{
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+			return n->attribute[i];
+	return NULL;
+}
+
+int64_t
+attr_int(const Onnx__NodeProto *n, const char *name, int64_t def)
+{
+	const Onnx__AttributeProto *a = attr_find(n, name);
+
+	return a && a->has_i ? a->i : def;
+}
+
+float
+attr_float(const Onnx__NodeProto *n, const char *name, float def)
+{
+	const Onnx__AttributeProto *a = attr_find(n, name);
+
+	return a && a->has_f ? a->f : def;
+}
+
+const char *
+attr_string(const Onnx__NodeProto *n, const char *name, const char *def,
+    char *buf, size_t size)
+{
+	const Onnx__AttributeProto *a = attr_find(n, name);
+	size_t len;
+
+	if (!a || !a->has_s || size == 0)
+		return def;
+	len = a->s.len < size - 1 ? a->s.len : size - 1;
+	memcpy(buf, a->s.data, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+const int64_t *
+attr_ints(const Onnx__NodeProto *n, const char *name, size_t *count)
+{
+	const Onnx__AttributeProto *a = attr_find(n, name);
+
+	*count = a ? a->n_ints : 0;
+	return a && a->n_ints ? a->ints : NULL;
+}
+
+const float *
+attr_floats(const Onnx__NodeProto *n, const char *name, size_t *count)
+{
+	const Onnx__AttributeProto *a = attr_find(n, name);
+
+	*count = a ? a->n_floats : 0;
+	return a && a->n_floats ? a->floats : NULL;
+}
+
+const Onnx__TensorProto *
+attr_tensor(const Onnx__NodeProto *n, const char *name)
+{
+	const Onnx__AttributeProto *a = attr_find(n, name);
+
+	return a ? a->t : NULL;
+}

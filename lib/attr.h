@@ -1,0 +1,27 @@
+/*
+ * attr: typed access to a NodeProto's attributes, with defaults.
+ * Returned pointers point into the node; nothing is allocated.
+ */
+#ifndef ONNXQ_ATTR_H
+#define ONNXQ_ATTR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnx/onnx.pb-c.h"
+
+/* The attribute, or NULL when absent. */
+const Onnx__AttributeProto *attr_find(const Onnx__NodeProto *n, const char *name);
+int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t def);
+float attr_float(const Onnx__NodeProto *n, const char *name, float def);
+/* The string (not NUL-terminated in the proto: copied into buf), or def. */
+const char *attr_string(const Onnx__NodeProto *n, const char *name,
+    const char *def, char *buf, size_t size);
+/* Integer list; *count = 0 and NULL when absent. */
+const int64_t *attr_ints(const Onnx__NodeProto *n, const char *name,
+    size_t *count);
+const float *attr_floats(const Onnx__NodeProto *n, const char *name,
+    size_t *count);
+const Onnx__TensorProto *attr_tensor(const Onnx__NodeProto *n, const char *name);
+
+#endif

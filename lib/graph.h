@@ -1,0 +1,69 @@
+/*
+ * graph: an index over a GraphProto: who produces and who consumes every
+ * value, which values are constant (initializers and Constant-node
+ * outputs), graph inputs and outputs, declared value_info, and a
+ * topological order of the nodes. Subgraphs of If/Loop/Scan are visible:
+ * a name a subgraph uses from the outer scope counts as an input of the
+ * node that owns the subgraph.
+ *
+ * The index points into the GraphProto, which it does not own. After
+ * editing the proto (graph_add_node, ...), indices stay valid for the
+ * editing helpers below; call graph_reindex() before relying on
+ * producers/consumers/topological order again.
+ */
+#ifndef ONNXQ_GRAPH_H
+#define ONNXQ_GRAPH_H
+
+#include "err.h"
+#include "onnx/onnx.pb-c.h"
+
+enum value_kind {
+	VALUE_INPUT,		/* graph input without initializer */
+	VALUE_INITIALIZER,	/* initializer (also when listed as an input) */
+	VALUE_CONSTANT,		/* output of a Constant node */
+	VALUE_NODE,		/* output of any other node */
+};
+
+struct graph_value {
+	const char *name;
+	enum value_kind kind;
+	int producer;		/* node index, -1 for inputs and initializers */
+	int is_output;		/* listed in graph.output */
+	int *consumers;		/* node indices, one entry per use (slot) */
+	int nconsumers;
+	const Onnx__TensorProto *init;		/* initializer or Constant value */
+	const Onnx__ValueInfoProto *info;	/* input/output/value_info, or NULL */
+};
+
+struct graph;
+
+/* Build the index; fails on duplicate producers and cycles, naming them. */
+struct graph *graph_new(Onnx__GraphProto *g, struct err *e);
+void graph_free(struct graph *gr);
+int graph_reindex(struct graph *gr, struct err *e);
+
+Onnx__GraphProto *graph_proto(const struct graph *gr);
+int graph_nvalues(const struct graph *gr);
+struct graph_value *graph_value_at(const struct graph *gr, int i);
+/* NULL when no such value. */
+struct graph_value *graph_value(const struct graph *gr, const char *name);
+/* Node indices in topological order (n = number of nodes). */
+const int *graph_topo(const struct graph *gr);
+
+/* A name not used by any value or node in the graph, based on base (malloc'd). */
+char *graph_unique_name(struct graph *gr, const char *base);
+/*
+ * Append a node (op_type in domain, inputs and outputs by name) and return
+ * it so the caller can add attributes; NULL on error. Names are copied.
+ */
+Onnx__NodeProto *graph_add_node(struct graph *gr, const char *op_type,
+    const char *domain, const char *name, const char *const *inputs, int nin,
+    const char *const *outputs, int nout, struct err *e);
+/* Add an initializer; takes ownership of tp (malloc'd, name set). */
+int graph_add_initializer(struct graph *gr, Onnx__TensorProto *tp,
+    struct err *e);
+/* Make input `slot` of node `node` read `name` instead. */
+int graph_rewire_input(struct graph *gr, int node, int slot, const char *name,
+    struct err *e);
+
+#endif

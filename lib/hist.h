@@ -1,0 +1,51 @@
+/*
+ * hist: a histogram of float32 values with data-independent bins, so that
+ * histograms of shards add up to exactly the histogram of the whole run.
+ *
+ * A finite, nonzero, normal value x falls in the bin whose edge is x with
+ * its float32 mantissa truncated to the top `mbits` bits (sign and
+ * exponent kept): the bin covers [edge, next edge) in magnitude, a
+ * relative width of at most 2^-mbits. Zeros and subnormals count in one
+ * zero bin; NaN and infinities are not counted (the caller counts them).
+ * Storage is lazily allocated per (sign, exponent), so memory follows the
+ * range actually seen, not the whole float range.
+ */
+#ifndef ONNXQ_HIST_H
+#define ONNXQ_HIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define HIST_MBITS_DEFAULT 7
+#define HIST_MBITS_MAX 12
+
+struct hist;
+
+/* A bin as the range selection methods see it: [lo, hi) on the real line
+ * (for negative bins lo = -(next edge), hi = edge); the zero bin has
+ * lo == hi == 0. */
+struct hist_bin {
+	float lo, hi;
+	uint64_t count;
+};
+
+struct hist *hist_new(int mbits);	/* NULL when out of memory or bad mbits */
+void hist_free(struct hist *h);
+int hist_mbits(const struct hist *h);
+/* Add n values; non-finite ones are skipped. -1 only when out of memory. */
+int hist_add(struct hist *h, const float *x, size_t n);
+/* Add one bin's count by its edge (as read from a stream); edge 0 is the zero bin. */
+int hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e);
+/* dst += src; coarsens dst to the smaller mbits first when they differ. */
+int hist_merge(struct hist *dst, const struct hist *src, struct err *e);
+/* Reduce to fewer mantissa bits (exact: bins are unions of finer bins). */
+int hist_coarsen(struct hist *h, int mbits, struct err *e);
+uint64_t hist_total(const struct hist *h);
+/* Non-empty bins in ascending order of lo, zero bin included when
+ * non-empty; *bins is malloc'd, the caller frees it. */
+int hist_bins(const struct hist *h, struct hist_bin **bins, size_t *n,
+    struct err *e);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * interp: run an ONNX model's main graph on the CPU.
+ *
+ * interp_new() checks that every node has a kernel (listing all that are
+ * missing, naming node and op), decodes the constant tensors once, and
+ * plans the run: topological order, and for each value the step after
+ * which nothing reads it, so its memory is freed as early as possible and
+ * peak memory follows the live set. Dynamic dimensions are taken from the
+ * actual inputs at run time.
+ *
+ * The observe callback sees every tensor a node produces (and the graph
+ * inputs), before it can be freed; it must not keep the pointer. A
+ * non-zero return stops the run with that error.
+ */
+#ifndef ONNXQ_INTERP_H
+#define ONNXQ_INTERP_H
+
+#include "err.h"
+#include "model.h"
+#include "tensor.h"
+
+typedef int (*interp_observe_fn)(void *ctx, const char *name,
+    const struct tensor *t, struct err *e);
+
+struct interp_opts {
+	int threads;			/* 0 means 2 */
+	interp_observe_fn observe;	/* may be NULL */
+	void *observe_ctx;
+};
+
+struct interp;
+
+/* m must outlive the interpreter. opts may be NULL. */
+struct interp *interp_new(const struct model *m, const struct interp_opts *opts,
+    struct err *e);
+void interp_free(struct interp *ip);
+
+/* Graph inputs that are not initializers, in order. */
+int interp_ninputs(const struct interp *ip);
+const char *interp_input_name(const struct interp *ip, int i);
+/* Declared element type and shape (dims < 0 where dynamic); rank -1 if unknown. */
+int interp_input_type(const struct interp *ip, int i, int *rank, int64_t *dims);
+int interp_noutputs(const struct interp *ip);
+const char *interp_output_name(const struct interp *ip, int i);
+
+/*
+ * Run once. inputs[i] is the i-th graph input (checked against the
+ * declared type and static dims, naming the input on mismatch); outputs
+ * (interp_noutputs() empty tensors) receive the graph outputs, which the
+ * caller releases.
+ */
+int interp_run(struct interp *ip, const struct tensor *inputs,
+    struct tensor *outputs, struct err *e);
+
+#endif

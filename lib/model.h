@@ -1,0 +1,79 @@
+/*
+ * model: load and save ONNX models, and read/write the tensors they hold.
+ *
+ * The model is kept as the unpacked protobuf-c ModelProto and edited in
+ * place, so fields and unknown fields the tools do not understand survive
+ * a load/save round trip. protobuf-c's default allocator (malloc/free) is
+ * used throughout: code that edits the proto allocates new messages,
+ * strings and arrays with malloc/realloc, and model_free() frees it all.
+ *
+ * External data (TensorProto.data_location == EXTERNAL) is read relative to
+ * the model's directory and refused when the location is absolute, has a
+ * ".." component, is or passes through a symlink, resolves outside that
+ * directory, or when offset/length fall outside the file or do not match
+ * the tensor's size. A model read from stdin has no directory, so any
+ * external data in it is an error.
+ */
+#ifndef ONNXQ_MODEL_H
+#define ONNXQ_MODEL_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "onnx/onnx.pb-c.h"
+#include "tensor.h"
+
+struct model {
+	Onnx__ModelProto *proto;	/* owned; edit in place */
+	char *path;			/* as given, "-" for stdin; for messages */
+	char *dir;			/* external data base directory, NULL for stdin */
+};
+
+/* Load from a path, or stdin when path is "-". Errors name the path. */
+struct model *model_load(const char *path, struct err *e);
+/* Load from memory; name is used in messages, dir may be NULL. */
+struct model *model_load_mem(const void *buf, size_t len, const char *name,
+    const char *dir, struct err *e);
+void model_free(struct model *m);
+
+struct model_save_opts {
+	/*
+	 * Move tensors of at least external_min_bytes into an external data
+	 * file beside the output (OUTPUT.data) when external_data is set;
+	 * done automatically, whatever external_data says, when the model
+	 * would otherwise exceed protobuf's 2 GiB limit.
+	 */
+	int external_data;
+	size_t external_min_bytes;	/* 0 means 1024 */
+};
+
+/*
+ * Save to path (written to a temporary beside it and renamed, so a failure
+ * never leaves a partial file), or to stdout when path is "-". opts may be
+ * NULL. Tensors that were external in the input are inlined unless
+ * external data is written.
+ */
+int model_save(struct model *m, const char *path,
+    const struct model_save_opts *opts, struct err *e);
+/* Serialise to a malloc'd buffer (no external data). */
+int model_pack(const struct model *m, void **buf, size_t *len, struct err *e);
+
+/* Opset version imported for a domain ("" or "ai.onnx" = default); 0 if none. */
+int model_opset(const struct model *m, const char *domain);
+
+/*
+ * Decode a TensorProto (typed fields, raw_data, or external data relative
+ * to m->dir; m may be NULL when no external data is allowed) into an empty
+ * tensor. Checks that the data size matches the declared shape.
+ */
+int model_tensor_read(const struct model *m, const Onnx__TensorProto *tp,
+    struct tensor *t, struct err *e);
+/*
+ * Store t into tp as raw_data (little-endian; int4/uint4 packed two per
+ * byte), replacing any typed fields, external data and dims. tp keeps its
+ * name. Memory is malloc'd into tp.
+ */
+int model_tensor_write(Onnx__TensorProto *tp, const struct tensor *t,
+    struct err *e);
+
+#endif

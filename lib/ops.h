@@ -1,0 +1,71 @@
+/*
+ * ops: the operator kernels the interpreter runs, and their registry.
+ *
+ * A kernel computes a node's outputs from its inputs. It reads attributes
+ * with attr.h, allocates each output with tensor_alloc() (outputs arrive
+ * empty), and on failure fills c->err with what is wrong without naming
+ * the node (the interpreter prefixes "node NAME (Op): ").
+ *
+ * Kernels live in lib/op_*.c, each file exporting one NULL-terminated
+ * table that ops.c lists: op_math.c (elementwise arithmetic, activations,
+ * comparisons, logic), op_reduce.c (Reduce*, ArgMax/Min, TopK, CumSum,
+ * Softmax family), op_shape.c (shape and data movement, Constant, Cast,
+ * Gather, ...), op_nn.c (Conv, ConvTranspose, Gemm, MatMul, Einsum,
+ * pooling, normalizations, Resize), op_quant.c (QuantizeLinear,
+ * DequantizeLinear, both domains).
+ */
+#ifndef ONNXQ_OPS_H
+#define ONNXQ_OPS_H
+
+#include "err.h"
+#include "onnx/onnx.pb-c.h"
+#include "tensor.h"
+
+struct op_ctx {
+	const Onnx__NodeProto *node;
+	int opset;			/* imported version of the node's domain */
+	int nin;			/* node->n_input */
+	const struct tensor *const *in;	/* in[i] NULL for an absent optional input */
+	int nout;
+	struct tensor *out;		/* nout empty tensors, to allocate and fill */
+	int threads;			/* worker threads the kernel may use */
+	/*
+	 * Per-node state a kernel may create on first run and reuse (packed
+	 * weights, precomputed indices); freed with op_def.free_state.
+	 */
+	void **state;
+	struct err *err;
+};
+
+typedef int (*op_run_fn)(struct op_ctx *c);
+
+struct op_def {
+	const char *domain;		/* "" for the default domain, "com.microsoft" */
+	const char *op_type;
+	op_run_fn run;
+	void (*free_state)(void *state);	/* may be NULL */
+};
+
+/* The kernel for (domain, op_type); domain "ai.onnx" is the default. NULL if none. */
+const struct op_def *ops_find(const char *domain, const char *op_type);
+/* Every registered kernel, NULL-terminated, for listings. */
+const struct op_def *const *ops_all(void);
+
+/* The per-file tables ops.c concatenates. */
+extern const struct op_def op_math_defs[];
+extern const struct op_def op_reduce_defs[];
+extern const struct op_def op_shape_defs[];
+extern const struct op_def op_nn_defs[];
+extern const struct op_def op_quant_defs[];
+
+/* Helpers kernels share (ops.c). */
+/* Numpy-style broadcast of two shapes into out; -1 with a message if impossible. */
+int ops_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db,
+    int *rout, int64_t *dout, struct err *e);
+/* Normalise a possibly negative axis against rank; -1 with a message if out of range. */
+int ops_axis(int64_t axis, int rank, struct err *e);
+/* Read an int64/int32 tensor's values as int64 (1-D or scalar) into a malloc'd array. */
+int ops_read_ints(const struct tensor *t, int64_t **vals, int64_t *count,
+    struct err *e);
+
+#endif

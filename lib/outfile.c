@@ -1,0 +1,168 @@
+/*
+ * outfile: see outfile.h. Temporaries are registered in a small table so a
+ * signal handler can unlink them: the one piece of global state in the
+ * library, because signals leave no other way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "outfile.h"
+
+#define MAX_OPEN 16
+
+struct outfile {
+	FILE *fp;
+	char *path;		/* target; NULL for stdout */
+	char *tmp;		/* temporary beside it */
+	int slot;
+};
+
+static char *volatile open_tmps[MAX_OPEN];
+
+static int
+register_tmp(char *tmp)
+{
+	for (int i = 0; i < MAX_OPEN; i++)
+		if (!open_tmps[i]) {
+			open_tmps[i] = tmp;
+			return i;
+		}
+	return -1;
+}
+
+struct outfile *
+outfile_open(const char *path, struct err *e)
+{
+	struct outfile *o = calloc(1, sizeof *o);
+	const char *slash;
+	size_t dirlen;
+	int fd;
+
+	if (!o) {
+		err_nomem(e);
+		return NULL;
+	}
+	o->slot = -1;
+	if (strcmp(path, "-") == 0) {
+		o->fp = stdout;
+		return o;
+	}
+	slash = strrchr(path, '/');
+	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	o->path = strdup(path);
+	o->tmp = malloc(dirlen + strlen(slash ? slash + 1 : path) + 16);
+	if (!o->path || !o->tmp) {
+		err_nomem(e);
+		goto fail;
+	}
+	sprintf(o->tmp, "%.*s.%s.XXXXXX", (int)dirlen, path,
+	    slash ? slash + 1 : path);
+	if ((fd = mkstemp(o->tmp)) < 0) {
+		err_errno(e, "%s", path);
+		free(o->tmp);
+		o->tmp = NULL;
+		goto fail;
+	}
+	o->slot = register_tmp(o->tmp);
+	/* mkstemp makes 0600; give the file the usual umask-governed mode. */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	if (!(o->fp = fdopen(fd, "w"))) {
+		err_errno(e, "%s", path);
+		close(fd);
+		goto fail;
+	}
+	return o;
+fail:
+	outfile_abort(o);
+	return NULL;
+}
+
+FILE *
+outfile_fp(struct outfile *o)
+{
+	return o->fp;
+}
+
+static void
+forget(struct outfile *o)
+{
+	if (o->slot >= 0)
+		open_tmps[o->slot] = NULL;
+	free(o->tmp);
+	free(o->path);
+	free(o);
+}
+
+int
+outfile_commit(struct outfile *o, struct err *e)
+{
+	int rc = 0;
+
+	if (!o->path) {
+		if (fflush(stdout) != 0 || ferror(stdout))
+			rc = err_errno(e, "standard output");
+		forget(o);
+		return rc;
+	}
+	if (fflush(o->fp) != 0 || ferror(o->fp) || fsync(fileno(o->fp)) < 0) {
+		rc = err_errno(e, "%s", o->path);
+		fclose(o->fp);
+	} else if (fclose(o->fp) != 0) {
+		rc = err_errno(e, "%s", o->path);
+	} else if (rename(o->tmp, o->path) < 0) {
+		rc = err_errno(e, "%s", o->path);
+	}
+	if (rc < 0)
+		unlink(o->tmp);
+	forget(o);
+	return rc;
+}
+
+void
+outfile_abort(struct outfile *o)
+{
+	if (!o)
+		return;
+	if (o->path && o->fp)
+		fclose(o->fp);
+	if (o->tmp)
+		unlink(o->tmp);
+	forget(o);
+}
+
+void
+outfile_cleanup_all(void)
+{
+	for (int i = 0; i < MAX_OPEN; i++)
+		if (open_tmps[i])
+			unlink(open_tmps[i]);
+}
+
+static void
+on_signal(int sig)
+{
+	outfile_cleanup_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void
+outfile_cleanup_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}

@@ -1,0 +1,106 @@
+/*
+ * tensor: a dense n-dimensional array of one ONNX element type.
+ *
+ * Element types use ONNX's TensorProto.DataType numbers, so a dtype read
+ * from a model needs no translation. In memory every element takes whole
+ * bytes: int4/uint4 are unpacked to one int8/uint8 per element (packing
+ * happens only at the protobuf boundary), float16/bfloat16 stay as their
+ * 16-bit patterns. Strings are not supported.
+ *
+ * A struct tensor owns `data` (malloc'd); tensor_release() frees it and
+ * leaves an empty tensor. A zero-initialised struct tensor is empty and may
+ * be released. Scalars have rank 0 and nelem 1.
+ */
+#ifndef ONNXQ_TENSOR_H
+#define ONNXQ_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum dtype {
+	DT_UNDEFINED = 0,
+	DT_FLOAT = 1,
+	DT_UINT8 = 2,
+	DT_INT8 = 3,
+	DT_UINT16 = 4,
+	DT_INT16 = 5,
+	DT_INT32 = 6,
+	DT_INT64 = 7,
+	DT_STRING = 8,
+	DT_BOOL = 9,
+	DT_FLOAT16 = 10,
+	DT_DOUBLE = 11,
+	DT_UINT32 = 12,
+	DT_UINT64 = 13,
+	DT_COMPLEX64 = 14,
+	DT_COMPLEX128 = 15,
+	DT_BFLOAT16 = 16,
+	DT_FLOAT8E4M3FN = 17,
+	DT_FLOAT8E4M3FNUZ = 18,
+	DT_FLOAT8E5M2 = 19,
+	DT_FLOAT8E5M2FNUZ = 20,
+	DT_UINT4 = 21,
+	DT_INT4 = 22,
+};
+
+/* Bounds that keep hostile models from exhausting memory. */
+#define TENSOR_MAX_RANK 12
+#define TENSOR_MAX_BYTES ((int64_t)8 << 30)	/* one tensor, 8 GiB */
+
+struct tensor {
+	int dtype;			/* enum dtype */
+	int rank;
+	int64_t dims[TENSOR_MAX_RANK];
+	int64_t nelem;			/* product of dims; 1 for a scalar */
+	void *data;			/* nelem * dtype_size(dtype) bytes, owned */
+};
+
+/* Bytes one element takes in memory; 0 for unsupported types (string...). */
+size_t dtype_size(int dtype);
+/* "float", "uint8", ...; "dtype(N)" style names are not returned: NULL if unknown. */
+const char *dtype_name(int dtype);
+/* Inverse of dtype_name; DT_UNDEFINED if unknown. */
+int dtype_from_name(const char *name);
+/* Integer range of an integer type (int4: -8..7, bool: 0..1); -1 if not integer. */
+int dtype_int_range(int dtype, int64_t *lo, int64_t *hi);
+int dtype_is_float(int dtype);		/* float, double, float16, bfloat16 */
+
+/*
+ * Allocate t for the given type and shape; data is zero-filled. Fails
+ * (without allocating) on negative dims, rank > TENSOR_MAX_RANK, element
+ * counts that overflow, or more than TENSOR_MAX_BYTES.
+ */
+int tensor_alloc(struct tensor *t, int dtype, int rank, const int64_t *dims,
+    struct err *e);
+/* Same shape as `like`, possibly other type. */
+int tensor_alloc_like(struct tensor *t, int dtype, const struct tensor *like,
+    struct err *e);
+void tensor_release(struct tensor *t);
+/* Deep copy into an empty dst. */
+int tensor_copy(struct tensor *dst, const struct tensor *src, struct err *e);
+/* Move src into dst (dst released first); src becomes empty. */
+void tensor_move(struct tensor *dst, struct tensor *src);
+/* Element count of a shape with overflow and limit checks; -1 on error. */
+int64_t shape_nelem(int rank, const int64_t *dims, struct err *e);
+/* "1x3x224x224" (rank 0: "scalar") into buf; returns buf. */
+char *shape_str(int rank, const int64_t *dims, char *buf, size_t size);
+int shape_equal(const struct tensor *a, const struct tensor *b);
+
+/* Element i as double / from double (integers saturate and round half to even). */
+double tensor_get(const struct tensor *t, int64_t i);
+void tensor_set(struct tensor *t, int64_t i, double v);
+/* Convert every element into dst (nelem floats). */
+void tensor_to_float(const struct tensor *t, float *dst);
+/* A new tensor of type dtype converted from src (ONNX Cast semantics). */
+int tensor_cast(struct tensor *dst, const struct tensor *src, int dtype,
+    struct err *e);
+
+/* IEEE half and bfloat16 conversions (round to nearest even). */
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+float bf16_to_f32(uint16_t h);
+uint16_t f32_to_bf16(float f);
+
+#endif
