@@ -1,10 +1,9 @@
 # onnxq: quantize fp32 ONNX models into QDQ models with small Unix filters.
-# See README for the two commands that set up and test everything.
-.POSIX:
+# GNU make. README has the two commands that set up and test everything.
 include config.mk
 
-# Out-of-tree builds: make BUILD=/tmp/b. SANITIZE=1 builds with ASan+UBSan
-# into its own directory so the two never mix objects.
+# Out-of-tree builds: make BUILD=/tmp/b. SANITIZE=1 builds with ASan+UBSan,
+# by default into build-san so the two kinds of objects never mix.
 SANITIZE =
 ifeq ($(SANITIZE),1)
 BUILD ?= build-san
@@ -16,8 +15,16 @@ endif
 
 PROGS = onnx-calib onnx-qparams onnx-qdq-insert onnx-mixprec onnx-verify
 GEN = $(BUILD)/gen/onnx/onnx.pb-c
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+# Goals that need the libraries; clean and uninstall must work without them.
+BUILDING = $(filter-out clean uninstall,$(or $(MAKECMDGOALS),all))
+ifneq ($(BUILDING),)
+ifneq ($(shell $(PKG_CONFIG) --exists $(PKGS) && echo ok),ok)
+$(error missing libraries (pkg-config $(PKGS)); run scripts/bootstrap)
+endif
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
+endif
 
 OQ_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DONNXQ_VERSION='"$(VERSION)"' \
 	-Ilib -I$(BUILD)/gen $(PKG_CFLAGS)
@@ -34,24 +41,41 @@ UNITS = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
 # Test-only programs the bats suites call (not installed).
 TOOL_SRC = $(sort $(wildcard test/tools/*.c))
 TOOLS = $(TOOL_SRC:test/tools/%.c=$(BUILD)/test/tools/%)
-FUZZ_SRC = $(sort $(wildcard test/fuzz/*.c))
+BATS = $(sort $(wildcard test/*.bats))
 MAN1 = $(PROGS:%=man/man1/%.1)
 MAN5 = $(sort $(wildcard man/man5/*.5))
 
+# Everything is built with the flags recorded in $(BUILD)/flags: changing CC,
+# CFLAGS or SANITIZE for an existing BUILD dir rebuilds it all rather than
+# linking objects of two kinds together.
+sq = '$(subst ','\'',$(1))'
+FLAGS_LINE = $(strip $(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) : $(OQ_LDFLAGS) $(OQ_LIBS))
+STAMP = $(BUILD)/flags
+ifneq ($(BUILDING),)
+ifneq ($(FLAGS_LINE),$(strip $(shell cat $(STAMP) 2>/dev/null)))
+$(shell mkdir -p $(BUILD) && printf '%s\n' $(call sq,$(FLAGS_LINE)) >$(STAMP))
+endif
+endif
+
 all: $(BINS)
 
-$(GEN).c $(GEN).h: $(ONNX_PROTO)
-	@mkdir -p $(BUILD)/gen
-	$(PROTOC_C) --proto_path=$(ONNX_INCLUDE) --c_out=$(BUILD)/gen $(ONNX_PROTO)
+$(STAMP):
+	@mkdir -p $(@D)
+	@printf '%s\n' $(call sq,$(FLAGS_LINE)) >$@
 
+$(GEN).c $(GEN).h &: $(ONNX_PROTO) $(STAMP)
+	@mkdir -p $(BUILD)/gen
+	$(PROTOC_C) --proto_path=$(ONNX_PROTO:%/onnx/onnx.proto=%) --c_out=$(BUILD)/gen $(ONNX_PROTO)
+
+# Generated code is not ours to keep warning-free.
 $(GEN).o: $(GEN).c
 	$(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) -w -c -o $@ $<
 
-$(BUILD)/lib/%.o: lib/%.c $(GEN).h
+$(BUILD)/lib/%.o: lib/%.c $(GEN).h $(STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/cmd/%.o: cmd/%.c $(GEN).h
+$(BUILD)/cmd/%.o: cmd/%.c $(GEN).h $(STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -64,36 +88,65 @@ $(BUILD)/bin/%: $(BUILD)/cmd/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OQ_LDFLAGS) -o $@ $< $(LIB) $(OQ_LIBS)
 
-$(BUILD)/test/%: test/unit/%.c test/unit/unit.h $(LIB)
+$(BUILD)/test/%: test/unit/%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(OQ_CPPFLAGS) -Itest/unit $(OQ_CFLAGS) $(OQ_LDFLAGS) -o $@ $< $(LIB) $(OQ_LIBS)
+	$(CC) $(OQ_CPPFLAGS) -Itest/unit $(OQ_CFLAGS) $(OQ_LDFLAGS) -MMD -MP -MF $@.d \
+	  -o $@ $< $(LIB) $(OQ_LIBS)
 
 $(BUILD)/test/tools/%: test/tools/%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) $(OQ_LDFLAGS) -o $@ $< $(LIB) $(OQ_LIBS)
+	$(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) $(OQ_LDFLAGS) -MMD -MP -MF $@.d \
+	  -o $@ $< $(LIB) $(OQ_LIBS)
 
 tools: $(TOOLS)
 
-# make check: unit tests, then the bats suites; one summary line at the end.
-# TESTS=test/foo.bats runs one suite.
-TESTS = $(sort $(wildcard test/*.bats))
-check: $(BINS) $(UNITS) $(TOOLS)
-	@ONNXQ_BUILD=$(abspath $(BUILD)) ONNXQ_BIN=$(abspath $(BUILD)/bin) ONNXQ_TOOLS=$(abspath $(BUILD)/test/tools) \
-	  scripts/run-tests $(UNITS) -- $(TESTS)
+# make check: unit tests, then the bats suites, one summary line at the end.
+# TESTS picks some: make check TESTS='test/foo.bats test/unit/bar.c'.
+TESTS = $(UNIT_SRC) $(BATS)
+CHECK_UNITS = $(patsubst test/unit/%.c,$(BUILD)/test/%,$(filter test/unit/%.c,$(TESTS)))
+CHECK_BATS = $(filter %.bats,$(TESTS))
+check: $(BINS) $(TOOLS) $(CHECK_UNITS)
+	@scripts/run-tests $(CHECK_UNITS) -- $(CHECK_BATS)
 
-bench: $(BINS)
-	ONNXQ_BIN=$(abspath $(BUILD)/bin) scripts/bench
+# What the test suites see: where the build is, and the make arguments that
+# rebuild nothing in it (test/install.bats runs make install with them).
+check bench: export ONNXQ_ROOT := $(CURDIR)
+check bench: export ONNXQ_BUILD := $(abspath $(BUILD))
+check bench: export ONNXQ_BIN := $(abspath $(BUILD)/bin)
+check bench: export ONNXQ_TOOLS := $(abspath $(BUILD)/test/tools)
+check bench: export ONNXQ_SANITIZE := $(SANITIZE)
+check bench: export ONNXQ_MAKE_ARGS := BUILD=$(call sq,$(abspath $(BUILD))) \
+	SANITIZE=$(call sq,$(SANITIZE)) CC=$(call sq,$(CC)) \
+	CFLAGS=$(call sq,$(CFLAGS)) LDFLAGS=$(call sq,$(LDFLAGS))
 
-install: $(BINS)
+# Sanitizer runs: leaks are errors, UBSan stops at the first report with a
+# stack trace; your own ASAN_OPTIONS/UBSAN_OPTIONS win.
+ifeq ($(SANITIZE),1)
+check bench: export ASAN_OPTIONS ?= detect_leaks=1
+check bench: export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+endif
+
+bench: $(BINS) $(TOOLS)
+	@scripts/bench
+
+install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 $(DESTDIR)$(MANPREFIX)/man5
-	cp -f $(BINS) $(DESTDIR)$(BINDIR)/
-	cp -f $(MAN1) $(DESTDIR)$(MANPREFIX)/man1/
-	cp -f $(MAN5) $(DESTDIR)$(MANPREFIX)/man5/
-	mkdir -p $(DESTDIR)$(SHAREDIR)/onnxq
-	cp -Rf share/onnxq/. $(DESTDIR)$(SHAREDIR)/onnxq/
-	if [ -d share/bash-completion ]; then \
+	for p in $(PROGS); do \
+	  cp -f $(BUILD)/bin/$$p $(DESTDIR)$(BINDIR)/ && \
+	  chmod 755 $(DESTDIR)$(BINDIR)/$$p || exit 1; done
+	for m in $(wildcard $(MAN1)); do \
+	  cp -f $$m $(DESTDIR)$(MANPREFIX)/man1/ && \
+	  chmod 644 $(DESTDIR)$(MANPREFIX)/man1/$${m##*/} || exit 1; done
+	for m in $(MAN5); do \
+	  cp -f $$m $(DESTDIR)$(MANPREFIX)/man5/ && \
+	  chmod 644 $(DESTDIR)$(MANPREFIX)/man5/$${m##*/} || exit 1; done
+	if [ -d share/onnxq ]; then \
+	  mkdir -p $(DESTDIR)$(SHAREDIR)/onnxq && \
+	  cp -Rf share/onnxq/. $(DESTDIR)$(SHAREDIR)/onnxq/; fi
+	if [ -d share/bash-completion/completions ]; then \
 	  mkdir -p $(DESTDIR)$(SHAREDIR)/bash-completion/completions && \
-	  cp -f share/bash-completion/completions/* $(DESTDIR)$(SHAREDIR)/bash-completion/completions/; fi
+	  cp -f share/bash-completion/completions/* \
+	    $(DESTDIR)$(SHAREDIR)/bash-completion/completions/; fi
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p \
@@ -102,9 +155,14 @@ uninstall:
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m##*/}; done
 	rm -rf $(DESTDIR)$(SHAREDIR)/onnxq
 
+# Only what the build makes, so BUILD=. or BUILD=/tmp cannot do harm.
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-werror
+	rm -rf $(BUILD)/bin $(BUILD)/cmd $(BUILD)/gen $(BUILD)/lib $(BUILD)/test $(STAMP)
+	rmdir $(BUILD) 2>/dev/null || true
 
 .PHONY: all tools check bench install uninstall clean
 .SECONDARY:
--include $(LIB_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/cmd/%.d)
+.DELETE_ON_ERROR:
+-include $(LIB_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/cmd/%.d) \
+	$(UNITS:=.d) $(TOOLS:=.d)

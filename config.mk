@@ -1,6 +1,8 @@
-# onnxq build configuration: edit here or override on the make command line.
+# onnxq build configuration: edit here or override on the make command line
+# (make PREFIX=/usr CFLAGS='-O3 -march=native').
 VERSION = 0.1.0
 
+# Install paths; DESTDIR is prepended for staged installs.
 PREFIX = /usr/local
 BINDIR = $(PREFIX)/bin
 MANPREFIX = $(PREFIX)/share/man
@@ -8,14 +10,13 @@ SHAREDIR = $(PREFIX)/share
 DESTDIR =
 
 # Where the ONNX schema comes from (Debian libonnx-dev).
-# The schema is ONNX_INCLUDE/onnx/onnx.proto (its package path must stay onnx/).
-ONNX_INCLUDE = /usr/include
-ONNX_PROTO = $(ONNX_INCLUDE)/onnx/onnx.proto
+ONNX_PROTO = /usr/include/onnx/onnx.proto
 PROTOC_C = protoc-c
 PKG_CONFIG = pkg-config
-PKGS = libprotobuf-c yaml-0.1 openblas libpng libjpeg
+PKGS = libprotobuf-c yaml-0.1 openblas libpng libjpeg zlib
 
 CC = cc
+AR = ar
 # CFLAGS and LDFLAGS are the user's; the Makefile adds what it needs to them.
 CFLAGS = -O2 -g
 LDFLAGS =

@@ -1,9 +1,898 @@
-/* onnx-calib: placeholder until its owner writes it. */
+/*
+ * onnx-calib: the statistics stage (see onnx-calib(1)). Writes the onnxq
+ * stream (onnxq-stream(5)) describing a prepared model's graph and
+ * weights, and merges streams of calibration shards exactly.
+ * Calibration on data (-d) comes with the interpreter.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "graph.h"
+#include "model.h"
+#include "outfile.h"
+#include "prep.h"
+#include "sha256.h"
+#include "stats.h"
+#include "strmap.h"
+#include "stream.h"
+#include "weights.h"
+
+#define PROG "onnx-calib"
+#define MODEL_FILE_MAX ((uint64_t)4 << 30)
+
+struct opts {
+	const char **dirs;	/* -d, in order */
+	int ndirs;
+	long limit;		/* samples; 0 = all */
+	long batch;		/* samples per run; 0 = the model's */
+	int quiet;
+	int annotate;		/* derived keys in stat records */
+	int weights_only;
+	int merge;
+	const char *out;
+	char **args;		/* MODEL, or the STATS of --merge */
+	int nargs;
+	int argc;		/* the whole command line, for #prog */
+	char **argv;
+};
+
+static const char usage_text[] =
+    "usage: onnx-calib -d DIR [-d DIR ...] [--limit N] [--batch N] "
+    "[--quiet] [--annotate]\n"
+    "                  [-o FILE] MODEL\n"
+    "       onnx-calib --weights-only [-o FILE] MODEL\n"
+    "       onnx-calib --merge [--annotate] [-o FILE] STATS...\n";
+
+static void
+usage(FILE *fp)
+{
+	fputs(usage_text, fp);
+}
+
+static void
+warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* A usage mistake: the reason, the usage, exit status 2. */
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage(stderr);
+	return 2;
+}
+
+/* The whole file (or stdin for "-") into a malloc'd buffer. */
+static int
+read_file(const char *path, unsigned char **bufp, size_t *lenp,
+    struct err *e)
+{
+	int fd, is_stdin = strcmp(path, "-") == 0;
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+	const char *shown = is_stdin ? "<stdin>" : path;
+
+	if (is_stdin)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return err_errno(e, "%s", path);
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		err_set(e, "%s: is a directory", shown);
+		goto fail;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			size_t c = cap ? cap * 2 : 1 << 16;
+			unsigned char *nb;
+
+			if (c > MODEL_FILE_MAX + 1)
+				c = MODEL_FILE_MAX + 1;
+			if (len == c) {
+				err_set(e, "%s: file is larger than 4 GiB", shown);
+				goto fail;
+			}
+			if (!(nb = realloc(buf, c))) {
+				err_set(e, "%s: out of memory", shown);
+				goto fail;
+			}
+			buf = nb;
+			cap = c;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err_errno(e, "%s", shown);
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!is_stdin)
+		close(fd);
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+fail:
+	if (!is_stdin)
+		close(fd);
+	free(buf);
+	return -1;
+}
+
+static char *
+path_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d;
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	if (!(d = malloc((size_t)(slash - path) + 1)))
+		return NULL;
+	memcpy(d, path, (size_t)(slash - path));
+	d[slash - path] = '\0';
+	return d;
+}
+
+/* Open the output and a stream writer with our provenance on it. */
+static struct stream_writer *
+open_output(const struct opts *o, struct outfile **of, struct err *e)
+{
+	struct stream_writer *w;
+
+	if (!(*of = outfile_open(o->out, e)))
+		return NULL;
+	if (!(w = stream_writer_new(outfile_fp(*of),
+	    strcmp(o->out, "-") == 0 ? "<stdout>" : o->out))) {
+		outfile_abort(*of);
+		err_nomem(e);
+		return NULL;
+	}
+	return w;
+}
+
+/* Finish the stream and put the file in place; frees w and of. */
+static int
+close_output(struct stream_writer *w, struct outfile *of, int ok,
+    struct err *e)
+{
+	if (ok && stream_write_end(w, e) < 0)
+		ok = 0;
+	stream_writer_free(w);
+	if (!ok) {
+		outfile_abort(of);
+		return -1;
+	}
+	return outfile_commit(of, e);
+}
+
+/* --weights-only: the model's node, weight and bias records. */
+static int
+run_weights(const struct opts *o, struct err *e)
+{
+	const char *path = o->nargs ? o->args[0] : "-";
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	char sha[65], *dir = NULL;
+	struct model *m = NULL;
+	struct graph *gr = NULL;
+	struct outfile *of;
+	struct stream_writer *w;
+	int opset, rc = -1;
+
+	if (read_file(path, &buf, &len, e) < 0)
+		return -1;
+	sha256_hex(buf, len, sha);
+	if (strcmp(path, "-") != 0 && !(dir = path_dir(path))) {
+		err_nomem(e);
+		goto out;
+	}
+	m = model_load_mem(buf, len, path, dir, e);
+	free(buf);
+	buf = NULL;
+	if (!m)
+		goto out;
+	opset = model_opset(m, "");
+	if (prep_model(m, NULL, e) < 0) {
+		err_prefix(e, "%s", path);
+		goto out;
+	}
+	if (!m->proto->graph) {
+		err_set(e, "%s: model has no graph", path);
+		goto out;
+	}
+	if (!(gr = graph_new(m->proto->graph, e))) {
+		err_prefix(e, "%s", path);
+		goto out;
+	}
+	if (!(w = open_output(o, &of, e)))
+		goto out;
+	stream_put_prog(w, PROG, ONNXQ_VERSION, o->argc, o->argv);
+	stream_put_model(w, path, sha, opset);
+	if (weights_emit(m, gr, w, e) < 0) {
+		err_prefix(e, "%s", path);
+		close_output(w, of, 0, NULL);
+		goto out;
+	}
+	rc = close_output(w, of, 1, e);
+out:
+	free(buf);
+	free(dir);
+	graph_free(gr);
+	model_free(m);
+	return rc;
+}
+
+/*
+ * --merge. Every distinct header line and record becomes an item; stat
+ * and hist items accumulate exactly, others must agree. The output order
+ * must not depend on the order of the inputs: each input says "a before
+ * b" for its consecutive items, and the items are written in a
+ * topological order of those constraints, ties (and any cycle) broken by
+ * the item key. When all inputs list the same items in the same order,
+ * that order is kept.
+ */
+enum item_kind { IT_HEADER, IT_RECORD, IT_STAT, IT_HIST, IT_OTHER };
+
+struct item {
+	enum item_kind kind;
+	char *key;		/* map key, also the tie-break order */
+	char *subject;		/* stat/hist */
+	struct stream_rec *rec;	/* IT_RECORD/IT_OTHER: the first copy */
+	char *where;		/* "FILE:LINE" first seen, for messages */
+	struct tstats ts;	/* IT_STAT, IT_HIST (only the histogram) */
+	int has_ts;
+	struct stream_kv *extra;	/* unknown keys of stat/hist, by key */
+	size_t nextra;
+	int *succ;
+	size_t nsucc, capsucc;
+	int indeg;
+	int done;
+};
+
+struct merge {
+	struct item *items;
+	size_t n, cap;
+	struct strmap *index;
+	char *model_sha;	/* sha256 of the first #model line */
+	char *model_where;
+};
+
+static void
+merge_release(struct merge *mg)
+{
+	for (size_t i = 0; i < mg->n; i++) {
+		struct item *it = &mg->items[i];
+
+		free(it->key);
+		free(it->subject);
+		stream_rec_free(it->rec);
+		free(it->where);
+		if (it->has_ts)
+			tstats_release(&it->ts);
+		for (size_t k = 0; k < it->nextra; k++) {
+			free((char *)it->extra[k].key);
+			free((char *)it->extra[k].val);
+		}
+		free(it->extra);
+		free(it->succ);
+	}
+	free(mg->items);
+	strmap_free(mg->index);
+	free(mg->model_sha);
+	free(mg->model_where);
+}
+
+static char *
+where_str(const char *file, long line)
+{
+	char *s;
+	size_t n = strlen(file) + 24;
+
+	if ((s = malloc(n)))
+		snprintf(s, n, "%s:%ld", file, line);
+	return s;
+}
+
+static char *
+join3(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char *s = malloc(la + lb + lc + 1);
+
+	if (s) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb);
+		memcpy(s + la + lb, c, lc + 1);
+	}
+	return s;
+}
+
+/* The item for key, created (kind, where) when new. Sets *isnew. */
+static int
+item_get(struct merge *mg, enum item_kind kind, char *key, const char *file,
+    long line, int *isnew, struct err *e)
+{
+	struct item *it;
+	int idx;
+
+	if (!key)
+		return err_nomem(e);
+	if (strmap_get(mg->index, key, &idx)) {
+		free(key);
+		*isnew = 0;
+		return idx;
+	}
+	if (mg->n == mg->cap) {
+		size_t c = mg->cap ? mg->cap * 2 : 256;
+		struct item *ni = realloc(mg->items, c * sizeof *ni);
+
+		if (!ni || mg->n >= INT_MAX) {
+			free(key);
+			return err_nomem(e);
+		}
+		mg->items = ni;
+		mg->cap = c;
+	}
+	it = &mg->items[mg->n];
+	memset(it, 0, sizeof *it);
+	it->kind = kind;
+	it->key = key;
+	it->where = where_str(file, line);
+	if (!it->where || strmap_put(mg->index, key, (int)mg->n) < 0) {
+		free(it->where);
+		free(key);
+		return err_nomem(e);
+	}
+	*isnew = 1;
+	return (int)mg->n++;
+}
+
+static int
+add_edge(struct merge *mg, int from, int to, struct err *e)
+{
+	struct item *it;
+
+	if (from < 0 || from == to)
+		return 0;
+	it = &mg->items[from];
+	if (it->nsucc == it->capsucc) {
+		size_t c = it->capsucc ? it->capsucc * 2 : 4;
+		int *ns = realloc(it->succ, c * sizeof *ns);
+
+		if (!ns)
+			return err_nomem(e);
+		it->succ = ns;
+		it->capsucc = c;
+	}
+	it->succ[it->nsucc++] = to;
+	mg->items[to].indeg++;
+	return 0;
+}
+
+/* The sha256= of a #model header line, or NULL. */
+static const char *
+model_sha(const struct stream_reader *r)
+{
+	const char *f;
+
+	for (size_t i = 2; (f = stream_header_field(r, i)); i++)
+		if (strncmp(f, "sha256=", 7) == 0)
+			return f + 7;
+	return NULL;
+}
+
+static int
+cmp_extra(const void *a, const void *b)
+{
+	return strcmp(((const struct stream_kv *)a)->key,
+	    ((const struct stream_kv *)b)->key);
+}
+
+/* Unknown keys of a stat or hist record: all inputs must agree on them. */
+static int
+merge_extra(struct item *it, const struct stream_rec *rec,
+    const char *const *known, struct err *e)
+{
+	for (size_t i = 0; i < rec->nkv; i++) {
+		const struct stream_kv *kv = &rec->kv[i];
+		const char *const *k;
+		size_t j;
+		struct stream_kv *nx;
+
+		for (k = known; *k; k++)
+			if (strcmp(*k, kv->key) == 0)
+				break;
+		if (*k)
+			continue;
+		for (j = 0; j < it->nextra; j++)
+			if (strcmp(it->extra[j].key, kv->key) == 0)
+				break;
+		if (j < it->nextra) {
+			if (strcmp(it->extra[j].val, kv->val) != 0)
+				return stream_rec_err(rec, e, "%s %s: key %s "
+				    "differs from %s, cannot merge it",
+				    rec->type, rec->subject, kv->key, it->where);
+			continue;
+		}
+		if (!(nx = realloc(it->extra, (it->nextra + 1) * sizeof *nx)))
+			return err_nomem(e);
+		it->extra = nx;
+		nx[it->nextra].key = strdup(kv->key);
+		nx[it->nextra].val = strdup(kv->val);
+		if (!nx[it->nextra].key || !nx[it->nextra].val) {
+			free((char *)nx[it->nextra].key);
+			free((char *)nx[it->nextra].val);
+			return err_nomem(e);
+		}
+		it->nextra++;
+		qsort(it->extra, it->nextra, sizeof *it->extra, cmp_extra);
+	}
+	return 0;
+}
+
+static int
+merge_record(struct merge *mg, const struct stream_rec *rec, int *prev,
+    struct err *e)
+{
+	enum item_kind kind;
+	struct item *it;
+	char *key;
+	int idx, isnew;
+
+	if (strcmp(rec->type, "stat") == 0) {
+		kind = IT_STAT;
+		key = join3("s\t", rec->subject, "");
+	} else if (strcmp(rec->type, "hist") == 0) {
+		kind = IT_HIST;
+		key = join3("t\t", rec->subject, "");
+	} else if (strcmp(rec->type, "node") == 0 ||
+	    strcmp(rec->type, "weight") == 0 ||
+	    strcmp(rec->type, "bias") == 0 ||
+	    strcmp(rec->type, "qparam") == 0 ||
+	    strcmp(rec->type, "convert") == 0) {
+		/* known records about one subject: must agree */
+		kind = IT_RECORD;
+		key = join3(rec->type, "\t", rec->subject);
+	} else {
+		/* unknown type: kept once per distinct line */
+		kind = IT_OTHER;
+		key = malloc(rec->rawlen + 3);
+		if (key) {
+			memcpy(key, "~\t", 2);
+			memcpy(key + 2, rec->raw, rec->rawlen + 1);
+		}
+	}
+	if ((idx = item_get(mg, kind, key, rec->file, rec->line, &isnew,
+	    e)) < 0)
+		return -1;
+	it = &mg->items[idx];
+	switch (kind) {
+	case IT_RECORD:
+	case IT_OTHER:
+		if (isnew) {
+			if (!(it->rec = stream_rec_dup(rec, e)))
+				return -1;
+		} else if (it->rec->rawlen != rec->rawlen ||
+		    memcmp(it->rec->raw, rec->raw, rec->rawlen) != 0)
+			return stream_rec_err(rec, e, "%s %s differs from %s",
+			    rec->type, rec->subject, it->where);
+		break;
+	case IT_STAT: {
+		struct tstats ts;
+
+		if (tstats_init(&ts, -1, e) < 0)
+			return -1;
+		if (tstats_read_stat(&ts, rec, e) < 0)
+			return -1;
+		if (isnew) {
+			it->ts = ts;
+			it->has_ts = 1;
+			if (!(it->subject = strdup(rec->subject)))
+				return err_nomem(e);
+		} else if (tstats_merge(&it->ts, &ts, e) < 0) {
+			tstats_release(&ts);
+			return err_prefix(e, "%s:%ld: stat %s", rec->file,
+			    rec->line, rec->subject);
+		} else
+			tstats_release(&ts);
+		if (merge_extra(it, rec, tstats_stat_keys, e) < 0)
+			return -1;
+		break;
+	}
+	case IT_HIST:
+		if (isnew) {
+			if (tstats_init(&it->ts, -1, e) < 0)
+				return -1;
+			it->has_ts = 1;
+			if (!(it->subject = strdup(rec->subject)))
+				return err_nomem(e);
+		}
+		if (tstats_read_hist(&it->ts, rec, e) < 0 ||
+		    merge_extra(it, rec, tstats_hist_keys, e) < 0)
+			return -1;
+		break;
+	default:
+		break;
+	}
+	if (add_edge(mg, *prev, idx, e) < 0)
+		return -1;
+	*prev = idx;
+	return 0;
+}
+
+static int
+merge_header(struct merge *mg, const struct stream_reader *r, int *prev,
+    struct err *e)
+{
+	const char *line = stream_header(r), *sha;
+	int idx, isnew;
+
+	if (strcmp(stream_header_field(r, 0), "#model") == 0 &&
+	    (sha = model_sha(r))) {
+		if (!mg->model_sha) {
+			mg->model_sha = strdup(sha);
+			mg->model_where = where_str(stream_name(r),
+			    stream_lineno(r));
+			if (!mg->model_sha || !mg->model_where)
+				return err_nomem(e);
+		} else if (strcmp(mg->model_sha, sha) != 0)
+			return err_set(e, "%s:%ld: stream of another model "
+			    "(sha256 %.12s..., %s has %.12s...)", stream_name(r),
+			    stream_lineno(r), sha, mg->model_where,
+			    mg->model_sha);
+	}
+	if ((idx = item_get(mg, IT_HEADER, join3("#\t", line, ""),
+	    stream_name(r), stream_lineno(r), &isnew, e)) < 0)
+		return -1;
+	if (add_edge(mg, *prev, idx, e) < 0)
+		return -1;
+	*prev = idx;
+	return 0;
+}
+
+static int
+merge_input(struct merge *mg, const char *path, struct err *e)
+{
+	struct stream_reader *r = stream_open(path, e);
+	int got, prev_h = -1, prev_r = -1;
+
+	if (!r)
+		return -1;
+	while ((got = stream_next(r, e)) > 0) {
+		if (got == STREAM_HEADER)
+			got = merge_header(mg, r, &prev_h, e);
+		else
+			got = merge_record(mg, stream_record(r), &prev_r, e);
+		if (got < 0)
+			break;
+	}
+	stream_reader_free(r);
+	return got < 0 ? -1 : 0;
+}
+
+/* A min-heap of item indices ordered by key. */
+struct heap {
+	int *v;
+	size_t n;
+	const struct item *items;
+};
+
+static int
+heap_less(const struct heap *h, int a, int b)
+{
+	return strcmp(h->items[a].key, h->items[b].key) < 0;
+}
+
+static void
+heap_push(struct heap *h, int x)
+{
+	size_t i = h->n++;
+
+	h->v[i] = x;
+	while (i > 0 && heap_less(h, h->v[i], h->v[(i - 1) / 2])) {
+		int t = h->v[i];
+
+		h->v[i] = h->v[(i - 1) / 2];
+		h->v[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static int
+heap_pop(struct heap *h)
+{
+	int top = h->v[0];
+	size_t i = 0;
+
+	h->v[0] = h->v[--h->n];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < h->n && heap_less(h, h->v[l], h->v[m]))
+			m = l;
+		if (r < h->n && heap_less(h, h->v[r], h->v[m]))
+			m = r;
+		if (m == i)
+			break;
+		{
+			int t = h->v[i];
+
+			h->v[i] = h->v[m];
+			h->v[m] = t;
+		}
+		i = m;
+	}
+	return top;
+}
+
+static int
+write_item(const struct opts *o, struct item *it, struct stream_writer *w,
+    struct err *e)
+{
+	switch (it->kind) {
+	case IT_HEADER:
+		stream_put_header(w, it->key + 2);
+		break;
+	case IT_RECORD:
+	case IT_OTHER:
+		stream_put_rec(w, it->rec);
+		break;
+	case IT_STAT:
+		stream_rec_start(w, "stat", it->subject);
+		tstats_put_stat(&it->ts, w, o->annotate);
+		for (size_t k = 0; k < it->nextra; k++)
+			stream_put_raw(w, it->extra[k].key, it->extra[k].val);
+		stream_rec_done(w);
+		break;
+	case IT_HIST:
+		if (tstats_put_hist(&it->ts, it->subject, w, it->extra,
+		    it->nextra, e) < 0)
+			return -1;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Write the items of one group (headers, or records) in topological
+ * order of the input orders, ties broken by key.
+ */
+static int
+write_group(const struct opts *o, struct merge *mg, int headers,
+    struct stream_writer *w, struct err *e)
+{
+	struct heap h = { NULL, 0, mg->items };
+	size_t left = 0;
+	int rc = -1;
+
+	if (!(h.v = malloc((mg->n ? mg->n : 1) * sizeof *h.v)))
+		return err_nomem(e);
+	for (size_t i = 0; i < mg->n; i++)
+		if ((mg->items[i].kind == IT_HEADER) == headers) {
+			left++;
+			if (mg->items[i].indeg == 0)
+				heap_push(&h, (int)i);
+		}
+	while (left > 0) {
+		struct item *it;
+		int x;
+
+		if (h.n == 0) {
+			/* inputs disagree on the order (a cycle): take the least key */
+			int best = -1;
+
+			for (size_t i = 0; i < mg->n; i++)
+				if ((mg->items[i].kind == IT_HEADER) == headers &&
+				    !mg->items[i].done && (best < 0 ||
+				    heap_less(&h, (int)i, best)))
+					best = (int)i;
+			mg->items[best].indeg = 0;
+			heap_push(&h, best);
+		}
+		x = heap_pop(&h);
+		it = &mg->items[x];
+		if (it->done)
+			continue;
+		it->done = 1;
+		left--;
+		if (write_item(o, it, w, e) < 0)
+			goto out;
+		for (size_t k = 0; k < it->nsucc; k++) {
+			struct item *s = &mg->items[it->succ[k]];
+
+			if (!s->done && --s->indeg == 0)
+				heap_push(&h, it->succ[k]);
+		}
+	}
+	rc = 0;
+out:
+	free(h.v);
+	return rc;
+}
+
+static int
+run_merge(const struct opts *o, struct err *e)
+{
+	struct merge mg = { 0 };
+	struct outfile *of;
+	struct stream_writer *w;
+	char *stdin_arg[] = { "-" };
+	char **inputs = o->nargs ? o->args : stdin_arg;
+	int ninputs = o->nargs ? o->nargs : 1, rc = -1;
+
+	if (!(mg.index = strmap_new())) {
+		err_nomem(e);
+		goto out;
+	}
+	for (int i = 0; i < ninputs; i++)
+		if (merge_input(&mg, inputs[i], e) < 0)
+			goto out;
+	if (!(w = open_output(o, &of, e)))
+		goto out;
+	if (write_group(o, &mg, 1, w, e) < 0) {
+		close_output(w, of, 0, NULL);
+		goto out;
+	}
+	stream_put_prog(w, PROG, ONNXQ_VERSION, o->argc, o->argv);
+	if (write_group(o, &mg, 0, w, e) < 0) {
+		close_output(w, of, 0, NULL);
+		goto out;
+	}
+	rc = close_output(w, of, 1, e);
+out:
+	merge_release(&mg);
+	return rc;
+}
+
+static int
+run(const struct opts *o, struct err *e)
+{
+	if (o->merge)
+		return run_merge(o, e);
+	return run_weights(o, e);
+}
+
+/* A positive count for an option, or -1. */
+static long
+count_arg(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0)
+		return -1;
+	return v;
+}
+
+enum {
+	OPT_LIMIT = 256, OPT_BATCH, OPT_ANNOTATE, OPT_WEIGHTS_ONLY, OPT_MERGE,
+};
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	fprintf(stderr, "onnx-calib: not yet implemented\n");
-	return 1;
+	static const struct option longopts[] = {
+		{ "data", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+		{ "weights-only", no_argument, NULL, OPT_WEIGHTS_ONLY },
+		{ "merge", no_argument, NULL, OPT_MERGE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .out = "-", .argc = argc, .argv = argv };
+	struct err e;
+	int c, rc;
+
+	if (!(o.dirs = calloc((size_t)argc + 1, sizeof *o.dirs))) {
+		warnx_("out of memory");
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, "d:o:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o.dirs[o.ndirs++] = optarg;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case OPT_LIMIT:
+			if ((o.limit = count_arg(optarg)) < 0)
+				return usage_error("--limit: '%s' is not a "
+				    "positive count", optarg);
+			break;
+		case OPT_BATCH:
+			if ((o.batch = count_arg(optarg)) < 0)
+				return usage_error("--batch: '%s' is not a "
+				    "positive count", optarg);
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case OPT_ANNOTATE:
+			o.annotate = 1;
+			break;
+		case OPT_WEIGHTS_ONLY:
+			o.weights_only = 1;
+			break;
+		case OPT_MERGE:
+			o.merge = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return fflush(stdout) == 0 ? 0 : 1;
+		case 'V':
+			printf("%s %s\n", PROG, ONNXQ_VERSION);
+			return fflush(stdout) == 0 ? 0 : 1;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	o.args = argv + optind;
+	o.nargs = argc - optind;
+	if (o.weights_only && o.merge)
+		return usage_error("--weights-only and --merge exclude each "
+		    "other");
+	if ((o.weights_only || o.merge) && o.ndirs)
+		return usage_error("-d is not used with %s",
+		    o.merge ? "--merge" : "--weights-only");
+	if ((o.weights_only || o.merge) && (o.limit || o.batch))
+		return usage_error("--limit and --batch need -d");
+	if (!o.weights_only && !o.merge && !o.ndirs)
+		return usage_error("no calibration data: give -d DIR (or "
+		    "--weights-only, or --merge)");
+	if (!o.merge && o.nargs > 1)
+		return usage_error("one model expected, got %d arguments",
+		    o.nargs);
+	if (o.ndirs) {
+		/* the interpreter-driven calibration slots in here */
+		warnx_("calibration on data is not implemented yet; use "
+		    "--weights-only");
+		return 1;
+	}
+	outfile_cleanup_on_signals();
+	rc = run(&o, &e);
+	free(o.dirs);
+	if (rc < 0) {
+		warnx_("%s", e.msg);
+		return 1;
+	}
+	return 0;
 }

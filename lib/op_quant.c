@@ -1,6 +1,369 @@
-/* op_quant: kernels (see ops.h for the file's scope). Being written. */
+/*
+ * op_quant: QuantizeLinear and DequantizeLinear, in the default domain
+ * (opsets 10 to 21) and in com.microsoft (the 16-bit and 4-bit QDQ ops
+ * ONNX Runtime uses below opset 21).
+ *
+ * The scale (and zero point) is one value for the whole tensor, one per
+ * index of `axis`, or (opset 21 block_size) one per block of block_size
+ * indices along `axis`. Arithmetic follows ONNX Runtime exactly:
+ * q = clamp(nearbyint(x / scale) + zero_point) in float, rounding half to
+ * even; x = (q - zero_point) * scale with the difference taken in integers.
+ * float8 types are rejected with a message.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr.h"
 #include "ops.h"
 
+#define PAR_MIN 65536		/* elements below which one thread */
+
+static const char *
+tname(int dt)
+{
+	const char *s = dtype_name(dt);
+
+	return s ? s : "unknown";
+}
+
+static const struct tensor *
+input(const struct op_ctx *c, int i)
+{
+	return i < c->nin ? c->in[i] : NULL;
+}
+
+static int
+is_float8(int dt)
+{
+	return dt >= DT_FLOAT8E4M3FN && dt <= DT_FLOAT8E5M2FNUZ;
+}
+
+/* Quantized integer types either op accepts. */
+static int
+qtype_ok(int dt, int contrib, int opset)
+{
+	switch (dt) {
+	case DT_UINT8: case DT_INT8:
+		return 1;
+	case DT_UINT16: case DT_INT16: case DT_UINT4: case DT_INT4:
+		return contrib || opset >= 21;
+	}
+	return 0;
+}
+
+static int
+scale_type_ok(int dt)
+{
+	return dt == DT_FLOAT || dt == DT_FLOAT16 || dt == DT_BFLOAT16;
+}
+
+/*
+ * How scale and zero point map onto x: x is viewed as outer x A x inner
+ * with A the size of the quantisation axis; per-tensor parameters have
+ * A = 1 semantics through `per_tensor`.
+ */
+struct qlayout {
+	int per_tensor;
+	int64_t outer, A, inner;
+	int64_t block;			/* 0: one value per index of A */
+	int64_t nblocks;		/* ceil(A / block) */
+};
+
+static int
+qlayout(struct op_ctx *c, const struct tensor *x, const struct tensor *s,
+    const struct tensor *zp, int contrib, struct qlayout *l)
+{
+	int64_t axis_attr = attr_int(c->node, "axis", 1);
+	int64_t block = contrib ? 0 : attr_int(c->node, "block_size", 0);
+	int axis;
+
+	memset(l, 0, sizeof *l);
+	if (zp) {
+		if (zp->rank != s->rank || memcmp(zp->dims, s->dims,
+		    sizeof(int64_t) * s->rank) != 0)
+			return err_set(c->err, "input 2: zero point shape "
+			    "differs from the scale's");
+	}
+	if (block < 0)
+		return err_set(c->err, "block_size %lld is negative",
+		    (long long)block);
+	if (block == 0 && s->nelem == 1 && (s->rank == 0 ||
+	    (s->rank == 1 && s->dims[0] == 1))) {
+		l->per_tensor = 1;
+		l->outer = 1, l->A = 1, l->inner = x->nelem;
+		return 0;
+	}
+	if (x->rank == 0)
+		return err_set(c->err, "input 1: a scalar input needs a scalar "
+		    "scale");
+	if ((axis = ops_axis(axis_attr, x->rank, c->err)) == -1)
+		return -1;
+	l->A = x->dims[axis];
+	l->outer = 1, l->inner = 1;
+	for (int i = 0; i < axis; i++)
+		l->outer *= x->dims[i];
+	for (int i = axis + 1; i < x->rank; i++)
+		l->inner *= x->dims[i];
+	if (block == 0) {
+		if (s->rank != 1 || s->dims[0] != l->A)
+			return err_set(c->err, "input 1: per-axis scale must "
+			    "be 1-D with %lld values (axis %d)",
+			    (long long)l->A, axis);
+		return 0;
+	}
+	l->block = block;
+	l->nblocks = (l->A + block - 1) / block;
+	if (s->rank != x->rank)
+		return err_set(c->err, "input 1: blocked scale must have rank "
+		    "%d", x->rank);
+	for (int i = 0; i < x->rank; i++)
+		if (s->dims[i] != (i == axis ? l->nblocks : x->dims[i]))
+			return err_set(c->err, "input 1: blocked scale has "
+			    "%lld values on axis %d, expected %lld",
+			    (long long)s->dims[i], i, (long long)(i == axis ?
+			    l->nblocks : x->dims[i]));
+	return 0;
+}
+
+/* Index into scale / zero point of element (o, a, i). */
+static int64_t
+qindex(const struct qlayout *l, int64_t o, int64_t a, int64_t i)
+{
+	if (l->per_tensor)
+		return 0;
+	if (!l->block)
+		return a;
+	return (o * l->nblocks + a / l->block) * l->inner + i;
+}
+
+static int
+threads_for(const struct op_ctx *c, int64_t n)
+{
+	return n < PAR_MIN || c->threads < 1 ? 1 : c->threads;
+}
+
+/* Scale as floats and zero point as int32 (zeros when absent). */
+static int
+qparams(struct op_ctx *c, const struct tensor *s, const struct tensor *zp,
+    float **sf, int32_t **zi)
+{
+	int64_t n = s->nelem;
+
+	*sf = malloc(sizeof **sf * (size_t)(n ? n : 1));
+	*zi = calloc((size_t)(n ? n : 1), sizeof **zi);
+	if (!*sf || !*zi) {
+		free(*sf);
+		free(*zi);
+		return err_nomem(c->err);
+	}
+	tensor_to_float(s, *sf);
+	for (int64_t i = 0; zp && i < n; i++)
+		(*zi)[i] = (int32_t)tensor_get(zp, i);
+	return 0;
+}
+
+#define QUANT_LOOP(T) do {						\
+	T *y = c->out[0].data;						\
+	_Pragma("omp parallel for num_threads(threads) schedule(static)") \
+	for (int64_t r = 0; r < l.outer * l.A; r++) {			\
+		int64_t o = r / l.A, a = r % l.A;			\
+		for (int64_t i = 0; i < l.inner; i++) {			\
+			int64_t k = qindex(&l, o, a, i);		\
+			int64_t e = r * l.inner + i;			\
+			float v = nearbyintf(xs[e] / sf[k]) +		\
+			    (float)zi[k];				\
+			v = v < flo ? flo : v > fhi ? fhi : v;		\
+			y[e] = (T)v;					\
+		}							\
+	}								\
+} while (0)
+
+static int
+quantize(struct op_ctx *c, int contrib)
+{
+	const struct tensor *x = input(c, 0), *s = input(c, 1),
+	    *zp = input(c, 2);
+	int64_t odt = contrib ? 0 : attr_int(c->node, "output_dtype", 0);
+	int64_t lo, hi;
+	struct qlayout l;
+	float *xf = NULL, *sf, flo, fhi;
+	int32_t *zi;
+	int dt, threads;
+
+	if (!x || !s)
+		return err_set(c->err, "input %d is missing", x ? 1 : 0);
+	if (x->dtype != DT_FLOAT && x->dtype != DT_FLOAT16 &&
+	    x->dtype != DT_BFLOAT16 && x->dtype != DT_INT32)
+		return err_set(c->err, "input 0: element type %s is not "
+		    "supported", tname(x->dtype));
+	if (!scale_type_ok(s->dtype))
+		return err_set(c->err, "input 1: scale type %s is not "
+		    "supported", tname(s->dtype));
+	dt = zp ? zp->dtype : odt ? (int)odt : DT_UINT8;
+	if (zp && odt && odt != zp->dtype)
+		return err_set(c->err, "output_dtype %s differs from the zero "
+		    "point's %s", tname((int)odt), tname(zp->dtype));
+	if (is_float8(dt))
+		return err_set(c->err, "float8 quantization is not supported");
+	if (!qtype_ok(dt, contrib, c->opset))
+		return err_set(c->err, "quantized type %s is not supported",
+		    tname(dt));
+	if (qlayout(c, x, s, zp, contrib, &l) == -1)
+		return -1;
+	if (tensor_alloc_like(&c->out[0], dt, x, c->err) == -1)
+		return -1;
+	if (x->nelem == 0)
+		return 0;
+	if (qparams(c, s, zp, &sf, &zi) == -1)
+		return -1;
+	if (x->dtype != DT_FLOAT) {
+		if (!(xf = malloc(sizeof *xf * (size_t)x->nelem))) {
+			free(sf), free(zi);
+			return err_nomem(c->err);
+		}
+		tensor_to_float(x, xf);
+	}
+	{
+		const float *xs = xf ? xf : x->data;
+
+		dtype_int_range(dt, &lo, &hi);
+		flo = (float)lo, fhi = (float)hi;
+		threads = threads_for(c, x->nelem);
+		switch (dt) {
+		case DT_UINT8: case DT_UINT4:
+			QUANT_LOOP(uint8_t);
+			break;
+		case DT_INT8: case DT_INT4:
+			QUANT_LOOP(int8_t);
+			break;
+		case DT_UINT16:
+			QUANT_LOOP(uint16_t);
+			break;
+		case DT_INT16:
+			QUANT_LOOP(int16_t);
+			break;
+		}
+	}
+	free(xf);
+	free(sf);
+	free(zi);
+	return 0;
+}
+
+#define DEQUANT_LOOP(T) do {						\
+	const T *xd = x->data;						\
+	_Pragma("omp parallel for num_threads(threads) schedule(static)") \
+	for (int64_t r = 0; r < l.outer * l.A; r++) {			\
+		int64_t o = r / l.A, a = r % l.A;			\
+		for (int64_t i = 0; i < l.inner; i++) {			\
+			int64_t k = qindex(&l, o, a, i);		\
+			int64_t e = r * l.inner + i;			\
+			yf[e] = (float)((int64_t)xd[e] - zi[k]) * sf[k]; \
+		}							\
+	}								\
+} while (0)
+
+static int
+dequantize(struct op_ctx *c, int contrib)
+{
+	const struct tensor *x = input(c, 0), *s = input(c, 1),
+	    *zp = input(c, 2);
+	struct qlayout l;
+	float *sf, *yf;
+	int32_t *zi;
+	int odt, threads;
+
+	if (!x || !s)
+		return err_set(c->err, "input %d is missing", x ? 1 : 0);
+	if (is_float8(x->dtype))
+		return err_set(c->err, "float8 dequantization is not "
+		    "supported");
+	if (x->dtype != DT_INT32 && !qtype_ok(x->dtype, contrib, c->opset))
+		return err_set(c->err, "input 0: element type %s is not "
+		    "supported", tname(x->dtype));
+	if (!scale_type_ok(s->dtype))
+		return err_set(c->err, "input 1: scale type %s is not "
+		    "supported", tname(s->dtype));
+	if (zp && zp->dtype != x->dtype)
+		return err_set(c->err, "input 2: zero point type %s differs "
+		    "from input 0's %s", tname(zp->dtype), tname(x->dtype));
+	if (qlayout(c, x, s, zp, contrib, &l) == -1)
+		return -1;
+	/* Before opset 19 the result is float whatever the scale. */
+	odt = contrib || c->opset >= 19 ? s->dtype : DT_FLOAT;
+	if (tensor_alloc_like(&c->out[0], odt, x, c->err) == -1)
+		return -1;
+	if (x->nelem == 0)
+		return 0;
+	if (qparams(c, s, zp, &sf, &zi) == -1)
+		return -1;
+	if (odt == DT_FLOAT)
+		yf = c->out[0].data;
+	else if (!(yf = malloc(sizeof *yf * (size_t)x->nelem))) {
+		free(sf), free(zi);
+		return err_nomem(c->err);
+	}
+	threads = threads_for(c, x->nelem);
+	switch (x->dtype) {
+	case DT_UINT8: case DT_UINT4:
+		DEQUANT_LOOP(uint8_t);
+		break;
+	case DT_INT8: case DT_INT4:
+		DEQUANT_LOOP(int8_t);
+		break;
+	case DT_UINT16:
+		DEQUANT_LOOP(uint16_t);
+		break;
+	case DT_INT16:
+		DEQUANT_LOOP(int16_t);
+		break;
+	case DT_INT32:
+		DEQUANT_LOOP(int32_t);
+		break;
+	}
+	if (odt != DT_FLOAT) {
+		uint16_t *h = c->out[0].data;
+
+		for (int64_t i = 0; i < x->nelem; i++)
+			h[i] = odt == DT_FLOAT16 ? f32_to_f16(yf[i]) :
+			    f32_to_bf16(yf[i]);
+		free(yf);
+	}
+	free(sf);
+	free(zi);
+	return 0;
+}
+
+static int
+quantize_run(struct op_ctx *c)
+{
+	return quantize(c, 0);
+}
+
+static int
+dequantize_run(struct op_ctx *c)
+{
+	return dequantize(c, 0);
+}
+
+static int
+ms_quantize_run(struct op_ctx *c)
+{
+	return quantize(c, 1);
+}
+
+static int
+ms_dequantize_run(struct op_ctx *c)
+{
+	return dequantize(c, 1);
+}
+
 const struct op_def op_quant_defs[] = {
+	{ "", "QuantizeLinear", quantize_run, NULL },
+	{ "", "DequantizeLinear", dequantize_run, NULL },
+	{ "com.microsoft", "QuantizeLinear", ms_quantize_run, NULL },
+	{ "com.microsoft", "DequantizeLinear", ms_dequantize_run, NULL },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -1,0 +1,706 @@
+/* dataset: data directories and output comparison. See dataset.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dataset.h"
+#include "model.h"
+#include "npy.h"
+#include "onnx/onnx.pb-c.h"
+
+/* A TensorProto file is the tensor plus a little framing. */
+#define PB_MAX_BYTES ((size_t)TENSOR_MAX_BYTES + (1 << 20))
+
+enum sample_kind {
+	SAMPLE_PB,		/* test_data_set_N/input_K.pb */
+	SAMPLE_NPY,		/* SAMPLE/NAME.npy */
+	SAMPLE_NPZ,		/* SAMPLE.npz */
+};
+
+struct sample {
+	enum sample_kind kind;
+	char *path;		/* directory or .npz file */
+	const char *base;	/* points into path */
+};
+
+struct dataset {
+	struct sample *s;
+	int n, cap;
+	char *base_buf;		/* scratch for dataset_sample_base */
+};
+
+static char *
+path_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p;
+
+	while (a > 1 && dir[a - 1] == '/')
+		a--;
+	if (!(p = malloc(a + 1 + b + 1)))
+		return NULL;
+	memcpy(p, dir, a);
+	p[a] = '/';
+	memcpy(p + a + 1, name, b + 1);
+	return p;
+}
+
+static int
+has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a > b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* Natural order: runs of digits compare by value, the rest bytewise. */
+static int
+natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *sa = a, *sb = b;
+			size_t la, lb;
+
+			while (*sa == '0' && sa[1] >= '0' && sa[1] <= '9')
+				sa++;
+			while (*sb == '0' && sb[1] >= '0' && sb[1] <= '9')
+				sb++;
+			for (a = sa; *a >= '0' && *a <= '9'; a++)
+				;
+			for (b = sb; *b >= '0' && *b <= '9'; b++)
+				;
+			la = (size_t)(a - sa);
+			lb = (size_t)(b - sb);
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			if (memcmp(sa, sb, la) != 0)
+				return memcmp(sa, sb, la) < 0 ? -1 : 1;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++, b++;
+	}
+	if (*a || *b)
+		return *a ? 1 : -1;
+	return 0;
+}
+
+static int
+sample_cmp(const void *x, const void *y)
+{
+	const struct sample *a = x, *b = y;
+	int c = natural_cmp(a->base, b->base);
+
+	return c ? c : strcmp(a->base, b->base);
+}
+
+/* What a directory's own files say it is: -1 none, else a sample kind. */
+static int
+dir_kind(const char *path, struct err *e)
+{
+	DIR *d;
+	struct dirent *de;
+	int kind = -1;
+
+	if (!(d = opendir(path)))
+		return err_errno(e, "%s", path), -2;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+
+		if (n[0] == '.')
+			continue;
+		if ((strncmp(n, "input_", 6) == 0 || strncmp(n, "output_", 7) == 0) &&
+		    has_suffix(n, ".pb")) {
+			kind = SAMPLE_PB;
+			break;
+		}
+		if (has_suffix(n, ".npy"))
+			kind = SAMPLE_NPY;
+	}
+	closedir(d);
+	return kind;
+}
+
+static int
+add_sample(struct dataset *ds, enum sample_kind kind, char *path,
+    struct err *e)
+{
+	struct sample *s;
+	const char *slash;
+
+	if (ds->n == ds->cap) {
+		int cap = ds->cap ? ds->cap * 2 : 16;
+
+		if (!(s = realloc(ds->s, (size_t)cap * sizeof *s))) {
+			free(path);
+			return err_nomem(e);
+		}
+		ds->s = s;
+		ds->cap = cap;
+	}
+	s = &ds->s[ds->n++];
+	s->kind = kind;
+	s->path = path;
+	slash = strrchr(path, '/');
+	s->base = slash && slash[1] ? slash + 1 : path;
+	return 0;
+}
+
+static int
+scan_dir(struct dataset *ds, const char *dir, struct err *e)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	int first = ds->n, kind;
+
+	if (stat(dir, &st) < 0)
+		return err_errno(e, "%s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, "%s: not a directory", dir);
+	if ((kind = dir_kind(dir, e)) == -2)
+		return -1;
+	if (kind >= 0) {
+		char *p = strdup(dir);
+
+		if (!p)
+			return err_nomem(e);
+		return add_sample(ds, kind, p, e);
+	}
+	if (!(d = opendir(dir)))
+		return err_errno(e, "%s", dir);
+	while ((de = readdir(d))) {
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (!(p = path_join(dir, de->d_name))) {
+			closedir(d);
+			return err_nomem(e);
+		}
+		if (stat(p, &st) < 0) {
+			free(p);
+			continue;	/* dangling link: not a sample */
+		}
+		if (S_ISREG(st.st_mode) && has_suffix(de->d_name, ".npz")) {
+			if (add_sample(ds, SAMPLE_NPZ, p, e) < 0)
+				goto fail;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if ((kind = dir_kind(p, e)) == -2) {
+				free(p);
+				goto fail;
+			}
+			if (kind >= 0) {
+				if (add_sample(ds, kind, p, e) < 0)
+					goto fail;
+				continue;
+			}
+		}
+		free(p);
+	}
+	closedir(d);
+	if (ds->n == first)
+		return err_set(e, "%s: no samples (test_data_set_N/, SAMPLE/NAME.npy "
+		    "or SAMPLE.npz)", dir);
+	qsort(ds->s + first, (size_t)(ds->n - first), sizeof *ds->s, sample_cmp);
+	return 0;
+fail:
+	closedir(d);
+	return -1;
+}
+
+struct dataset *
+dataset_open(const char *const *dirs, int ndirs, struct err *e)
+{
+	struct dataset *ds;
+
+	if (!(ds = calloc(1, sizeof *ds))) {
+		err_nomem(e);
+		return NULL;
+	}
+	for (int i = 0; i < ndirs; i++)
+		if (scan_dir(ds, dirs[i], e) < 0) {
+			dataset_free(ds);
+			return NULL;
+		}
+	if (ds->n == 0) {
+		err_set(e, "no data directories");
+		dataset_free(ds);
+		return NULL;
+	}
+	return ds;
+}
+
+void
+dataset_free(struct dataset *ds)
+{
+	if (!ds)
+		return;
+	for (int i = 0; i < ds->n; i++)
+		free(ds->s[i].path);
+	free(ds->s);
+	free(ds->base_buf);
+	free(ds);
+}
+
+int
+dataset_count(const struct dataset *ds)
+{
+	return ds->n;
+}
+
+const char *
+dataset_sample_name(const struct dataset *ds, int i)
+{
+	return ds->s[i].path;
+}
+
+const char *
+dataset_sample_base(const struct dataset *ds, int i)
+{
+	struct dataset *mut = (struct dataset *)ds;
+	const char *b = ds->s[i].base;
+	size_t n = strlen(b);
+
+	if (ds->s[i].kind != SAMPLE_NPZ)
+		return b;
+	free(mut->base_buf);
+	if (!(mut->base_buf = malloc(n + 1)))
+		return b;
+	memcpy(mut->base_buf, b, n - 4);
+	mut->base_buf[n - 4] = '\0';
+	return mut->base_buf;
+}
+
+char *
+dataset_file_name(const char *name)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+	char *out, *p;
+
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		n += strchr("._-", *s) || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ? 1 : 3;
+	if (!(out = malloc(n + 1)))
+		return NULL;
+	p = out;
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		if (strchr("._-", *s) || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))
+			*p++ = (char)*s;
+		else {
+			*p++ = '%';
+			*p++ = hex[*s >> 4];
+			*p++ = hex[*s & 15];
+		}
+	*p = '\0';
+	return out;
+}
+
+static void
+release_all(struct tensor *t, int n)
+{
+	for (int i = 0; t && i < n; i++)
+		tensor_release(&t[i]);
+}
+
+/* 0 and a tensor, 1 when the file does not exist, -1 on error. */
+static int
+read_pb(const char *path, struct tensor *t, struct err *e)
+{
+	FILE *fp;
+	uint8_t *buf;
+	long size;
+	Onnx__TensorProto *tp;
+	int r;
+
+	if (!(fp = fopen(path, "rb"))) {
+		if (errno == ENOENT)
+			return 1;
+		return err_errno(e, "%s", path);
+	}
+	if (fseek(fp, 0, SEEK_END) < 0 || (size = ftell(fp)) < 0 ||
+	    fseek(fp, 0, SEEK_SET) < 0) {
+		err_errno(e, "%s", path);
+		fclose(fp);
+		return -1;
+	}
+	if ((unsigned long)size > PB_MAX_BYTES) {
+		fclose(fp);
+		return err_set(e, "%s: file too large", path);
+	}
+	if (!(buf = malloc(size ? (size_t)size : 1))) {
+		fclose(fp);
+		return err_nomem(e);
+	}
+	if (fread(buf, 1, (size_t)size, fp) != (size_t)size) {
+		err_set(e, "%s: read error", path);
+		free(buf);
+		fclose(fp);
+		return -1;
+	}
+	fclose(fp);
+	tp = onnx__tensor_proto__unpack(NULL, (size_t)size, buf);
+	free(buf);
+	if (!tp)
+		return err_set(e, "%s: not a serialized TensorProto", path);
+	r = model_tensor_read(NULL, tp, t, e);
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	if (r < 0)
+		return err_prefix(e, "%s", path);
+	return 0;
+}
+
+/* 0 and a tensor, 1 when the file does not exist, -1 on error. */
+static int
+read_npy_file(const char *dir, const char *name, char **pathp,
+    struct tensor *t, struct err *e)
+{
+	char *fname, *path;
+	struct stat st;
+
+	*pathp = NULL;
+	if (!(fname = dataset_file_name(name)))
+		return err_nomem(e);
+	path = malloc(strlen(dir) + 1 + strlen(fname) + 5);
+	if (!path) {
+		free(fname);
+		return err_nomem(e);
+	}
+	sprintf(path, "%s/%s.npy", dir, fname);
+	free(fname);
+	*pathp = path;
+	if (stat(path, &st) < 0 && errno == ENOENT)
+		return 1;
+	return npy_read(path, t, e);
+}
+
+/* 0 and a tensor, 1 when no member holds it, -1 on error. */
+static int
+read_npz_member(struct npz *z, const char *zpath, const char *name,
+    char **member, struct tensor *t, struct err *e)
+{
+	char *fname, *m;
+	int i;
+
+	*member = NULL;
+	if (!(fname = dataset_file_name(name)))
+		return err_nomem(e);
+	m = malloc(strlen(fname) + strlen(name) + 5);
+	if (!m) {
+		free(fname);
+		return err_nomem(e);
+	}
+	sprintf(m, "%s.npy", fname);
+	free(fname);
+	if ((i = npz_find(z, m)) < 0) {
+		sprintf(m, "%s.npy", name);
+		i = npz_find(z, m);
+	}
+	if (i < 0) {
+		free(m);
+		if (!(fname = dataset_file_name(name)))
+			return err_nomem(e);
+		m = malloc(strlen(zpath) + strlen(fname) + 7);
+		if (m)
+			sprintf(m, "%s: %s.npy", zpath, fname);
+		free(fname);
+		*member = m;
+		return 1;
+	}
+	m = realloc(m, strlen(zpath) + strlen(m) + 3);
+	if (m) {
+		memmove(m + strlen(zpath) + 2, m, strlen(m) + 1);
+		memcpy(m, zpath, strlen(zpath));
+		memcpy(m + strlen(zpath), ": ", 2);
+	}
+	*member = m;
+	return npz_read(z, i, t, e);
+}
+
+static int
+check_dtype(const char *where, const struct tensor *t, int want, int npy,
+    struct err *e)
+{
+	const char *have;
+
+	if (want == DT_UNDEFINED || t->dtype == want)
+		return 0;
+	have = npy ? npy_descr(t->dtype) : dtype_name(t->dtype);
+	return err_set(e, "%s: dtype %s where the model wants %s", where,
+	    have ? have : "?", dtype_name(want) ? dtype_name(want) : "?");
+}
+
+static int
+load_pb(const struct sample *s, const struct dataset_spec *spec,
+    struct tensor *in, struct tensor *exp, struct err *e)
+{
+	char name[64], *path;
+	int r;
+
+	for (int k = 0; k <= spec->ninputs; k++) {
+		snprintf(name, sizeof name, "input_%d.pb", k);
+		if (!(path = path_join(s->path, name)))
+			return err_nomem(e);
+		if (k == spec->ninputs) {
+			/* More files than inputs: wrong model or wrong data. */
+			struct stat st;
+
+			r = stat(path, &st) == 0;
+			free(path);
+			if (r)
+				return err_set(e, "%s: more input files than the "
+				    "model's %d inputs", s->path, spec->ninputs);
+			break;
+		}
+		r = read_pb(path, &in[k], e);
+		if (r == 1)
+			err_set(e, "%s: missing (model input %s)", path,
+			    spec->input_names[k]);
+		else if (r == 0 && spec->input_dtypes &&
+		    check_dtype(path, &in[k], spec->input_dtypes[k], 0, e) < 0)
+			r = -1;
+		free(path);
+		if (r)
+			return -1;
+	}
+	for (int k = 0; exp && k < spec->noutputs; k++) {
+		snprintf(name, sizeof name, "output_%d.pb", k);
+		if (!(path = path_join(s->path, name)))
+			return err_nomem(e);
+		r = read_pb(path, &exp[k], e);
+		free(path);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+load_npy(const struct sample *s, const struct dataset_spec *spec,
+    struct tensor *in, struct tensor *exp, struct err *e)
+{
+	char *path;
+	int r;
+
+	for (int k = 0; k < spec->ninputs; k++) {
+		r = read_npy_file(s->path, spec->input_names[k], &path, &in[k], e);
+		if (r == 1)
+			err_set(e, "%s: missing (model input %s)", path,
+			    spec->input_names[k]);
+		else if (r == 0 && spec->input_dtypes &&
+		    check_dtype(path, &in[k], spec->input_dtypes[k], 1, e) < 0)
+			r = -1;
+		if (!path && r == 0)
+			r = err_nomem(e);
+		free(path);
+		if (r)
+			return -1;
+	}
+	for (int k = 0; exp && k < spec->noutputs; k++) {
+		r = read_npy_file(s->path, spec->output_names[k], &path, &exp[k], e);
+		free(path);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+load_npz(const struct sample *s, const struct dataset_spec *spec,
+    struct tensor *in, struct tensor *exp, struct err *e)
+{
+	struct npz *z;
+	char *where;
+	int r = 0;
+
+	if (!(z = npz_open(s->path, e)))
+		return -1;
+	for (int k = 0; r == 0 && k < spec->ninputs; k++) {
+		r = read_npz_member(z, s->path, spec->input_names[k], &where,
+		    &in[k], e);
+		if (r == 1)
+			err_set(e, "%s: missing (model input %s)",
+			    where ? where : s->path, spec->input_names[k]);
+		else if (r == 0 && spec->input_dtypes && check_dtype(where ?
+		    where : s->path, &in[k], spec->input_dtypes[k], 1, e) < 0)
+			r = -1;
+		free(where);
+	}
+	for (int k = 0; r == 0 && exp && k < spec->noutputs; k++) {
+		r = read_npz_member(z, s->path, spec->output_names[k], &where,
+		    &exp[k], e);
+		free(where);
+		if (r == 1)
+			r = 0;
+	}
+	npz_close(z);
+	return r ? -1 : 0;
+}
+
+int
+dataset_load(struct dataset *ds, int i, const struct dataset_spec *spec,
+    struct tensor *inputs, struct tensor *expected, struct err *e)
+{
+	const struct sample *s;
+	int r;
+
+	if (i < 0 || i >= ds->n)
+		return err_set(e, "no sample %d", i);
+	s = &ds->s[i];
+	for (int k = 0; k < spec->ninputs; k++)
+		memset(&inputs[k], 0, sizeof inputs[k]);
+	for (int k = 0; expected && k < spec->noutputs; k++)
+		memset(&expected[k], 0, sizeof expected[k]);
+	switch (s->kind) {
+	case SAMPLE_PB:
+		r = load_pb(s, spec, inputs, expected, e);
+		break;
+	case SAMPLE_NPY:
+		r = load_npy(s, spec, inputs, expected, e);
+		break;
+	default:
+		r = load_npz(s, spec, inputs, expected, e);
+		break;
+	}
+	if (r < 0) {
+		release_all(inputs, spec->ninputs);
+		release_all(expected, spec->noutputs);
+	}
+	return r;
+}
+
+static int
+make_dir(const char *path, struct err *e)
+{
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return err_errno(e, "%s", path);
+	return 0;
+}
+
+int
+dataset_save(const char *dir, const char *sample, int n,
+    const char *const *names, const struct tensor *t, struct err *e)
+{
+	char *sdir, *fname, *path;
+	int r = 0;
+
+	if (make_dir(dir, e) < 0)
+		return -1;
+	if (!(sdir = path_join(dir, sample)))
+		return err_nomem(e);
+	if (make_dir(sdir, e) < 0) {
+		free(sdir);
+		return -1;
+	}
+	for (int k = 0; r == 0 && k < n; k++) {
+		if (!(fname = dataset_file_name(names[k]))) {
+			r = err_nomem(e);
+			break;
+		}
+		path = malloc(strlen(sdir) + strlen(fname) + 6);
+		if (!path) {
+			free(fname);
+			r = err_nomem(e);
+			break;
+		}
+		sprintf(path, "%s/%s.npy", sdir, fname);
+		free(fname);
+		r = npy_write(path, &t[k], e);
+		free(path);
+	}
+	free(sdir);
+	return r;
+}
+
+void
+dataset_cmp_init(struct dataset_cmp *c, double rtol, double atol)
+{
+	memset(c, 0, sizeof *c);
+	c->rtol = rtol;
+	c->atol = atol;
+}
+
+static void
+cmp_problem(struct dataset_cmp *c, const char *fmt, const char *a,
+    const char *b)
+{
+	c->nmismatch++;
+	if (!c->first_problem[0])
+		snprintf(c->first_problem, sizeof c->first_problem, fmt, a, b);
+}
+
+void
+dataset_cmp_add(struct dataset_cmp *c, const struct tensor *out,
+    const struct tensor *ref)
+{
+	char sa[128], sb[128];
+
+	c->samples++;
+	if (out->dtype != ref->dtype) {
+		cmp_problem(c, "type %s where %s was expected",
+		    dtype_name(out->dtype) ? dtype_name(out->dtype) : "?",
+		    dtype_name(ref->dtype) ? dtype_name(ref->dtype) : "?");
+		return;
+	}
+	if (!shape_equal(out, ref)) {
+		cmp_problem(c, "shape %s where %s was expected",
+		    shape_str(out->rank, out->dims, sa, sizeof sa),
+		    shape_str(ref->rank, ref->dims, sb, sizeof sb));
+		return;
+	}
+	c->nelem += out->nelem;
+	for (int64_t i = 0; i < out->nelem; i++) {
+		double o, r, d;
+
+		if (out->dtype == DT_FLOAT) {
+			o = ((const float *)out->data)[i];
+			r = ((const float *)ref->data)[i];
+		} else {
+			o = tensor_get(out, i);
+			r = tensor_get(ref, i);
+		}
+		if (isfinite(o) && isfinite(r)) {
+			d = fabs(o - r);
+			c->signal += r * r;
+			c->noise += d * d;
+			if (d > c->max_abs)
+				c->max_abs = d;
+			if (!(d <= c->atol + c->rtol * fabs(r)))
+				c->nbad++;
+			continue;
+		}
+		/* NaN matches NaN, an infinity the same infinity. */
+		if ((isnan(o) && isnan(r)) || (!isnan(o) && o == r))
+			continue;
+		/* A non-finite mismatch is as bad as it gets: no SNR. */
+		c->nbad++;
+		c->max_abs = INFINITY;
+		c->noise = INFINITY;
+	}
+}
+
+double
+dataset_cmp_snr(const struct dataset_cmp *c)
+{
+	if (c->noise == 0)
+		return INFINITY;
+	if (c->signal == 0)
+		return -INFINITY;
+	return 10 * log10(c->signal / c->noise);
+}
+
+int
+dataset_cmp_ok(const struct dataset_cmp *c)
+{
+	return c->nmismatch == 0 && c->nbad == 0;
+}

@@ -1,0 +1,623 @@
+/*
+ * interp: run a model's main graph. See interp.h.
+ *
+ * Every value of the graph gets a slot (its index in the graph index).
+ * During a run, slot s lives in one of three places: the caller's input
+ * tensor, the decoded constant, or ip->vals[s] for node outputs; ptr[s]
+ * points at whichever it is. Each step knows which slots nobody reads
+ * after it, and releases them.
+ */
+#include <cblas.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "interp.h"
+#include "ops.h"
+#include "strmap.h"
+
+#define OPSET_MIN 7
+#define OPSET_MAX 21
+/* Leave room in the error message for the "... and N more" tail. */
+#define MISSING_MSG_MAX (ERR_MSG_MAX - 64)
+
+struct step {
+	const Onnx__NodeProto *node;
+	int index;			/* in graph.node, for messages */
+	const struct op_def *def;
+	int opset;
+	int nin, nout;
+	int *in;			/* slot per input, -1 when absent */
+	int *out;			/* slot per output, -1 for "" */
+	int *release;			/* slots to free after this step */
+	int nrelease;
+	void *state;			/* kernel's per-node state */
+	const struct tensor **args;	/* scratch for op_ctx.in */
+	struct tensor *res;		/* scratch for op_ctx.out */
+};
+
+struct interp {
+	const struct model *m;
+	struct graph *gr;
+	int nvalues;
+	struct tensor *consts;		/* decoded initializers, by slot */
+	struct tensor *vals;		/* node outputs during a run, by slot */
+	const struct tensor **ptr;	/* where each slot lives during a run */
+	unsigned char *is_const;
+	struct step *steps;
+	int nsteps;
+	int ninputs;
+	int *input_slot;
+	const Onnx__ValueInfoProto **input_info;
+	int noutputs;
+	int *output_slot;
+	int threads;
+	interp_observe_fn observe;
+	void *observe_ctx;
+};
+
+static const char *
+node_label(const Onnx__NodeProto *n, int index, char *buf, size_t size)
+{
+	if (n->name && n->name[0])
+		snprintf(buf, size, "node %s (%s)", n->name, n->op_type);
+	else
+		snprintf(buf, size, "node #%d (%s)", index, n->op_type);
+	return buf;
+}
+
+static const char *
+domain_of(const Onnx__NodeProto *n)
+{
+	return n->domain && strcmp(n->domain, "ai.onnx") != 0 ? n->domain : "";
+}
+
+/* Describe what a non-tensor value type is, NULL for a tensor. */
+static const char *
+non_tensor_kind(const Onnx__ValueInfoProto *vi)
+{
+	if (!vi || !vi->type)
+		return NULL;
+	switch (vi->type->value_case) {
+	case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+	case ONNX__TYPE_PROTO__VALUE__NOT_SET:
+		return NULL;
+	case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+		return "a sequence";
+	case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
+		return "a map";
+	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+		return "an optional";
+	case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+		return "a sparse tensor";
+	default:
+		return "not a tensor";
+	}
+}
+
+static int
+check_kernels(struct interp *ip, Onnx__GraphProto *g, struct err *e)
+{
+	char *msg = NULL, label[512];
+	size_t len = 0;
+	int missing = 0, listed = 0;
+
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		size_t l;
+
+		if (ops_find(domain_of(n), n->op_type))
+			continue;
+		missing++;
+		node_label(n, (int)i, label, sizeof label);
+		if (n->domain && *domain_of(n)) {
+			/* Name the domain too: com.microsoft ops are common. */
+			size_t k = strlen(label) - 1;
+			snprintf(label + k, sizeof label - k, " in %s)", n->domain);
+		}
+		l = strlen(label);
+		if (len + l + 2 > MISSING_MSG_MAX)
+			continue;
+		char *p = realloc(msg, len + l + 3);
+		if (!p) {
+			free(msg);
+			return err_nomem(e);
+		}
+		msg = p;
+		if (len)
+			memcpy(msg + len, ", ", 2), len += 2;
+		memcpy(msg + len, label, l + 1);
+		len += l;
+		listed++;
+	}
+	(void)ip;
+	if (!missing)
+		return 0;
+	if (listed < missing)
+		err_set(e, "unsupported operators: %s, and %d more", msg,
+		    missing - listed);
+	else
+		err_set(e, "unsupported operators: %s", msg);
+	free(msg);
+	return -1;
+}
+
+static int
+check_opsets(const struct model *m, Onnx__GraphProto *g, struct err *e)
+{
+	int v = model_opset(m, "");
+
+	for (size_t i = 0; i < g->n_node; i++)
+		if (!*domain_of(g->node[i]) && v == 0)
+			return err_set(e, "the model imports no opset for the "
+			    "default domain");
+	if (v && (v < OPSET_MIN || v > OPSET_MAX))
+		return err_set(e, "opset %d of the default domain is not supported "
+		    "(%d to %d are)", v, OPSET_MIN, OPSET_MAX);
+	return 0;
+}
+
+static int
+slot_of(struct strmap *map, const char *name)
+{
+	int s;
+
+	if (!name || !name[0] || !strmap_get(map, name, &s))
+		return -1;
+	return s;
+}
+
+static int
+plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
+    struct err *e)
+{
+	const int *topo = graph_topo(ip->gr);
+	int *pos, *last, n = (int)g->n_node;
+	char label[512];
+
+	if (!(ip->steps = calloc(n ? (size_t)n : 1, sizeof *ip->steps)) ||
+	    !(pos = malloc((n ? (size_t)n : 1) * sizeof *pos)))
+		return err_nomem(e);
+	ip->nsteps = n;
+	for (int k = 0; k < n; k++)
+		pos[topo[k]] = k;
+	if (!(last = malloc((size_t)ip->nvalues * sizeof *last + 1))) {
+		free(pos);
+		return err_nomem(e);
+	}
+	/* The last step reading each value; -1 when nothing reads it. */
+	for (int v = 0; v < ip->nvalues; v++) {
+		struct graph_value *gv = graph_value_at(ip->gr, v);
+
+		last[v] = -1;
+		for (int c = 0; c < gv->nconsumers; c++)
+			if (pos[gv->consumers[c]] > last[v])
+				last[v] = pos[gv->consumers[c]];
+	}
+	for (int k = 0; k < n; k++) {
+		struct step *st = &ip->steps[k];
+		const Onnx__NodeProto *nd = g->node[topo[k]];
+
+		st->node = nd;
+		st->index = topo[k];
+		st->def = ops_find(domain_of(nd), nd->op_type);
+		st->opset = model_opset(ip->m, domain_of(nd));
+		st->nin = (int)nd->n_input;
+		st->nout = (int)nd->n_output;
+		st->in = malloc((st->nin + 1) * sizeof *st->in);
+		st->out = malloc((st->nout + 1) * sizeof *st->out);
+		st->release = malloc((st->nin + st->nout + 1) * sizeof *st->release);
+		st->args = malloc((st->nin + 1) * sizeof *st->args);
+		st->res = calloc(st->nout + 1, sizeof *st->res);
+		if (!st->in || !st->out || !st->release || !st->args || !st->res)
+			goto nomem;
+		for (int j = 0; j < st->nin; j++) {
+			st->in[j] = slot_of(map, nd->input[j]);
+			if (nd->input[j][0] && st->in[j] < 0) {
+				err_set(e, "%s: input %d (%s) is not defined",
+				    node_label(nd, st->index, label, sizeof label), j,
+				    nd->input[j]);
+				goto fail;
+			}
+		}
+		for (int j = 0; j < st->nout; j++)
+			st->out[j] = slot_of(map, nd->output[j]);
+	}
+	/*
+	 * Release node outputs after their last reader; those nobody reads
+	 * right after they are made. Graph outputs stay until the end;
+	 * graph inputs and constants are not ours to release.
+	 */
+	for (int v = 0; v < ip->nvalues; v++) {
+		struct graph_value *gv = graph_value_at(ip->gr, v);
+		struct step *st;
+		int at;
+
+		if (gv->producer < 0 || gv->is_output || ip->is_const[v])
+			continue;
+		at = last[v] >= 0 ? last[v] : pos[gv->producer];
+		if (at < pos[gv->producer]) {
+			err_set(e, "value %s is read before it is produced", gv->name);
+			goto fail;
+		}
+		st = &ip->steps[at];
+		/* A value listed twice as one node's input is released once. */
+		int dup = 0;
+		for (int r = 0; r < st->nrelease; r++)
+			dup |= st->release[r] == v;
+		if (!dup && st->nrelease < st->nin + st->nout)
+			st->release[st->nrelease++] = v;
+	}
+	free(pos);
+	free(last);
+	return 0;
+nomem:
+	err_nomem(e);
+fail:
+	free(pos);
+	free(last);
+	return -1;
+}
+
+static int
+setup_io(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
+    struct err *e)
+{
+	const char *kind;
+
+	ip->input_slot = malloc((g->n_input + 1) * sizeof *ip->input_slot);
+	ip->input_info = malloc((g->n_input + 1) * sizeof *ip->input_info);
+	ip->output_slot = malloc((g->n_output + 1) * sizeof *ip->output_slot);
+	if (!ip->input_slot || !ip->input_info || !ip->output_slot)
+		return err_nomem(e);
+	for (size_t i = 0; i < g->n_input; i++) {
+		int s = slot_of(map, g->input[i]->name);
+
+		if (s < 0 || graph_value_at(ip->gr, s)->kind != VALUE_INPUT)
+			continue;
+		if ((kind = non_tensor_kind(g->input[i])))
+			return err_set(e, "input %s: type is %s, only tensors are "
+			    "supported", g->input[i]->name, kind);
+		ip->input_slot[ip->ninputs] = s;
+		ip->input_info[ip->ninputs++] = g->input[i];
+	}
+	for (size_t i = 0; i < g->n_output; i++) {
+		int s = slot_of(map, g->output[i]->name);
+
+		if (s < 0)
+			return err_set(e, "output %s is not produced by the graph",
+			    g->output[i]->name);
+		if ((kind = non_tensor_kind(g->output[i])))
+			return err_set(e, "output %s: type is %s, only tensors are "
+			    "supported", g->output[i]->name, kind);
+		ip->output_slot[ip->noutputs++] = s;
+	}
+	return 0;
+}
+
+static int
+decode_constants(struct interp *ip, struct err *e)
+{
+	for (int v = 0; v < ip->nvalues; v++) {
+		struct graph_value *gv = graph_value_at(ip->gr, v);
+
+		if (gv->kind != VALUE_INITIALIZER)
+			continue;
+		ip->is_const[v] = 1;
+		/* Unused initializers are not decoded: saves memory and time. */
+		if (gv->nconsumers == 0 && !gv->is_output)
+			continue;
+		if (model_tensor_read(ip->m, gv->init, &ip->consts[v], e) < 0)
+			return err_prefix(e, "initializer %s", gv->name);
+	}
+	return 0;
+}
+
+struct interp *
+interp_new(const struct model *m, const struct interp_opts *opts,
+    struct err *e)
+{
+	struct interp *ip;
+	struct strmap *map = NULL;
+	Onnx__GraphProto *g;
+
+	if (!m->proto || !m->proto->graph) {
+		err_set(e, "%s: the model has no graph", m->path);
+		return NULL;
+	}
+	g = m->proto->graph;
+	if (!(ip = calloc(1, sizeof *ip))) {
+		err_nomem(e);
+		return NULL;
+	}
+	ip->m = m;
+	ip->threads = opts && opts->threads > 0 ? opts->threads : 2;
+	ip->observe = opts ? opts->observe : NULL;
+	ip->observe_ctx = opts ? opts->observe_ctx : NULL;
+	if (check_opsets(m, g, e) < 0 || check_kernels(ip, g, e) < 0)
+		goto fail;
+	if (!(ip->gr = graph_new(g, e)))
+		goto fail;
+	ip->nvalues = graph_nvalues(ip->gr);
+	ip->consts = calloc((size_t)ip->nvalues + 1, sizeof *ip->consts);
+	ip->vals = calloc((size_t)ip->nvalues + 1, sizeof *ip->vals);
+	ip->ptr = calloc((size_t)ip->nvalues + 1, sizeof *ip->ptr);
+	ip->is_const = calloc((size_t)ip->nvalues + 1, 1);
+	if (!(map = strmap_new()) || !ip->consts || !ip->vals || !ip->ptr ||
+	    !ip->is_const) {
+		err_nomem(e);
+		goto fail;
+	}
+	for (int v = 0; v < ip->nvalues; v++)
+		if (strmap_put(map, graph_value_at(ip->gr, v)->name, v) < 0) {
+			err_nomem(e);
+			goto fail;
+		}
+	if (setup_io(ip, g, map, e) < 0 || plan(ip, g, map, e) < 0 ||
+	    decode_constants(ip, e) < 0)
+		goto fail;
+	strmap_free(map);
+	/* BLAS and OpenMP thread counts are process-wide; set them once here. */
+	openblas_set_num_threads(ip->threads);
+	omp_set_num_threads(ip->threads);
+	return ip;
+fail:
+	strmap_free(map);
+	interp_free(ip);
+	return NULL;
+}
+
+void
+interp_free(struct interp *ip)
+{
+	if (!ip)
+		return;
+	for (int k = 0; k < ip->nsteps; k++) {
+		struct step *st = &ip->steps[k];
+
+		if (st->state && st->def && st->def->free_state)
+			st->def->free_state(st->state);
+		free(st->in);
+		free(st->out);
+		free(st->release);
+		free(st->args);
+		free(st->res);
+	}
+	free(ip->steps);
+	for (int v = 0; ip->consts && v < ip->nvalues; v++)
+		tensor_release(&ip->consts[v]);
+	for (int v = 0; ip->vals && v < ip->nvalues; v++)
+		tensor_release(&ip->vals[v]);
+	free(ip->consts);
+	free(ip->vals);
+	free(ip->ptr);
+	free(ip->is_const);
+	free(ip->input_slot);
+	free(ip->input_info);
+	free(ip->output_slot);
+	graph_free(ip->gr);
+	free(ip);
+}
+
+int
+interp_ninputs(const struct interp *ip)
+{
+	return ip->ninputs;
+}
+
+const char *
+interp_input_name(const struct interp *ip, int i)
+{
+	return ip->input_info[i]->name;
+}
+
+int
+interp_input_type(const struct interp *ip, int i, int *rank, int64_t *dims)
+{
+	const Onnx__ValueInfoProto *vi = ip->input_info[i];
+	const Onnx__TypeProto__Tensor *tt;
+
+	*rank = -1;
+	if (!vi->type || vi->type->value_case !=
+	    ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !(tt = vi->type->tensor_type))
+		return DT_UNDEFINED;
+	if (tt->shape && tt->shape->n_dim <= TENSOR_MAX_RANK) {
+		*rank = (int)tt->shape->n_dim;
+		for (size_t k = 0; k < tt->shape->n_dim; k++) {
+			const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+
+			dims[k] = d->value_case ==
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+			    d->dim_value >= 0 ? d->dim_value : -1;
+		}
+	}
+	return tt->has_elem_type ? tt->elem_type : DT_UNDEFINED;
+}
+
+int
+interp_noutputs(const struct interp *ip)
+{
+	return ip->noutputs;
+}
+
+const char *
+interp_output_name(const struct interp *ip, int i)
+{
+	return graph_value_at(ip->gr, ip->output_slot[i])->name;
+}
+
+static char *
+declared_shape_str(int rank, const int64_t *dims, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (rank == 0)
+		return snprintf(buf, size, "scalar"), buf;
+	buf[0] = '\0';
+	for (int k = 0; k < rank && n < size; k++) {
+		if (dims[k] < 0)
+			n += snprintf(buf + n, size - n, "%s?", k ? "x" : "");
+		else
+			n += snprintf(buf + n, size - n, "%s%lld", k ? "x" : "",
+			    (long long)dims[k]);
+	}
+	return buf;
+}
+
+static int
+check_inputs(const struct interp *ip, const struct tensor *in, struct err *e)
+{
+	char have[256], want[256];
+	int64_t dims[TENSOR_MAX_RANK];
+	int rank, dt;
+
+	for (int i = 0; i < ip->ninputs; i++) {
+		const char *name = interp_input_name(ip, i);
+		int bad = 0;
+
+		if (!in[i].data)
+			return err_set(e, "input %s: no tensor given", name);
+		dt = interp_input_type(ip, i, &rank, dims);
+		if (dt != DT_UNDEFINED && in[i].dtype != dt)
+			return err_set(e, "input %s: type %s does not match the "
+			    "model's %s", name, dtype_name(in[i].dtype) ?
+			    dtype_name(in[i].dtype) : "?", dtype_name(dt) ?
+			    dtype_name(dt) : "?");
+		if (rank < 0)
+			continue;
+		bad = rank != in[i].rank;
+		for (int k = 0; !bad && k < rank; k++)
+			bad = dims[k] >= 0 && dims[k] != in[i].dims[k];
+		if (bad)
+			return err_set(e, "input %s: shape %s does not match the "
+			    "model's %s", name, shape_str(in[i].rank, in[i].dims,
+			    have, sizeof have), declared_shape_str(rank, dims, want,
+			    sizeof want));
+	}
+	return 0;
+}
+
+static void
+release_run(struct interp *ip)
+{
+	for (int v = 0; v < ip->nvalues; v++)
+		tensor_release(&ip->vals[v]);
+}
+
+static int
+run_step(struct interp *ip, struct step *st, struct err *e)
+{
+	struct op_ctx c;
+	char label[512];
+	int r;
+
+	for (int j = 0; j < st->nin; j++)
+		st->args[j] = st->in[j] >= 0 ? ip->ptr[st->in[j]] : NULL;
+	for (int j = 0; j < st->nin; j++)
+		if (st->args[j] && !st->args[j]->data)
+			st->args[j] = NULL;
+	memset(st->res, 0, (size_t)st->nout * sizeof *st->res);
+	c.node = st->node;
+	c.opset = st->opset;
+	c.nin = st->nin;
+	c.in = st->args;
+	c.nout = st->nout;
+	c.out = st->res;
+	c.threads = ip->threads;
+	c.state = &st->state;
+	c.err = e;
+	e->msg[0] = '\0';
+	r = st->def->run(&c);
+	for (int j = 0; r == 0 && j < st->nout; j++) {
+		int s = st->out[j];
+		struct graph_value *gv;
+
+		if (st->res[j].data || s < 0)
+			continue;
+		gv = graph_value_at(ip->gr, s);
+		if (j == 0 || gv->nconsumers > 0 || gv->is_output)
+			r = err_set(e, "output %d (%s) was not computed", j, gv->name);
+	}
+	if (r != 0) {
+		if (!e->msg[0])
+			err_set(e, "kernel failed");
+		for (int j = 0; j < st->nout; j++)
+			tensor_release(&st->res[j]);
+		return err_prefix(e, "%s", node_label(st->node, st->index, label,
+		    sizeof label));
+	}
+	for (int j = 0; j < st->nout; j++) {
+		int s = st->out[j];
+
+		if (s < 0) {
+			tensor_release(&st->res[j]);
+			continue;
+		}
+		tensor_move(&ip->vals[s], &st->res[j]);
+		if (ip->observe && ip->vals[s].data &&
+		    ip->observe(ip->observe_ctx, graph_value_at(ip->gr, s)->name,
+		    &ip->vals[s], e) != 0)
+			return -1;
+	}
+	for (int r2 = 0; r2 < st->nrelease; r2++)
+		tensor_release(&ip->vals[st->release[r2]]);
+	return 0;
+}
+
+int
+interp_run(struct interp *ip, const struct tensor *inputs,
+    struct tensor *outputs, struct err *e)
+{
+	struct err scratch;
+
+	if (!e)
+		e = &scratch;
+	if (check_inputs(ip, inputs, e) < 0)
+		return -1;
+	for (int v = 0; v < ip->nvalues; v++)
+		ip->ptr[v] = ip->is_const[v] ? &ip->consts[v] : &ip->vals[v];
+	for (int i = 0; i < ip->ninputs; i++)
+		ip->ptr[ip->input_slot[i]] = &inputs[i];
+	for (int i = 0; ip->observe && i < ip->ninputs; i++)
+		if (ip->observe(ip->observe_ctx, interp_input_name(ip, i),
+		    &inputs[i], e) != 0)
+			return -1;
+	for (int k = 0; k < ip->nsteps; k++)
+		if (run_step(ip, &ip->steps[k], e) < 0) {
+			release_run(ip);
+			return -1;
+		}
+	for (int i = 0; i < ip->noutputs; i++) {
+		int s = ip->output_slot[i];
+		const struct tensor *src = ip->ptr[s];
+
+		memset(&outputs[i], 0, sizeof outputs[i]);
+		if (!src->data) {
+			err_set(e, "output %s was not computed",
+			    interp_output_name(ip, i));
+			goto fail;
+		}
+		/* Moved when it is ours; copied for inputs, constants, repeats. */
+		if (src == &ip->vals[s]) {
+			int again = 0;
+
+			for (int j = i + 1; j < ip->noutputs; j++)
+				again |= ip->output_slot[j] == s;
+			if (!again) {
+				tensor_move(&outputs[i], &ip->vals[s]);
+				continue;
+			}
+		}
+		if (tensor_copy(&outputs[i], src, e) < 0)
+			goto fail;
+	}
+	release_run(ip);
+	return 0;
+fail:
+	for (int i = 0; i < ip->noutputs; i++)
+		tensor_release(&outputs[i]);
+	release_run(ip);
+	return -1;
+}

@@ -1,0 +1,82 @@
+/* opinfo: see opinfo.h. */
+#include <string.h>
+
+#include "attr.h"
+#include "opinfo.h"
+
+#define SLOT(i) (1U << (i))
+
+static const struct opinfo table[] = {
+	/* op, weight, bias, act, axis, all weight slots */
+	{ "Conv", 1, 2, 0, 0, SLOT(1) },
+	{ "ConvTranspose", 1, 2, 0, 1, SLOT(1) },
+	{ "Gemm", 1, 2, 0, -1, SLOT(1) },
+	{ "MatMul", 1, -1, 0, -1, SLOT(1) },
+	{ "LayerNormalization", 1, -1, 0, -1, SLOT(1) | SLOT(2) },
+	{ "InstanceNormalization", 1, -1, 0, -1, SLOT(1) | SLOT(2) },
+	{ "BatchNormalization", 1, -1, 0, -1,
+	    SLOT(1) | SLOT(2) | SLOT(3) | SLOT(4) },
+};
+
+const struct opinfo *
+opinfo_find(const char *domain, const char *op_type)
+{
+	if (domain && *domain && strcmp(domain, "ai.onnx") != 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		if (strcmp(table[i].op_type, op_type) == 0)
+			return &table[i];
+	return NULL;
+}
+
+enum opinfo_role
+opinfo_role(const char *domain, const char *op_type, int slot)
+{
+	const struct opinfo *oi = opinfo_find(domain, op_type);
+
+	if (!oi || slot < 0 || slot >= 32)
+		return OPINFO_OTHER;
+	if (slot == oi->bias_slot)
+		return OPINFO_BIAS;
+	if (oi->weight_mask & SLOT(slot))
+		return OPINFO_WEIGHT;
+	return OPINFO_OTHER;
+}
+
+int
+opinfo_axis(const Onnx__NodeProto *n, int slot, int rank)
+{
+	const struct opinfo *oi = opinfo_find(n->domain, n->op_type);
+
+	switch (opinfo_role(n->domain, n->op_type, slot)) {
+	case OPINFO_BIAS:
+		/* Conv's B is 1-D; Gemm's C broadcasts: its last axis is N */
+		return rank >= 1 ? rank - 1 : -1;
+	case OPINFO_WEIGHT:
+		break;
+	default:
+		return -1;
+	}
+	if (strcmp(oi->op_type, "Gemm") == 0)
+		return rank == 2 ? (attr_int(n, "transB", 0) ? 0 : 1) : -1;
+	/* a 1-D B has no output channel: MatMul drops that axis */
+	if (strcmp(oi->op_type, "MatMul") == 0)
+		return rank >= 2 ? rank - 1 : -1;
+	if (oi->weight_axis >= 0)
+		return rank > oi->weight_axis ? oi->weight_axis : -1;
+	/* normalization parameters: per channel along their only axis */
+	return rank == 1 ? 0 : -1;
+}
+
+int
+opinfo_bias_pair(const Onnx__NodeProto *n, int slot, int *act_slot,
+    int *weight_slot)
+{
+	const struct opinfo *oi = opinfo_find(n->domain, n->op_type);
+
+	if (!oi || oi->bias_slot < 0 || slot != oi->bias_slot)
+		return -1;
+	*act_slot = oi->act_slot;
+	*weight_slot = oi->weight_slot;
+	return 0;
+}

@@ -1,0 +1,624 @@
+/* rangesel: see rangesel.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rangesel.h"
+#include "tensor.h"
+
+static const char *const method_names[] = {
+	[RANGESEL_MINMAX] = "minmax",
+	[RANGESEL_ENTROPY] = "entropy",
+	[RANGESEL_PERCENTILE] = "percentile",
+	[RANGESEL_DISTRIBUTION] = "distribution",
+	[RANGESEL_MSE] = "mse",
+};
+
+#define NMETHODS (int)(sizeof method_names / sizeof method_names[0])
+
+const char *
+rangesel_method_name(int method)
+{
+	if (method < 0 || method >= NMETHODS)
+		return NULL;
+	return method_names[method];
+}
+
+int
+rangesel_method_parse(const char *s)
+{
+	for (int i = 0; i < NMETHODS; i++)
+		if (strcmp(s, method_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+void
+rangesel_opts_init(struct rangesel_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->method = RANGESEL_MINMAX;
+	o->percentile = RANGESEL_PERCENTILE_DEFAULT;
+	o->entropy_bins = RANGESEL_ENTROPY_BINS_DEFAULT;
+	o->q.type = DT_UINT8;
+}
+
+/* Bins must be ascending and disjoint, as hist_bins() gives them. */
+static int
+check_bins(const struct rangesel_stats *st, struct err *e)
+{
+	if (st->bins == NULL || st->nbins == 0)
+		return err_set(e, "no histogram");
+	for (size_t i = 0; i < st->nbins; i++) {
+		const struct hist_bin *b = &st->bins[i];
+
+		if (!isfinite(b->lo) || !isfinite(b->hi) || b->lo > b->hi)
+			return err_set(e, "histogram bin %zu [%g, %g) is malformed",
+			    i, (double)b->lo, (double)b->hi);
+		if (i > 0 && b->lo < st->bins[i - 1].hi)
+			return err_set(e, "histogram bins %zu and %zu overlap or "
+			    "are out of order", i - 1, i);
+	}
+	return 0;
+}
+
+static float
+clampf(double v, double lo, double hi)
+{
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	return (float)v;
+}
+
+/* A magnitude interval [a, b] holding c values (a == b: all at a). */
+struct mbin {
+	double a, b, c;
+};
+
+static int
+mbin_cmp(const void *x, const void *y)
+{
+	const struct mbin *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	return 0;
+}
+
+/* |x| bins, ascending, equal intervals merged; *n set. NULL on no memory. */
+static struct mbin *
+fold_bins(const struct rangesel_stats *st, size_t *n, struct err *e)
+{
+	struct mbin *m;
+	size_t k = 0, j;
+
+	if (st->nbins > SIZE_MAX / 2 / sizeof *m ||
+	    (m = malloc(2 * st->nbins * sizeof *m)) == NULL) {
+		err_nomem(e);
+		return NULL;
+	}
+	for (size_t i = 0; i < st->nbins; i++) {
+		double lo = st->bins[i].lo, hi = st->bins[i].hi;
+		double c = (double)st->bins[i].count;
+
+		if (c == 0)
+			continue;
+		if (hi <= 0) {
+			m[k++] = (struct mbin){ -hi, -lo, c };
+		} else if (lo >= 0) {
+			m[k++] = (struct mbin){ lo, hi, c };
+		} else {
+			/* A bin across zero (not from hist.c): split it. */
+			m[k++] = (struct mbin){ 0, -lo, c * -lo / (hi - lo) };
+			m[k++] = (struct mbin){ 0, hi, c * hi / (hi - lo) };
+		}
+	}
+	qsort(m, k, sizeof *m, mbin_cmp);
+	j = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (j > 0 && m[j - 1].a == m[i].a && m[j - 1].b == m[i].b)
+			m[j - 1].c += m[i].c;
+		else
+			m[j++] = m[i];
+	}
+	*n = j;
+	return m;
+}
+
+/* The value below which `target` of the values of m[0..n) lie. */
+static double
+quantile(const struct mbin *m, size_t n, double target)
+{
+	double cum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].c <= 0)
+			continue;
+		if (cum + m[i].c >= target) {
+			double f = (target - cum) / m[i].c;
+
+			if (f < 0)
+				f = 0;
+			if (f > 1)
+				f = 1;
+			return m[i].a + (m[i].b - m[i].a) * f;
+		}
+		cum += m[i].c;
+	}
+	return n ? m[n - 1].b : 0;
+}
+
+static int
+sel_percentile(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    float *rmin, float *rmax, struct err *e)
+{
+	struct mbin *m;
+	double total = 0, p = o->percentile, lo, hi;
+	size_t n;
+
+	if (!(p > 0 && p <= 100))
+		return err_set(e, "percentile %g is not in (0, 100]", p);
+	if (check_bins(st, e) < 0)
+		return -1;
+	if (!o->per_side) {
+		if ((m = fold_bins(st, &n, e)) == NULL)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			total += m[i].c;
+		hi = quantile(m, n, total * p / 100.0);
+		lo = -hi;
+	} else {
+		/* Signed bins are already ascending: use them directly. */
+		if ((m = malloc(st->nbins * sizeof *m)) == NULL)
+			return err_nomem(e);
+		for (size_t i = 0; i < st->nbins; i++) {
+			m[i] = (struct mbin){ st->bins[i].lo, st->bins[i].hi,
+			    (double)st->bins[i].count };
+			total += m[i].c;
+		}
+		n = st->nbins;
+		lo = quantile(m, n, total * (100.0 - p) / 200.0);
+		hi = quantile(m, n, total * (1.0 - (100.0 - p) / 200.0));
+	}
+	free(m);
+	*rmin = clampf(lo, st->min, st->max);
+	*rmax = clampf(hi, st->min, st->max);
+	return 0;
+}
+
+/* Grid points on one side of zero the entropy method quantizes |x| to. */
+static int64_t
+entropy_levels(const struct rangesel_stats *st, const struct qparams_opts *q)
+{
+	int64_t qmin, qmax;
+
+	if (qparams_qrange(q->type, q->reduce_range, q->symmetric, &qmin,
+	    &qmax) < 0)
+		return -1;
+	if (!q->symmetric && (st->min >= 0 || st->max <= 0))
+		return qmax - qmin + 1;
+	return (qmax - qmin) / 2 + 1;
+}
+
+/* KL(p || q) of unnormalised p, q (sums sp, sq); inf where p > 0 = q. */
+static double
+kl_divergence(const double *p, const double *q, size_t n, double sp,
+    double sq)
+{
+	double d = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double pi = p[i] / sp, qi = q[i] / sq;
+
+		if (pi <= 0)
+			continue;
+		if (qi <= 0)
+			return INFINITY;
+		d += pi * log(pi / qi);
+	}
+	return d;
+}
+
+static int
+sel_entropy(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    float *rmin, float *rmax, struct err *e)
+{
+	struct mbin *m = NULL;
+	double *h = NULL, *p = NULL, *q = NULL, *lev = NULL;
+	double amax, width, best = INFINITY, t;
+	int64_t levels, *nz = NULL;
+	size_t nb = (size_t)o->entropy_bins, n, besti, start;
+	int rc = -1;
+
+	if (o->entropy_bins <= 0 || o->entropy_bins > RANGESEL_ENTROPY_BINS_MAX)
+		return err_set(e, "entropy bins %d not in 1..%d",
+		    o->entropy_bins, RANGESEL_ENTROPY_BINS_MAX);
+	if (check_bins(st, e) < 0)
+		return -1;
+	if ((levels = entropy_levels(st, &o->q)) < 0)
+		return err_set(e, "cannot quantize to type %d", o->q.type);
+	amax = fmax(fabs(st->min), fabs(st->max));
+	if (amax == 0 || (size_t)levels >= nb) {
+		/* Nothing to clip, or the grid is finer than the histogram. */
+		*rmin = (float)st->min;
+		*rmax = (float)st->max;
+		return 0;
+	}
+	if ((m = fold_bins(st, &n, e)) == NULL)
+		return -1;
+	h = calloc(nb, sizeof *h);
+	p = calloc(nb, sizeof *p);
+	q = calloc(nb, sizeof *q);
+	lev = calloc((size_t)levels, sizeof *lev);
+	nz = calloc((size_t)levels, sizeof *nz);
+	if (!h || !p || !q || !lev || !nz) {
+		err_nomem(e);
+		goto out;
+	}
+
+	/* Spread each magnitude bin evenly over the linear bins it covers. */
+	width = amax / (double)nb;
+	for (size_t i = 0; i < n; i++) {
+		double a = m[i].a, b = fmin(m[i].b, amax);
+		size_t k0, k1;
+
+		if (b <= a) {
+			k0 = (size_t)fmin(a / width, (double)(nb - 1));
+			h[k0] += m[i].c;
+			continue;
+		}
+		k0 = (size_t)fmin(a / width, (double)(nb - 1));
+		k1 = (size_t)fmin(b / width, (double)(nb - 1));
+		for (size_t k = k0; k <= k1; k++) {
+			double lo = fmax(a, (double)k * width);
+			double hi = fmin(b, (double)(k + 1) * width);
+
+			if (k == nb - 1)
+				hi = b;
+			if (hi > lo)
+				h[k] += m[i].c * (hi - lo) / (b - a);
+		}
+	}
+	if (nb > 1)
+		h[0] = h[1];
+
+	/* TensorRT starts at 128 of 2048 bins. */
+	start = (size_t)levels > nb / 16 ? (size_t)levels : nb / 16;
+	if (start > nb)
+		start = nb;
+	besti = nb;
+	for (size_t i = start; i <= nb; i++) {
+		double outliers = 0, sp = 0, sq = 0, d;
+
+		for (size_t k = i; k < nb; k++)
+			outliers += h[k];
+		memset(lev, 0, (size_t)levels * sizeof *lev);
+		memset(nz, 0, (size_t)levels * sizeof *nz);
+		for (size_t k = 0; k < i; k++) {
+			size_t l = (size_t)((uint64_t)k * (uint64_t)levels / i);
+
+			if (h[k] != 0) {
+				lev[l] += h[k];
+				nz[l]++;
+			}
+		}
+		for (size_t k = 0; k < i; k++) {
+			size_t l = (size_t)((uint64_t)k * (uint64_t)levels / i);
+
+			q[k] = h[k] != 0 ? lev[l] / (double)nz[l] : 0;
+			p[k] = h[k];
+			sq += q[k];
+			sp += p[k];
+		}
+		p[i - 1] += outliers;
+		sp += outliers;
+		if (sp <= 0 || sq <= 0)
+			continue;
+		d = kl_divergence(p, q, i, sp, sq);
+		/* The last minimum: ties go to the wider range. */
+		if (d <= best) {
+			best = d;
+			besti = i;
+		}
+	}
+	t = (double)besti * width;
+	*rmin = clampf(-t, st->min, st->max);
+	*rmax = clampf(t, st->min, st->max);
+	rc = 0;
+out:
+	free(m);
+	free(h);
+	free(p);
+	free(q);
+	free(lev);
+	free(nz);
+	return rc;
+}
+
+static int
+sel_distribution(const struct rangesel_stats *st,
+    const struct rangesel_opts *o, float *rmin, float *rmax, struct err *e)
+{
+	int64_t qmin, qmax;
+	double n, gstd, w;
+
+	if (st->n == 0 || !isfinite(st->mean) || !isfinite(st->std) ||
+	    st->std < 0)
+		return err_set(e, "no mean and standard deviation");
+	if (qparams_qrange(o->q.type, o->q.reduce_range, o->q.symmetric,
+	    &qmin, &qmax) < 0)
+		return err_set(e, "cannot quantize to type %d", o->q.type);
+	n = (double)(qmax - qmin + 1);
+	gstd = sqrt((n * n - 1) / 12.0);
+	w = st->std / gstd * (double)(qmax - qmin);
+	*rmin = clampf(st->mean - w / 2, st->min, st->max);
+	*rmax = clampf(st->mean + w / 2, st->min, st->max);
+	return 0;
+}
+
+/* Count, sum and sum of squares of the values below t (prefix tables). */
+struct moments {
+	long double n, s1, s2;
+};
+
+struct msetab {
+	const struct hist_bin *bins;
+	size_t nbins;
+	struct moments *pre;	/* pre[k]: bins 0..k-1 */
+};
+
+static int
+msetab_init(struct msetab *t, const struct rangesel_stats *st, struct err *e)
+{
+	t->bins = st->bins;
+	t->nbins = st->nbins;
+	if (st->nbins >= SIZE_MAX / sizeof *t->pre ||
+	    (t->pre = malloc((st->nbins + 1) * sizeof *t->pre)) == NULL)
+		return err_nomem(e);
+	t->pre[0] = (struct moments){ 0, 0, 0 };
+	for (size_t k = 0; k < st->nbins; k++) {
+		long double lo = st->bins[k].lo, hi = st->bins[k].hi;
+		long double c = (long double)st->bins[k].count;
+
+		t->pre[k + 1].n = t->pre[k].n + c;
+		t->pre[k + 1].s1 = t->pre[k].s1 + c * (lo + hi) / 2;
+		t->pre[k + 1].s2 = t->pre[k].s2 +
+		    c * (lo * lo + lo * hi + hi * hi) / 3;
+	}
+	return 0;
+}
+
+static struct moments
+below(const struct msetab *t, double x)
+{
+	size_t lo = 0, hi = t->nbins;
+	struct moments m;
+
+	/* k = number of bins with lo < x. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->bins[mid].lo < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return t->pre[0];
+	m = t->pre[lo - 1];
+	{
+		const struct hist_bin *b = &t->bins[lo - 1];
+		long double c = (long double)b->count, blo = b->lo, bhi = b->hi;
+		long double f, tt = x;
+
+		if (bhi <= x)
+			return t->pre[lo];
+		f = (tt - blo) / (bhi - blo);
+		m.n += c * f;
+		m.s1 += c * f * (blo + tt) / 2;
+		m.s2 += c * f * (blo * blo + blo * tt + tt * tt) / 3;
+	}
+	return m;
+}
+
+/* Expected squared error per value of the grid chosen for [a, b]. */
+static int
+mse_of(const struct msetab *t, const struct qparams_opts *q, float a,
+    float b, double *out, struct err *e)
+{
+	struct moments lo, hi, clo, chi, all = t->pre[t->nbins];
+	long double L, U, s, err, nin, n;
+	double dlo, dhi;
+	float scale;
+	int32_t zp;
+
+	if (qparams_compute(q, a, b, &scale, &zp, e) < 0)
+		return -1;
+	qparams_represented(q, scale, zp, &dlo, &dhi);
+	L = dlo;
+	U = dhi;
+	s = scale;
+	lo = below(t, (double)L);
+	hi = below(t, (double)U);
+	/* Values at or above U (U itself clips to nothing: error 0). */
+	n = all.n - hi.n;
+	err = lo.n * L * L - 2 * L * lo.s1 + lo.s2;
+	err += (all.s2 - hi.s2) - 2 * U * (all.s1 - hi.s1) + n * U * U;
+	/* Values in the cell around zero round to zero: error x^2. */
+	clo = below(t, (double)fmaxl(L, -s / 2));
+	chi = below(t, (double)fminl(U, s / 2));
+	if (chi.n < clo.n)
+		chi = clo;
+	err += chi.s2 - clo.s2;
+	nin = (hi.n - lo.n) - (chi.n - clo.n);
+	if (nin > 0)
+		err += nin * s * s / 12;
+	if (err < 0)
+		err = 0;	/* rounding in the sums */
+	*out = all.n > 0 ? (double)(err / all.n) : 0;
+	return 0;
+}
+
+static int
+mse_try(const struct msetab *t, const struct qparams_opts *q, double a,
+    double b, double *best, float *ba, float *bb, struct err *e)
+{
+	double m;
+
+	if (mse_of(t, q, (float)a, (float)b, &m, e) < 0)
+		return -1;
+	if (m < *best) {
+		*best = m;
+		*ba = (float)a;
+		*bb = (float)b;
+	}
+	return 0;
+}
+
+static int
+sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    float *rmin, float *rmax, struct err *e)
+{
+	struct msetab t;
+	double amin = fmin(st->min, 0), amax = fmax(st->max, 0);
+	double best = INFINITY;
+	float ba = (float)st->min, bb = (float)st->max;
+	int rc = -1;
+
+	if (check_bins(st, e) < 0)
+		return -1;
+	if (amin == 0 && amax == 0) {
+		*rmin = *rmax = 0;
+		return 0;
+	}
+	if (msetab_init(&t, st, e) < 0)
+		return -1;
+	if (o->q.symmetric) {
+		double A = fmax(-amin, amax), step;
+		const int G = 512, R = 64;
+		int k;
+
+		for (k = 1; k <= G; k++)
+			if (mse_try(&t, &o->q, -A * k / G, A * k / G, &best, &ba,
+			    &bb, e) < 0)
+				goto out;
+		/* Refine between the neighbours of the best. */
+		step = A / G;
+		{
+			double c = bb;
+
+			for (k = -R; k <= R; k++) {
+				double tt = c + step * k / R;
+
+				if (tt <= 0 || tt > A)
+					continue;
+				if (mse_try(&t, &o->q, -tt, tt, &best, &ba,
+				    &bb, e) < 0)
+					goto out;
+			}
+		}
+		*rmin = clampf(ba, st->min, st->max);
+		*rmax = clampf(bb, st->min, st->max);
+	} else {
+		int G = (amin == 0 || amax == 0) ? 1024 : 128, R = 16;
+		int ia, ib, na = amin < 0 ? G : 0, nbb = amax > 0 ? G : 0;
+		double sa = -amin / G, sb = amax / G, ca, cb;
+
+		for (ia = 0; ia <= na; ia++)
+			for (ib = 0; ib <= nbb; ib++) {
+				if (ia == 0 && ib == 0)
+					continue;
+				if (mse_try(&t, &o->q, amin * ia / G,
+				    amax * ib / G, &best, &ba, &bb, e) < 0)
+					goto out;
+			}
+		ca = ba;
+		cb = bb;
+		for (ia = amin < 0 ? -R : 0; ia <= (amin < 0 ? R : 0); ia++)
+			for (ib = amax > 0 ? -R : 0; ib <= (amax > 0 ? R : 0);
+			    ib++) {
+				double a = ca + sa * ia / R, b = cb + sb * ib / R;
+
+				if (a > 0 || a < amin || b < 0 || b > amax ||
+				    (a == 0 && b == 0))
+					continue;
+				if (mse_try(&t, &o->q, a, b, &best, &ba, &bb,
+				    e) < 0)
+					goto out;
+			}
+		*rmin = clampf(ba, st->min, st->max);
+		*rmax = clampf(bb, st->min, st->max);
+	}
+	rc = 0;
+out:
+	free(t.pre);
+	return rc;
+}
+
+int
+rangesel_mse_error(const struct rangesel_stats *st,
+    const struct rangesel_opts *o, float rmin, float rmax, double *mse,
+    struct err *e)
+{
+	struct msetab t;
+	int rc;
+
+	if (check_bins(st, e) < 0)
+		return -1;
+	if (msetab_init(&t, st, e) < 0)
+		return -1;
+	rc = mse_of(&t, &o->q, rmin, rmax, mse, e);
+	free(t.pre);
+	return rc;
+}
+
+int
+rangesel_select(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    float *rmin, float *rmax, struct err *e)
+{
+	int rc;
+
+	if (!isfinite(st->min) || !isfinite(st->max) || st->min > st->max) {
+		/* No finite values seen: nothing to choose from. */
+		if (st->n == 0) {
+			*rmin = *rmax = 0;
+			return 0;
+		}
+		return err_set(e, "range [%g, %g] is not usable", st->min,
+		    st->max);
+	}
+	switch (o->method) {
+	case RANGESEL_MINMAX:
+		if (o->moving_average) {
+			if (!isfinite(st->mavg_min) || !isfinite(st->mavg_max))
+				return err_set(e, "no per-batch minima and maxima");
+			*rmin = (float)st->mavg_min;
+			*rmax = (float)st->mavg_max;
+		} else {
+			*rmin = (float)st->min;
+			*rmax = (float)st->max;
+		}
+		return 0;
+	case RANGESEL_PERCENTILE:
+		rc = sel_percentile(st, o, rmin, rmax, e);
+		break;
+	case RANGESEL_ENTROPY:
+		rc = sel_entropy(st, o, rmin, rmax, e);
+		break;
+	case RANGESEL_DISTRIBUTION:
+		rc = sel_distribution(st, o, rmin, rmax, e);
+		break;
+	case RANGESEL_MSE:
+		rc = sel_mse(st, o, rmin, rmax, e);
+		break;
+	default:
+		return err_set(e, "unknown range method %d", o->method);
+	}
+	if (rc < 0)
+		return err_prefix(e, "%s", method_names[o->method]);
+	return 0;
+}

@@ -1,0 +1,454 @@
+/* stats: see stats.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+/* Values per chunk: moments and histogram read the chunk while in L1. */
+#define CHUNK 4096
+/* Independent accumulators in the moments loop (the compiler vectorizes). */
+#define LANES 8
+
+const char *const tstats_stat_keys[] = {
+	"dtype", "shape", "n", "nan", "inf", "min", "max", "batches", "bmin",
+	"bmax", "sum", "sumsq", "mean", "std", "mavg_min", "mavg_max", NULL
+};
+const char *const tstats_hist_keys[] = { "mbits", "zero", "bins", NULL };
+
+int
+tstats_init(struct tstats *ts, int mbits, struct err *e)
+{
+	memset(ts, 0, sizeof *ts);
+	ts->dtype = DT_FLOAT;
+	ts->rank = TSTATS_RANK_NONE;
+	ts->min = INFINITY;
+	ts->max = -INFINITY;
+	if (mbits >= 0 && !(ts->hist = hist_new(mbits))) {
+		if (mbits > HIST_MBITS_MAX)
+			return err_set(e, "histogram mbits %d above %d", mbits,
+			    HIST_MBITS_MAX);
+		return err_nomem(e);
+	}
+	return 0;
+}
+
+void
+tstats_release(struct tstats *ts)
+{
+	hist_free(ts->hist);
+	ts->hist = NULL;
+}
+
+void
+tstats_add_shape(struct tstats *ts, int rank, const int64_t *dims)
+{
+	if (rank == TSTATS_RANK_NONE || ts->rank == TSTATS_RANK_MIXED)
+		return;
+	if (ts->rank == TSTATS_RANK_NONE || rank == TSTATS_RANK_MIXED) {
+		ts->rank = rank;
+		if (rank > 0)
+			memcpy(ts->dims, dims, rank * sizeof *dims);
+		return;
+	}
+	if (rank != ts->rank) {
+		ts->rank = TSTATS_RANK_MIXED;
+		return;
+	}
+	for (int i = 0; i < rank; i++)
+		if (ts->dims[i] != dims[i])
+			ts->dims[i] = -1;
+}
+
+/* -0 compares equal to +0; keep only +0 so results do not depend on order. */
+static float
+no_negzero(float f)
+{
+	return f == 0 ? 0.0f : f;
+}
+
+int
+tstats_add_batch(struct tstats *ts, const float *x, size_t n, struct err *e)
+{
+	float mn[LANES], mx[LANES], bmin, bmax;
+	double s[LANES] = { 0 }, q[LANES] = { 0 }, sum, sumsq;
+	uint64_t cnt[LANES] = { 0 }, finite = 0, nonfinite = 0, nan = 0;
+
+	for (int k = 0; k < LANES; k++) {
+		mn[k] = INFINITY;
+		mx[k] = -INFINITY;
+	}
+	for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
+		size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK, i = 0;
+		const float *p = x + c0;
+
+		for (; i + LANES <= cn; i += LANES)
+			for (int k = 0; k < LANES; k++) {
+				uint32_t u;
+				float v = p[i + k];
+				int fin;
+
+				memcpy(&u, &v, sizeof u);
+				fin = (u & 0x7f800000) != 0x7f800000;
+				cnt[k] += fin;
+				v = fin ? v : 0;
+				mn[k] = fin && v < mn[k] ? v : mn[k];
+				mx[k] = fin && v > mx[k] ? v : mx[k];
+				s[k] += v;
+				q[k] += (double)v * v;
+			}
+		for (; i < cn; i++) {
+			float v = p[i];
+
+			if (!isfinite(v))
+				continue;
+			cnt[0]++;
+			mn[0] = v < mn[0] ? v : mn[0];
+			mx[0] = v > mx[0] ? v : mx[0];
+			s[0] += v;
+			q[0] += (double)v * v;
+		}
+		if (ts->hist && hist_add(ts->hist, p, cn) < 0)
+			return err_nomem(e);
+	}
+	bmin = mn[0];
+	bmax = mx[0];
+	for (int k = 0; k < LANES; k++) {
+		finite += cnt[k];
+		bmin = mn[k] < bmin ? mn[k] : bmin;
+		bmax = mx[k] > bmax ? mx[k] : bmax;
+	}
+	/* fixed pairwise order of the lanes: the result depends on x only */
+	for (int w = LANES / 2; w >= 1; w /= 2)
+		for (int k = 0; k < w; k++) {
+			s[k] += s[k + w];
+			q[k] += q[k + w];
+		}
+	sum = s[0];
+	sumsq = q[0];
+	nonfinite = n - finite;
+	if (nonfinite)
+		for (size_t i = 0; i < n; i++)
+			nan += isnan(x[i]) != 0;
+	ts->nan += nan;
+	ts->inf += nonfinite - nan;
+	if (finite == 0)
+		return 0;
+	bmin = no_negzero(bmin);
+	bmax = no_negzero(bmax);
+	ts->n += finite;
+	ts->batches++;
+	ts->min = bmin < ts->min ? bmin : ts->min;
+	ts->max = bmax > ts->max ? bmax : ts->max;
+	xsum_add(&ts->bmin, bmin);
+	xsum_add(&ts->bmax, bmax);
+	xsum_add(&ts->sum, sum);
+	xsum_add(&ts->sumsq, sumsq);
+	return 0;
+}
+
+static int
+add_u64(uint64_t *dst, uint64_t v, const char *what, struct err *e)
+{
+	if (*dst > UINT64_MAX - v)
+		return err_set(e, "%s count overflows", what);
+	*dst += v;
+	return 0;
+}
+
+int
+tstats_merge(struct tstats *dst, const struct tstats *src, struct err *e)
+{
+	if (dst->dtype != src->dtype)
+		return err_set(e, "dtype %s differs from %s",
+		    dtype_name(dst->dtype) ? dtype_name(dst->dtype) : "?",
+		    dtype_name(src->dtype) ? dtype_name(src->dtype) : "?");
+	if (add_u64(&dst->n, src->n, "value", e) < 0 ||
+	    add_u64(&dst->nan, src->nan, "nan", e) < 0 ||
+	    add_u64(&dst->inf, src->inf, "inf", e) < 0 ||
+	    add_u64(&dst->batches, src->batches, "batch", e) < 0)
+		return -1;
+	if (src->hist) {
+		if (!dst->hist) {
+			if (!(dst->hist = hist_new(hist_mbits(src->hist))))
+				return err_nomem(e);
+		}
+		if (hist_merge(dst->hist, src->hist, e) < 0)
+			return -1;
+	}
+	tstats_add_shape(dst, src->rank, src->dims);
+	dst->min = src->min < dst->min ? src->min : dst->min;
+	dst->max = src->max > dst->max ? src->max : dst->max;
+	xsum_add_xsum(&dst->bmin, &src->bmin);
+	xsum_add_xsum(&dst->bmax, &src->bmax);
+	xsum_add_xsum(&dst->sum, &src->sum);
+	xsum_add_xsum(&dst->sumsq, &src->sumsq);
+	return 0;
+}
+
+double
+tstats_mean(const struct tstats *ts)
+{
+	return ts->n ? xsum_round(&ts->sum) / (double)ts->n : NAN;
+}
+
+double
+tstats_std(const struct tstats *ts)
+{
+	double mean, var;
+
+	if (!ts->n)
+		return NAN;
+	mean = tstats_mean(ts);
+	var = fma(-mean, mean, xsum_round(&ts->sumsq) / (double)ts->n);
+	return var > 0 ? sqrt(var) : 0;
+}
+
+float
+tstats_mavg_min(const struct tstats *ts)
+{
+	return ts->batches ?
+	    (float)(xsum_round(&ts->bmin) / (double)ts->batches) : NAN;
+}
+
+float
+tstats_mavg_max(const struct tstats *ts)
+{
+	return ts->batches ?
+	    (float)(xsum_round(&ts->bmax) / (double)ts->batches) : NAN;
+}
+
+void
+tstats_put_stat(const struct tstats *ts, struct stream_writer *w,
+    int annotate)
+{
+	const char *dt = dtype_name(ts->dtype);
+
+	stream_put_raw(w, "dtype", dt ? dt : "undefined");
+	if (ts->rank == TSTATS_RANK_MIXED)
+		stream_put_raw(w, "shape", "*");
+	else if (ts->rank >= 0)
+		stream_put_shape(w, "shape", ts->rank, ts->dims);
+	stream_put_uint(w, "n", ts->n);
+	stream_put_uint(w, "nan", ts->nan);
+	stream_put_uint(w, "inf", ts->inf);
+	stream_put_float(w, "min", ts->min);
+	stream_put_float(w, "max", ts->max);
+	stream_put_uint(w, "batches", ts->batches);
+	stream_put_xsum(w, "bmin", &ts->bmin);
+	stream_put_xsum(w, "bmax", &ts->bmax);
+	stream_put_xsum(w, "sum", &ts->sum);
+	stream_put_xsum(w, "sumsq", &ts->sumsq);
+	if (annotate) {
+		stream_put_double(w, "mean", tstats_mean(ts));
+		stream_put_double(w, "std", tstats_std(ts));
+		stream_put_float(w, "mavg_min", tstats_mavg_min(ts));
+		stream_put_float(w, "mavg_max", tstats_mavg_max(ts));
+	}
+}
+
+/* One "EDGE:COUNT" element; the edge is the bin's end nearer zero. */
+static void
+bin_text(const struct hist_bin *b, char *buf, size_t size)
+{
+	char num[STREAM_NUM_MAX];
+
+	stream_fmt_float(b->lo > 0 ? b->lo : b->hi, num);
+	snprintf(buf, size, "%s:%llu", num, (unsigned long long)b->count);
+}
+
+int
+tstats_put_hist(const struct tstats *ts, const char *name,
+    struct stream_writer *w, const struct stream_kv *extra, size_t nextra,
+    struct err *e)
+{
+	struct hist_bin *bins;
+	size_t nbins, i = 0, blen, cap;
+	char *buf, el[STREAM_NUM_MAX + 24];
+	uint64_t zero = 0;
+	int first = 1;
+
+	if (!ts->hist)
+		return 0;
+	if (hist_bins(ts->hist, &bins, &nbins, e) < 0)
+		return -1;
+	/* the zero bin has its own key */
+	for (size_t k = 0; k < nbins; k++)
+		if (bins[k].lo == 0 && bins[k].hi == 0)
+			zero = bins[k].count;
+	cap = TSTATS_HIST_LINE + sizeof el;
+	if (!(buf = malloc(cap))) {
+		free(bins);
+		return err_nomem(e);
+	}
+	do {
+		size_t room;
+
+		stream_rec_start(w, "hist", name);
+		stream_put_int(w, "mbits", hist_mbits(ts->hist));
+		stream_put_uint(w, "zero", first ? zero : 0);
+		for (size_t k = 0; first && k < nextra; k++)
+			stream_put_raw(w, extra[k].key, extra[k].val);
+		/* "\tbins=" and the LF; a long name still gets one bin */
+		room = stream_rec_len(w) + 7 < TSTATS_HIST_LINE ?
+		    TSTATS_HIST_LINE - stream_rec_len(w) - 7 : 0;
+		blen = 0;
+		buf[0] = '\0';
+		for (; i < nbins; i++) {
+			size_t len;
+
+			if (bins[i].lo == 0 && bins[i].hi == 0)
+				continue;
+			bin_text(&bins[i], el, sizeof el);
+			len = strlen(el) + (blen > 0);
+			if (blen && blen + len > room)
+				break;
+			if (blen)
+				buf[blen++] = ',';
+			memcpy(buf + blen, el, strlen(el) + 1);
+			blen += strlen(el);
+		}
+		stream_put_raw(w, "bins", buf);
+		stream_rec_done(w);
+		first = 0;
+	} while (i < nbins);
+	free(buf);
+	free(bins);
+	return 0;
+}
+
+int
+tstats_write(const struct tstats *ts, const char *name,
+    struct stream_writer *w, int annotate, struct err *e)
+{
+	stream_rec_start(w, "stat", name);
+	tstats_put_stat(ts, w, annotate);
+	stream_rec_done(w);
+	if (tstats_put_hist(ts, name, w, NULL, 0, e) < 0)
+		return -1;
+	return stream_writer_error(w, e);
+}
+
+int
+tstats_read_stat(struct tstats *ts, const struct stream_rec *rec,
+    struct err *e)
+{
+	const char *dt, *shape;
+
+	if (!(dt = stream_rec_get(rec, "dtype")))
+		return stream_rec_err(rec, e, "key dtype: missing in %s record",
+		    rec->type);
+	if ((ts->dtype = dtype_from_name(dt)) == DT_UNDEFINED)
+		return stream_rec_err(rec, e, "key dtype: unknown type '%.40s'",
+		    dt);
+	ts->rank = TSTATS_RANK_NONE;
+	if ((shape = stream_rec_get(rec, "shape")) != NULL) {
+		if (strcmp(shape, "*") == 0)
+			ts->rank = TSTATS_RANK_MIXED;
+		else if (stream_rec_shape(rec, "shape", &ts->rank, ts->dims,
+		    e) < 0)
+			return -1;
+	}
+	if (stream_rec_uint(rec, "n", &ts->n, e) < 0 ||
+	    stream_rec_uint(rec, "nan", &ts->nan, e) < 0 ||
+	    stream_rec_uint(rec, "inf", &ts->inf, e) < 0 ||
+	    stream_rec_float(rec, "min", &ts->min, e) < 0 ||
+	    stream_rec_float(rec, "max", &ts->max, e) < 0 ||
+	    stream_rec_uint(rec, "batches", &ts->batches, e) < 0 ||
+	    stream_rec_xsum(rec, "bmin", &ts->bmin, e) < 0 ||
+	    stream_rec_xsum(rec, "bmax", &ts->bmax, e) < 0 ||
+	    stream_rec_xsum(rec, "sum", &ts->sum, e) < 0 ||
+	    stream_rec_xsum(rec, "sumsq", &ts->sumsq, e) < 0)
+		return -1;
+	ts->min = no_negzero(ts->min);
+	ts->max = no_negzero(ts->max);
+	if (ts->n == 0) {
+		if (ts->batches != 0 || ts->min != INFINITY ||
+		    ts->max != -INFINITY)
+			return stream_rec_err(rec, e, "stat %s: n=0 needs "
+			    "batches=0 min=inf max=-inf", rec->subject);
+	} else if (!isfinite(ts->min) || !isfinite(ts->max) ||
+	    ts->min > ts->max)
+		return stream_rec_err(rec, e, "stat %s: bad range min=%g max=%g",
+		    rec->subject, (double)ts->min, (double)ts->max);
+	else if (ts->batches == 0 || ts->batches > ts->n)
+		return stream_rec_err(rec, e, "stat %s: batches=%llu with n=%llu",
+		    rec->subject, (unsigned long long)ts->batches,
+		    (unsigned long long)ts->n);
+	return 0;
+}
+
+int
+tstats_read_hist(struct tstats *ts, const struct stream_rec *rec,
+    struct err *e)
+{
+	int64_t mbits;
+	uint64_t zero;
+	const char *bins, *p;
+	struct hist *h;
+	struct err he;
+	size_t el = 0;
+
+	if (stream_rec_int(rec, "mbits", &mbits, e) < 0 ||
+	    stream_rec_uint(rec, "zero", &zero, e) < 0)
+		return -1;
+	if (mbits < 0 || mbits > HIST_MBITS_MAX)
+		return stream_rec_err(rec, e, "key mbits: %lld not in 0..%d",
+		    (long long)mbits, HIST_MBITS_MAX);
+	if (!(bins = stream_rec_get(rec, "bins")))
+		return stream_rec_err(rec, e, "key bins: missing in hist record");
+	if (!(h = hist_new((int)mbits)))
+		return err_nomem(e);
+	if (hist_add_bin(h, 0, zero, &he) < 0)
+		goto bad;
+	for (p = bins; *p;) {
+		char num[STREAM_NUM_MAX + 24], *colon;
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		float edge;
+		uint64_t count;
+
+		el++;
+		if (len >= sizeof num) {
+			err_set(&he, "element %zu: too long", el);
+			goto bad;
+		}
+		memcpy(num, p, len);
+		num[len] = '\0';
+		if (!(colon = strchr(num, ':'))) {
+			err_set(&he, "element %zu: '%s' is not EDGE:COUNT", el,
+			    num);
+			goto bad;
+		}
+		*colon = '\0';
+		if (stream_parse_float(num, &edge) < 0 ||
+		    stream_parse_uint(colon + 1, &count) < 0) {
+			*colon = ':';
+			err_set(&he, "element %zu: bad bin '%s'", el, num);
+			goto bad;
+		}
+		if (hist_add_bin(h, edge, count, &he) < 0) {
+			err_prefix(&he, "element %zu", el);
+			goto bad;
+		}
+		p += len;
+		if (*p == ',') {
+			p++;
+			if (!*p) {
+				err_set(&he, "element %zu: empty", el + 1);
+				goto bad;
+			}
+		}
+	}
+	if (!ts->hist) {
+		ts->hist = h;
+		return 0;
+	}
+	if (hist_merge(ts->hist, h, &he) < 0)
+		goto bad;
+	hist_free(h);
+	return 0;
+bad:
+	hist_free(h);
+	return stream_rec_err(rec, e, "key bins: %s", he.msg);
+}

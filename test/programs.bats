@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# programs.bats: the conventions all five programs keep (see README, Hacking):
+# --help prints the usage on stdout and exits 0; --version prints
+# "PROG VERSION"; an unknown option exits 2 with the usage on stderr; the
+# usage equals the SYNOPSIS of man/man1/PROG.1; the page renders without
+# warnings. Needs: the built programs, groff and man-db (mandoc if present).
+
+load helpers
+
+VERSION=$(sed -n 's/^VERSION *= *//p' "$ONNXQ_ROOT/config.mk")
+
+# usage_in: the usage lines in stdin (from "usage:" to the last indented
+# line after it), "usage:" dropped, white space squeezed into one line.
+usage_in() {
+	awk '
+	    !found && /^usage: / { found = 1; sub(/^usage: */, ""); print; next }
+	    found && /^[ \t]+[^ \t]/ { print; next }
+	    found { exit }' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
+}
+
+# synopsis PAGE: the SYNOPSIS section as rendered, squeezed into one line.
+synopsis() {
+	groff -mandoc -Tascii -P-cbou -rLL=2000n "$1" |
+	    awk '/^SYNOPSIS$/ { on = 1; next } on && /^[^ \t]/ { exit } on' |
+	    tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
+}
+
+check_help() {
+	run --separate-stderr "$1" --help
+	[ "$status" -eq 0 ] || fail "$1 --help: exit $status"
+	[ -z "$stderr" ] || fail "$1 --help: wrote to stderr: $stderr"
+	[[ ${lines[0]} == "usage: $1 "* ]] ||
+	    fail "$1 --help: first line is not 'usage: $1 ...': ${lines[0]}"
+}
+
+check_version() {
+	run --separate-stderr "$1" --version
+	[ "$status" -eq 0 ] || fail "$1 --version: exit $status"
+	[ "$output" = "$1 $VERSION" ] ||
+	    fail "$1 --version: got '$output', want '$1 $VERSION'"
+	[ -z "$stderr" ] || fail "$1 --version: wrote to stderr: $stderr"
+}
+
+check_bad_option() {
+	local want
+
+	want=$("$1" --help | usage_in)
+	run --separate-stderr "$1" --no-such-option
+	[ "$status" -eq 2 ] || fail "$1 --no-such-option: exit $status, want 2"
+	[ -z "$output" ] || fail "$1 --no-such-option: wrote to stdout: $output"
+	[ -n "$want" ] && [ "$(usage_in <<<"$stderr")" = "$want" ] ||
+	    fail "$1 --no-such-option: no usage on stderr: $stderr"
+}
+
+check_synopsis() {
+	local page=$ONNXQ_ROOT/man/man1/$1.1 usage syn
+
+	[ -f "$page" ] || fail "no man page $page"
+	usage=$("$1" --help | usage_in)
+	syn=$(synopsis "$page")
+	[ -n "$usage" ] || fail "$1 --help: no usage line"
+	[ "$usage" = "$syn" ] ||
+	    fail "usage and SYNOPSIS differ:" "usage:    $usage" "SYNOPSIS: $syn"
+}
+
+check_man() {
+	local page=$ONNXQ_ROOT/man/man1/$1.1 msgs
+
+	[ -f "$page" ] || fail "no man page $page"
+	msgs=$(MANWIDTH=80 man --warnings=w -l "$page" 2>&1 >"$T/page.txt") ||
+	    fail "man -l $page failed: $msgs"
+	[ -z "$msgs" ] || fail "man -l $page: $msgs"
+	grep -q "^NAME" "$T/page.txt" || fail "man -l $page: no NAME section"
+	if command -v mandoc >/dev/null; then
+		msgs=$(mandoc -T lint -W warning "$page" 2>&1) ||
+		    fail "mandoc -T lint: $msgs"
+	fi
+}
+
+@test "onnx-calib: --help" { check_help onnx-calib; }
+@test "onnx-calib: --version" { check_version onnx-calib; }
+@test "onnx-calib: unknown option" { check_bad_option onnx-calib; }
+@test "onnx-calib: usage equals man page SYNOPSIS" { check_synopsis onnx-calib; }
+@test "onnx-calib: man page renders cleanly" { check_man onnx-calib; }
+
+@test "onnx-qparams: --help" { check_help onnx-qparams; }
+@test "onnx-qparams: --version" { check_version onnx-qparams; }
+@test "onnx-qparams: unknown option" { check_bad_option onnx-qparams; }
+@test "onnx-qparams: usage equals man page SYNOPSIS" { check_synopsis onnx-qparams; }
+@test "onnx-qparams: man page renders cleanly" { check_man onnx-qparams; }
+
+@test "onnx-qdq-insert: --help" { check_help onnx-qdq-insert; }
+@test "onnx-qdq-insert: --version" { check_version onnx-qdq-insert; }
+@test "onnx-qdq-insert: unknown option" { check_bad_option onnx-qdq-insert; }
+@test "onnx-qdq-insert: usage equals man page SYNOPSIS" { check_synopsis onnx-qdq-insert; }
+@test "onnx-qdq-insert: man page renders cleanly" { check_man onnx-qdq-insert; }
+
+@test "onnx-mixprec: --help" { check_help onnx-mixprec; }
+@test "onnx-mixprec: --version" { check_version onnx-mixprec; }
+@test "onnx-mixprec: unknown option" { check_bad_option onnx-mixprec; }
+@test "onnx-mixprec: usage equals man page SYNOPSIS" { check_synopsis onnx-mixprec; }
+@test "onnx-mixprec: man page renders cleanly" { check_man onnx-mixprec; }
+
+@test "onnx-verify: --help" { check_help onnx-verify; }
+@test "onnx-verify: --version" { check_version onnx-verify; }
+@test "onnx-verify: unknown option" { check_bad_option onnx-verify; }
+@test "onnx-verify: usage equals man page SYNOPSIS" { check_synopsis onnx-verify; }
+@test "onnx-verify: man page renders cleanly" { check_man onnx-verify; }
+
+# The skeletons of programs whose work comes later say so, and still
+# reject usage mistakes first.
+@test "onnx-qdq-insert: usage mistakes and the not-implemented error" {
+	run --separate-stderr onnx-qdq-insert
+	[ "$status" -eq 2 ]
+	[[ $stderr == usage:* ]]
+	run --separate-stderr onnx-qdq-insert -o
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-qdq-insert: option -o needs an argument"* ]]
+	run --separate-stderr onnx-qdq-insert a b c
+	[ "$status" -eq 2 ]
+	run --separate-stderr onnx-qdq-insert -v --dedicated-pairs \
+	    --external-data -o out.onnx model.onnx qp.txt
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ $stderr == "onnx-qdq-insert: not implemented yet (see issue "* ]]
+	[ ! -e out.onnx ]
+}
+
+@test "onnx-mixprec: usage mistakes and the not-implemented error" {
+	run --separate-stderr onnx-mixprec model.onnx
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-mixprec: give either -c or --target-snr"* ]]
+	run --separate-stderr onnx-mixprec -c r.yaml --target-snr 30 -d e m
+	[ "$status" -eq 2 ]
+	run --separate-stderr onnx-mixprec --target-snr 30 model.onnx
+	[ "$status" -eq 2 ]
+	run --separate-stderr onnx-mixprec --target-snr 3x -d e model.onnx
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-mixprec: --target-snr: not a number of dB: 3x"* ]]
+	run --separate-stderr onnx-mixprec -c r.yaml -d e model.onnx
+	[ "$status" -eq 2 ]
+	run --separate-stderr onnx-mixprec -c r.yaml model.onnx
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ $stderr == "onnx-mixprec: not implemented yet (see issue "* ]]
+	run --separate-stderr onnx-mixprec -v -o out --target-snr 30.5 -d e m
+	[ "$status" -eq 1 ]
+	[ ! -e out ]
+}
+
+@test "a late write error on stdout is an error" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	for p in onnx-qdq-insert onnx-mixprec; do
+		run "$p" --help
+		[ "$status" -eq 0 ]
+		run sh -c "$p --help >/dev/full"
+		[ "$status" -eq 1 ] || fail "$p --help >/dev/full: exit $status"
+	done
+}

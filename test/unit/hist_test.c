@@ -1,0 +1,258 @@
+/*
+ * hist_test: the float32 histogram with data-independent bins. Checks bin
+ * edges and widths, the zero bin (zeros and subnormals), skipped
+ * non-finite values, ascending bin order, exact coarsening and merging
+ * (shards == whole, at equal and at different mbits), and the errors of
+ * hist_add_bin. Needs nothing but libonnxq.
+ */
+#include <float.h>
+#include <stdint.h>
+
+#include "hist.h"
+#include "unit.h"
+
+static uint64_t rng = 0x243f6a8885a308d3ULL;
+
+static uint64_t
+next64(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 2685821657736338717ULL;
+}
+
+static float
+bits2f(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* Random floats of every kind: normals over the whole range, subnormals,
+ * zeros, infinities, NaNs. */
+static void
+fill(float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)next64();
+
+		switch (next64() % 16) {
+		case 0:
+			x[i] = (u & 1) ? -0.0f : 0.0f;
+			break;
+		case 1:
+			x[i] = bits2f((u & 0x807fffff) | 1);	/* subnormal */
+			break;
+		case 2:
+			x[i] = (u & 1) ? NAN : (u & 2) ? INFINITY : -INFINITY;
+			break;
+		case 3:
+		case 4:
+			x[i] = bits2f(u);	/* anything, NaNs included */
+			break;
+		default:	/* activations-like */
+			x[i] = (float)((double)(u >> 8) / 16777216.0 * 20 - 10);
+		}
+	}
+}
+
+/* Two histograms have the same bins. */
+static int
+same(const struct hist *a, const struct hist *b)
+{
+	struct hist_bin *ba, *bb;
+	size_t na, nb;
+	int eq;
+
+	if (hist_bins(a, &ba, &na, NULL) < 0 || hist_bins(b, &bb, &nb, NULL) < 0)
+		return 0;
+	eq = na == nb && (na == 0 || memcmp(ba, bb, na * sizeof *ba) == 0);
+	free(ba);
+	free(bb);
+	return eq;
+}
+
+static void
+test_edges(void)
+{
+	struct hist *h = hist_new(7);
+	float x[] = { 1.0f, 1.0078125f, 1.0078124f, -1.5f, 3.0f, 0.0f, -0.0f,
+	    1e-40f, -1e-42f, NAN, INFINITY, -INFINITY, FLT_MAX };
+	struct hist_bin *b;
+	size_t n;
+
+	REQUIRE(h != NULL);
+	CHECK_EQ_INT(hist_mbits(h), 7);
+	REQUIRE(hist_add(h, x, sizeof x / sizeof x[0]) == 0);
+	CHECK_EQ_INT(hist_total(h), 10);
+	REQUIRE(hist_bins(h, &b, &n, NULL) == 0);
+	REQUIRE(n == 6);
+	/* -1.5 lies in (-(1.5 + 1/128), -1.5] */
+	CHECK(b[0].lo == -1.5078125f && b[0].hi == -1.5f);
+	CHECK_EQ_INT(b[0].count, 1);
+	/* zeros and subnormals: one zero bin */
+	CHECK(b[1].lo == 0 && b[1].hi == 0);
+	CHECK_EQ_INT(b[1].count, 4);
+	/* [1, 1 + 1/128): 1.0 and 1.0078124 */
+	CHECK(b[2].lo == 1.0f && b[2].hi == 1.0078125f);
+	CHECK_EQ_INT(b[2].count, 2);
+	CHECK(b[3].lo == 1.0078125f && b[3].hi == 1.015625f);
+	CHECK(b[4].lo == 3.0f && b[4].hi == 3.015625f);
+	/* the top bin ends at FLT_MAX, not at infinity */
+	CHECK(b[5].hi == FLT_MAX && b[5].lo < FLT_MAX);
+	free(b);
+	hist_free(h);
+	CHECK(hist_new(HIST_MBITS_MAX + 1) == NULL);
+	CHECK(hist_new(-1) == NULL);
+	h = hist_new(0);
+	REQUIRE(h != NULL);
+	hist_add(h, x, 5);
+	REQUIRE(hist_bins(h, &b, &n, NULL) == 0);
+	/* one bin per binade: -1.5 in (-2, -1], 1.0.. in [1, 2), 3 in [2, 4) */
+	CHECK_EQ_INT(n, 3);
+	CHECK(n == 3 && b[0].lo == -2 && b[1].lo == 1 && b[1].hi == 2 &&
+	    b[1].count == 3 && b[2].lo == 2 && b[2].hi == 4);
+	free(b);
+	hist_free(h);
+}
+
+static void
+test_order_and_width(void)
+{
+	static float x[20000];
+	struct hist *h = hist_new(5);
+	struct hist_bin *b;
+	size_t n;
+	uint64_t total = 0;
+	int ordered = 1, narrow = 1;
+
+	fill(x, 20000);
+	REQUIRE(h != NULL);
+	REQUIRE(hist_add(h, x, 20000) == 0);
+	REQUIRE(hist_bins(h, &b, &n, NULL) == 0);
+	for (size_t i = 0; i < n; i++) {
+		total += b[i].count;
+		if (i && !(b[i - 1].hi <= b[i].lo || (b[i].lo == 0 &&
+		    b[i].hi == 0)))
+			ordered = 0;
+		if (b[i].lo != 0 && b[i].hi != FLT_MAX && b[i].hi != -FLT_MAX &&
+		    (double)b[i].hi - b[i].lo > fabs((double)b[i].lo) / 32 * 1.0000001)
+			narrow = 0;
+	}
+	CHECK(ordered);
+	CHECK(narrow);
+	CHECK_EQ_INT(total, hist_total(h));
+	free(b);
+	hist_free(h);
+}
+
+static void
+test_merge_shards(void)
+{
+	static float x[30000];
+	struct hist *whole = hist_new(7), *sum = hist_new(7), *part;
+	struct err e;
+
+	fill(x, 30000);
+	REQUIRE(whole && sum);
+	REQUIRE(hist_add(whole, x, 30000) == 0);
+	for (int k = 2; k >= 0; k--) {
+		part = hist_new(7);
+		REQUIRE(part != NULL);
+		REQUIRE(hist_add(part, x + k * 10000, 10000) == 0);
+		CHECK_EQ_INT(hist_merge(sum, part, &e), 0);
+		hist_free(part);
+	}
+	CHECK(same(sum, whole));
+	CHECK_EQ_INT(hist_total(sum), hist_total(whole));
+	hist_free(whole);
+	hist_free(sum);
+}
+
+static void
+test_coarsen_exact(void)
+{
+	static float x[30000];
+	struct hist *fine = hist_new(9), *coarse = hist_new(3), *mix;
+	struct err e;
+
+	fill(x, 30000);
+	REQUIRE(fine && coarse);
+	hist_add(fine, x, 30000);
+	hist_add(coarse, x, 30000);
+	CHECK(!same(fine, coarse));
+	CHECK_EQ_INT(hist_coarsen(fine, 3, &e), 0);
+	CHECK_EQ_INT(hist_mbits(fine), 3);
+	CHECK(same(fine, coarse));
+	CHECK_EQ_INT(hist_coarsen(fine, 4, &e), -1);
+	CHECK(strstr(e.msg, "cannot coarsen") != NULL);
+	hist_free(fine);
+
+	/* merging a finer src into a coarser dst, and the other way round */
+	mix = hist_new(3);
+	fine = hist_new(8);
+	REQUIRE(mix && fine);
+	hist_add(mix, x, 12345);
+	hist_add(fine, x + 12345, 30000 - 12345);
+	CHECK_EQ_INT(hist_merge(mix, fine, &e), 0);
+	CHECK(same(mix, coarse));
+	hist_free(mix);
+	mix = hist_new(8);
+	hist_add(mix, x + 12345, 30000 - 12345);
+	hist_free(fine);
+	fine = hist_new(3);
+	hist_add(fine, x, 12345);
+	CHECK_EQ_INT(hist_merge(mix, fine, &e), 0);
+	CHECK_EQ_INT(hist_mbits(mix), 3);
+	CHECK(same(mix, coarse));
+	hist_free(mix);
+	hist_free(fine);
+	hist_free(coarse);
+}
+
+static void
+test_add_bin(void)
+{
+	static float x[5000];
+	struct hist *h = hist_new(6), *r = hist_new(6);
+	struct hist_bin *b;
+	size_t n;
+	struct err e;
+
+	fill(x, 5000);
+	REQUIRE(h && r);
+	hist_add(h, x, 5000);
+	/* rebuilding from the bins' edges gives the same histogram */
+	REQUIRE(hist_bins(h, &b, &n, NULL) == 0);
+	for (size_t i = 0; i < n; i++) {
+		float edge = b[i].lo > 0 ? b[i].lo : b[i].hi;
+
+		CHECK_EQ_INT(hist_add_bin(r, edge, b[i].count, &e), 0);
+	}
+	free(b);
+	CHECK(same(h, r));
+	CHECK_EQ_INT(hist_add_bin(r, 1.01f, 1, &e), -1);
+	CHECK(strstr(e.msg, "not a bin edge") != NULL);
+	CHECK_EQ_INT(hist_add_bin(r, 1e-40f, 1, &e), -1);
+	CHECK(strstr(e.msg, "subnormal") != NULL);
+	CHECK_EQ_INT(hist_add_bin(r, INFINITY, 1, &e), -1);
+	CHECK(strstr(e.msg, "not finite") != NULL);
+	CHECK_EQ_INT(hist_add_bin(r, NAN, 1, &e), -1);
+	hist_free(h);
+	hist_free(r);
+	r = hist_new(6);
+	REQUIRE(r != NULL);
+	CHECK_EQ_INT(hist_add_bin(r, 2.0f, UINT64_MAX, &e), 0);
+	CHECK_EQ_INT(hist_add_bin(r, 2.0f, 1, &e), -1);
+	CHECK(strstr(e.msg, "overflow") != NULL);
+	CHECK_EQ_INT(hist_add_bin(r, -0.0f, 3, &e), 0);
+	CHECK_EQ_INT(hist_add_bin(r, 0.0f, UINT64_MAX - 3, &e), 0);
+	CHECK_EQ_INT(hist_add_bin(r, 0.0f, 1, &e), -1);
+	hist_free(r);
+}
+
+UNIT_MAIN(test_edges, test_order_and_width, test_merge_shards,
+    test_coarsen_exact, test_add_bin)
