@@ -51,9 +51,15 @@ MAN5 = $(sort $(wildcard man/man5/*.5))
 sq = '$(subst ','\'',$(1))'
 FLAGS_LINE = $(strip $(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) : $(OQ_LDFLAGS) $(OQ_LIBS))
 STAMP = $(BUILD)/flags
+DRY_RUN = $(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
 ifneq ($(BUILDING),)
 ifneq ($(FLAGS_LINE),$(strip $(shell cat $(STAMP) 2>/dev/null)))
+ifeq ($(DRY_RUN),)
 $(shell mkdir -p $(BUILD) && printf '%s\n' $(call sq,$(FLAGS_LINE)) >$(STAMP))
+else
+# make -n or -q: say that all would be rebuilt, but write nothing.
+$(STAMP): FORCE
+endif
 endif
 endif
 
@@ -109,13 +115,14 @@ check: $(BINS) $(TOOLS) $(CHECK_UNITS)
 	@scripts/run-tests $(CHECK_UNITS) -- $(CHECK_BATS)
 
 # What the test suites see: where the build is, and the make arguments that
-# rebuild nothing in it (test/install.bats runs make install with them).
+# rebuild nothing in it (test/install.bats runs make install with them, from
+# the top of the tree, so BUILD stays as given).
 check bench: export ONNXQ_ROOT := $(CURDIR)
 check bench: export ONNXQ_BUILD := $(abspath $(BUILD))
 check bench: export ONNXQ_BIN := $(abspath $(BUILD)/bin)
 check bench: export ONNXQ_TOOLS := $(abspath $(BUILD)/test/tools)
 check bench: export ONNXQ_SANITIZE := $(SANITIZE)
-check bench: export ONNXQ_MAKE_ARGS := BUILD=$(call sq,$(abspath $(BUILD))) \
+check bench: export ONNXQ_MAKE_ARGS := BUILD=$(call sq,$(BUILD)) \
 	SANITIZE=$(call sq,$(SANITIZE)) CC=$(call sq,$(CC)) \
 	CFLAGS=$(call sq,$(CFLAGS)) LDFLAGS=$(call sq,$(LDFLAGS))
 
@@ -155,13 +162,21 @@ uninstall:
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m##*/}; done
 	rm -rf $(DESTDIR)$(SHAREDIR)/onnxq
 
-# Only what the build makes, so BUILD=. or BUILD=/tmp cannot do harm.
+# make clean: the build dirs in the tree; make clean BUILD=DIR: that one
+# only, and only what the build makes there, so BUILD=/tmp does no harm.
+ifeq ($(origin BUILD),file)
+CLEAN_DIRS = build build-san build-werror
+else
+CLEAN_DIRS = $(BUILD)
+endif
 clean:
-	rm -rf build build-san build-werror
-	rm -rf $(BUILD)/bin $(BUILD)/cmd $(BUILD)/gen $(BUILD)/lib $(BUILD)/test $(STAMP)
-	rmdir $(BUILD) 2>/dev/null || true
+	for d in $(CLEAN_DIRS); do \
+	  rm -rf $$d/bin $$d/cmd $$d/gen $$d/lib $$d/test $$d/flags; \
+	  rmdir $$d 2>/dev/null || true; done
 
-.PHONY: all tools check bench install uninstall clean
+FORCE:
+
+.PHONY: all tools check bench install uninstall clean FORCE
 .SECONDARY:
 .DELETE_ON_ERROR:
 -include $(LIB_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/cmd/%.d) \

@@ -49,7 +49,7 @@ static const char usage_text[] =
     "[--quiet] [--annotate]\n"
     "                  [-o FILE] MODEL\n"
     "       onnx-calib --weights-only [-o FILE] MODEL\n"
-    "       onnx-calib --merge [--annotate] [-o FILE] STATS...\n";
+    "       onnx-calib --merge [--annotate] [-o FILE] STATS ...\n";
 
 static void
 usage(FILE *fp)

@@ -435,6 +435,7 @@ main(int argc, char **argv)
 	struct opts o = { 0 };
 	int r;
 
+	interp_exec_passive(argv);
 	if ((r = parse_args(argc, argv, &o)) != 0) {
 		free(o.dirs);
 		return r - 1;

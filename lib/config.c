@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include <yaml.h>
 
@@ -162,6 +161,43 @@ msgs_addf(struct config_msgs *m, const char *file, struct config_pos pos,
 	return msgs_add(m, s);
 }
 
+/* The line and column of a message "NAME:LINE:COL: ..." (0 if none). */
+static long
+msg_key(const char *m, size_t namelen)
+{
+	char *end;
+	long line, col;
+
+	if (strlen(m) <= namelen || m[namelen] != ':')
+		return 0;
+	line = strtol(m + namelen + 1, &end, 10);
+	if (*end != ':')
+		return 0;
+	col = strtol(end + 1, &end, 10);
+	if (*end != ':')
+		return 0;
+	return line * 100000 + (col < 100000 ? col : 99999);
+}
+
+/* Order msgs[from..] by position (stable), so they read top to bottom. */
+static void
+msgs_sort(struct config_msgs *m, size_t from, const char *name)
+{
+	size_t namelen = strlen(name);
+
+	for (size_t i = from + 1; i < m->n; i++) {
+		char *x = m->v[i];
+		long kx = msg_key(x, namelen);
+		size_t j = i;
+
+		while (j > from && msg_key(m->v[j - 1], namelen) > kx) {
+			m->v[j] = m->v[j - 1];
+			j--;
+		}
+		m->v[j] = x;
+	}
+}
+
 /* Loading. */
 
 struct loader {
@@ -208,9 +244,12 @@ diag(struct loader *L, const yaml_node_t *n, const char *ctx,
 	free(msg);
 }
 
-/* The node with this id, marked as used; NULL (and a message) if reused. */
+/*
+ * The node with this id, marked as used; NULL (and a message at `blame`,
+ * where the alias must be, or at the node) if it was used before.
+ */
 static yaml_node_t *
-take(struct loader *L, int id, const char *ctx)
+take_at(struct loader *L, int id, const char *ctx, const yaml_node_t *blame)
 {
 	yaml_node_t *n = yaml_document_get_node(L->doc, id);
 
@@ -219,11 +258,18 @@ take(struct loader *L, int id, const char *ctx)
 	if (id < 1 || (size_t)id > L->nnodes)
 		return NULL;
 	if (L->seen[id - 1]) {
-		diag(L, n, ctx, "anchors and aliases are not supported");
+		diag(L, blame ? blame : n, ctx, "anchors and aliases are not "
+		    "supported");
 		return NULL;
 	}
 	L->seen[id - 1] = 1;
 	return n;
+}
+
+static yaml_node_t *
+take(struct loader *L, int id, const char *ctx)
+{
+	return take_at(L, id, ctx, NULL);
 }
 
 static const char *
@@ -470,7 +516,14 @@ each_pair(struct loader *L, const yaml_node_t *map, const char *ctx,
     pair_fn *fn, void *arg)
 {
 	yaml_node_pair_t *p, *q;
+	struct strmap *keys = NULL;
 
+	/* Large mappings (tensors) find duplicates by hash. */
+	if (map->data.mapping.pairs.top - map->data.mapping.pairs.start > 32 &&
+	    (keys = strmap_new()) == NULL) {
+		L->nomem = 1;
+		return;
+	}
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
 	    p++) {
 		yaml_node_t *k = take(L, p->key, ctx), *v;
@@ -486,13 +539,21 @@ each_pair(struct loader *L, const yaml_node_t *map, const char *ctx,
 			continue;
 		}
 		ks = (const char *)k->data.scalar.value;
-		for (q = map->data.mapping.pairs.start; q < p && !dup; q++) {
-			yaml_node_t *qk = yaml_document_get_node(L->doc, q->key);
+		if (keys) {
+			dup = strmap_get(keys, ks, NULL);
+			if (!dup && strmap_put(keys, ks, 1) < 0)
+				L->nomem = 1;
+		} else
+			for (q = map->data.mapping.pairs.start; q < p && !dup;
+			    q++) {
+				yaml_node_t *qk = yaml_document_get_node(L->doc,
+				    q->key);
 
-			if (qk && qk->type == YAML_SCALAR_NODE &&
-			    strcmp((const char *)qk->data.scalar.value, ks) == 0)
-				dup = 1;
-		}
+				if (qk && qk->type == YAML_SCALAR_NODE &&
+				    strcmp((const char *)qk->data.scalar.value,
+				    ks) == 0)
+					dup = 1;
+			}
 		if (dup) {
 			char *pk = printable(ks);
 
@@ -501,10 +562,20 @@ each_pair(struct loader *L, const yaml_node_t *map, const char *ctx,
 			take(L, p->value, ctx);
 			continue;
 		}
-		if ((v = take(L, p->value, ctx)) == NULL)
+		{
+			char *pk = printable(ks);
+			char *vctx = pk ? fmt("%s%s%s", ctx, *ctx ? ": " : "",
+			    pk) : NULL;
+
+			v = take_at(L, p->value, vctx ? vctx : ctx, k);
+			free(pk);
+			free(vctx);
+		}
+		if (v == NULL)
 			continue;
 		fn(L, arg, ks, k, v, ctx);
 	}
+	strmap_free(keys);
 }
 
 /* Per-tensor specs. */
@@ -581,12 +652,12 @@ read_vals(struct loader *L, struct specread *r, int key,
 			}
 		}
 		if (key == CK_ZERO_POINT) {
-			int64_t z;
+			int64_t z = 0;
 
 			rc = get_int(L, it, ictx ? ictx : ctx, &z);
 			x->v[i] = (double)z;
 		} else {
-			float f;
+			float f = 0;
 
 			rc = get_float(L, it, ictx ? ictx : ctx, &f);
 			x->v[i] = f;
@@ -625,8 +696,7 @@ spec_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
 	if (r->is_convert && (key == CK_REDUCE_RANGE || key == CK_AXIS ||
 	    key == CK_CONVERT)) {
 		diag(L, kn, kctx, "not allowed in convert%s",
-		    key == CK_REDUCE_RANGE ? " (activations have no "
-		    "reduce_range in ORT's convert either)" : "");
+		    key == CK_REDUCE_RANGE ? " (ORT refuses it too)" : "");
 		goto out;
 	}
 	if (!r->is_convert && key == CK_RECV_NODES) {
@@ -720,7 +790,10 @@ spec_arrays(struct loader *L, struct specread *r, const char *ctx)
 			diag(L, x->node, kctx ? kctx : ctx, "%zu values, but %s "
 			    "has %zu", x->n, key_names[listkey], n);
 			free(kctx);
-			s->set &= ~(1u << vk[i]);
+			/* Keep the key (no "needs ..." to follow); the
+			 * arrays below take n values, repeating the last. */
+			if (x->n > n)
+				x->n = n;
 			continue;
 		}
 		n = x->n;
@@ -738,7 +811,8 @@ spec_arrays(struct loader *L, struct specread *r, const char *ctx)
 			    == NULL)
 				goto nomem;
 			for (size_t j = 0; j < n; j++)
-				s->zero_point[j] = (int64_t)x->v[x->list ? j : 0];
+				s->zero_point[j] = (int64_t)x->v[x->list ?
+				    (j < x->n ? j : x->n - 1) : 0];
 		} else {
 			float **dst = vk[i] == CK_SCALE ? &s->scale :
 			    vk[i] == CK_RMIN ? &s->rmin : &s->rmax;
@@ -746,7 +820,8 @@ spec_arrays(struct loader *L, struct specread *r, const char *ctx)
 			if ((*dst = calloc(n, sizeof **dst)) == NULL)
 				goto nomem;
 			for (size_t j = 0; j < n; j++)
-				(*dst)[j] = (float)x->v[x->list ? j : 0];
+				(*dst)[j] = (float)x->v[x->list ?
+				    (j < x->n ? j : x->n - 1) : 0];
 		}
 	}
 	return;
@@ -823,15 +898,17 @@ check_zp(struct loader *L, const struct config_spec *s, int zptype,
 /* The rules every spec follows; zptype is the type its zero point is in. */
 static void
 check_spec(struct loader *L, const struct config_spec *s, int zptype,
-    const char *ctx)
+    int pairing, const char *ctx)
 {
 	static const int excl[] = { CK_SYMMETRIC, CK_REDUCE_RANGE, CK_RMIN,
 	    CK_RMAX, CK_METHOD, CK_PERCENTILE, CK_POW2 };
 	unsigned set = s->set;
 
-	if ((set & (1u << CK_SCALE)) && !(set & (1u << CK_ZERO_POINT)))
+	if (pairing && (set & (1u << CK_SCALE)) &&
+	    !(set & (1u << CK_ZERO_POINT)))
 		diag_key(L, s, CK_SCALE, ctx, "needs zero_point as well");
-	if ((set & (1u << CK_ZERO_POINT)) && !(set & (1u << CK_SCALE)))
+	if (pairing && (set & (1u << CK_ZERO_POINT)) &&
+	    !(set & (1u << CK_SCALE)))
 		diag_key(L, s, CK_ZERO_POINT, ctx, "needs scale as well");
 	if (set & ((1u << CK_SCALE) | (1u << CK_ZERO_POINT)))
 		for (size_t i = 0; i < sizeof excl / sizeof excl[0]; i++)
@@ -903,7 +980,7 @@ read_convert(struct loader *L, struct config_tensor *t,
 		    "tensor's own quant_type", qparams_type_name(
 		    t->convert.quant_type));
 	check_spec(L, &t->convert, (t->convert.set & (1u << CK_QUANT_TYPE)) ?
-	    t->convert.quant_type : 0, cctx);
+	    t->convert.quant_type : 0, 1, cctx);
 	free(cctx);
 }
 
@@ -994,7 +1071,10 @@ read_channels(struct loader *L, const yaml_node_t *seq, const char *ctx,
 		}
 		zptype = (ch[0].set & (1u << CK_QUANT_TYPE)) ? ch[0].quant_type :
 		    0;
-		check_spec(L, &ch[i], zptype, ictx);
+		/* A channel missing scale or zero_point was reported above. */
+		check_spec(L, &ch[i], zptype, i == 0 || !(ch[0].set &
+		    (1u << CK_SCALE)) || !(ch[0].set & (1u << CK_ZERO_POINT)),
+		    ictx);
 		free(ictx);
 	}
 
@@ -1015,9 +1095,10 @@ read_channels(struct loader *L, const yaml_node_t *seq, const char *ctx,
 				if (z == NULL)
 					goto nomem;
 				for (size_t i = 0; i < cnt; i++)
-					z[i] = (ch[i].set & (1u << key)) ?
-					    (i ? ch[i].zero_point[0] :
-					    s->zero_point[0]) : 0;
+					if (i == 0)
+						z[i] = s->zero_point[0];
+					else if (ch[i].set & (1u << key))
+						z[i] = ch[i].zero_point[0];
 				free(s->zero_point);
 				s->zero_point = z;
 			} else {
@@ -1111,7 +1192,7 @@ tensor_pair(struct loader *L, void *arg, const char *ks,
 	} else {
 		read_spec(L, v, tctx, &t->spec, t, 0, 1, &conv);
 		check_spec(L, &t->spec, (t->spec.set & (1u << CK_QUANT_TYPE)) ?
-		    t->spec.quant_type : 0, tctx);
+		    t->spec.quant_type : 0, 1, tctx);
 		if (conv) {
 			if (t->spec.per_channel)
 				diag_key(L, &t->spec, CK_CONVERT, tctx, "a "
@@ -1321,6 +1402,22 @@ top_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
 	}
 }
 
+/* A libyaml parse error as a message. */
+static void
+parse_error(struct loader *L, yaml_parser_t *p)
+{
+	struct config_pos pos = { (int)p->problem_mark.line + 1,
+	    (int)p->problem_mark.column + 1 };
+
+	L->nerr++;
+	if (p->error == YAML_MEMORY_ERROR)
+		L->nomem = 1;
+	else if (msgs_addf(L->msgs, L->name, pos, "", "%s%s%s",
+	    p->context ? p->context : "", p->context ? ": " : "",
+	    p->problem ? p->problem : "malformed YAML") < 0)
+		L->nomem = 1;
+}
+
 static struct config *
 load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
     struct err *e)
@@ -1330,6 +1427,8 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
 	struct config *c;
 	yaml_node_t *root;
 	int have_doc = 0;
+
+	size_t from = msgs->n;
 
 	memset(&L, 0, sizeof L);
 	if ((c = calloc(1, sizeof *c)) == NULL ||
@@ -1344,16 +1443,7 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
 	L.msgs = msgs;
 	L.c = c;
 	if (!yaml_parser_load(p, &doc)) {
-		struct config_pos pos = { (int)p->problem_mark.line + 1,
-		    (int)p->problem_mark.column + 1 };
-
-		L.nerr++;
-		if (p->error == YAML_MEMORY_ERROR)
-			L.nomem = 1;
-		else if (msgs_addf(msgs, name, pos, "", "%s%s%s",
-		    p->context ? p->context : "", p->context ? ": " : "",
-		    p->problem ? p->problem : "malformed YAML") < 0)
-			L.nomem = 1;
+		parse_error(&L, p);
 		goto done;
 	}
 	have_doc = 1;
@@ -1374,7 +1464,9 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
 		else if (root && root->type == YAML_MAPPING_NODE)
 			each_pair(&L, root, "", top_pair, NULL);
 		/* A second document is a mistake, not a continuation. */
-		if (yaml_parser_load(p, &doc2)) {
+		if (!yaml_parser_load(p, &doc2))
+			parse_error(&L, p);
+		else {
 			if (yaml_document_get_root_node(&doc2))
 				diag(&L, yaml_document_get_root_node(&doc2), "",
 				    "only one YAML document is allowed");
@@ -1391,6 +1483,7 @@ done:
 		return NULL;
 	}
 	if (L.nerr > 0) {
+		msgs_sort(msgs, from, name);
 		config_free(c);
 		if (L.nerr == 1 && msgs->n > 0)
 			err_set(e, "%s", msgs->v[msgs->n - 1]);
@@ -1425,41 +1518,41 @@ config_load_mem(const char *name, const char *text, size_t len,
 struct config *
 config_load(const char *path, struct config_msgs *msgs, struct err *e)
 {
-	struct stat st;
 	struct config *c;
-	char *buf;
-	size_t n;
+	char *buf = NULL, *nb;
+	size_t n = 0, cap = 0, got;
 	FILE *fp;
 
 	if ((fp = fopen(path, "rb")) == NULL) {
 		err_errno(e, "%s", path);
 		return NULL;
 	}
-	if (fstat(fileno(fp), &st) < 0) {
-		err_errno(e, "%s", path);
-		fclose(fp);
-		return NULL;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err_set(e, "%s: is a directory", path);
-		fclose(fp);
-		return NULL;
-	}
 	/* Read at most one byte past the limit, so pipes are bounded too. */
-	if ((buf = malloc((size_t)CONFIG_MAX_BYTES + 1)) == NULL) {
-		fclose(fp);
-		err_nomem(e);
-		return NULL;
-	}
-	n = fread(buf, 1, (size_t)CONFIG_MAX_BYTES + 1, fp);
+	do {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8192;
+			if (cap > (size_t)CONFIG_MAX_BYTES + 1)
+				cap = (size_t)CONFIG_MAX_BYTES + 1;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				fclose(fp);
+				err_nomem(e);
+				return NULL;
+			}
+			buf = nb;
+		}
+		got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+	} while (got > 0 && n <= (size_t)CONFIG_MAX_BYTES);
 	if (ferror(fp)) {
+		/* EISDIR and friends show up here. */
 		err_errno(e, "%s", path);
 		free(buf);
 		fclose(fp);
 		return NULL;
 	}
 	fclose(fp);
-	c = config_load_mem(path, buf, n, msgs, e);
+	c = config_load_mem(path, buf ? buf : "", n, msgs, e);
 	free(buf);
 	return c;
 }
@@ -1689,10 +1782,12 @@ config_validate(const struct config *c, const struct config_world *w,
     struct config_msgs *msgs)
 {
 	struct vstate v = { c, msgs, 0 };
+	size_t from = msgs->n;
 
 	for (size_t i = 0; i < c->nt; i++)
 		validate_tensor(&v, &c->t[i], w);
 	validate_nodes(&v, &c->nodes_include, "nodes: include", w);
 	validate_nodes(&v, &c->nodes_exclude, "nodes: exclude", w);
+	msgs_sort(msgs, from, c->path);
 	return v.n;
 }

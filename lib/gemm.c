@@ -1,5 +1,7 @@
 /* gemm: see gemm.h. */
 #include <limits.h>
+#include <stdint.h>
+#include <string.h>
 #include <omp.h>
 #include <cblas.h>
 
@@ -145,3 +147,352 @@ gemm_dgemm1(int64_t m, int64_t n, int64_t k, const double *a,
 	    (int)k, 1, a, (int)k, b, (int)n, 0, c, (int)n);
 	return 0;
 }
+
+/* ---------------------------------------------------------------- */
+/* Packed AVX-512 products */
+
+#define NC_COLS 256		/* columns of B packed at a time */
+
+int
+gemm_packed_ok(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f");
+#else
+	return 0;
+#endif
+}
+
+int64_t
+gemm_pack_a_size(int64_t m, int64_t k)
+{
+	return (m + GEMM_MR - 1) / GEMM_MR * GEMM_MR * (k > 0 ? k : 1);
+}
+
+void
+gemm_pack_a(const float *a, int64_t m, int64_t k, int64_t lda, float *dst)
+{
+	for (int64_t p = 0; p < m; p += GEMM_MR) {
+		int64_t mr = m - p < GEMM_MR ? m - p : GEMM_MR;
+
+		for (int64_t kk = 0; kk < k; kk++) {
+			for (int64_t i = 0; i < mr; i++)
+				dst[i] = a[(p + i) * lda + kk];
+			for (int64_t i = mr; i < GEMM_MR; i++)
+				dst[i] = 0;
+			dst += GEMM_MR;
+		}
+	}
+}
+
+int64_t
+gemm_packed_scratch(void)
+{
+	return (int64_t)GEMM_KC * NC_COLS + 16;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Lanes [a, b) of 32 as two masks. */
+static inline void
+lane_masks(int64_t a, int64_t b, __mmask16 *m0, __mmask16 *m1)
+{
+	uint32_t m = 0;
+
+	if (a < 0)
+		a = 0;
+	if (b > 32)
+		b = 32;
+	if (b > a)
+		m = (b - a >= 32 ? 0xffffffffu : ((1u << (b - a)) - 1)) <<
+		    a;
+	*m0 = (__mmask16)(m & 0xffff);
+	*m1 = (__mmask16)(m >> 16);
+}
+
+__attribute__((target("avx512f"))) void
+gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+    float *dst)
+{
+	const struct gemm_rows *r = ctx;
+	int64_t kc = k1 - k0;
+
+	for (int64_t j = j0; j < j1; j += GEMM_NR) {
+		int64_t nr = j1 - j < GEMM_NR ? j1 - j : GEMM_NR;
+		__mmask16 m0, m1;
+
+		lane_masks(0, nr, &m0, &m1);
+		for (int64_t kk = 0; kk < kc; kk++) {
+			const float *src = r->b + (k0 + kk) * r->ldb + j;
+			float *d = dst + kk * GEMM_NR;
+
+			_mm512_store_ps(d, _mm512_maskz_loadu_ps(m0, src));
+			_mm512_store_ps(d + 16,
+			    _mm512_maskz_loadu_ps(m1, src + 16));
+		}
+		dst += kc * GEMM_NR;
+	}
+}
+
+/*
+ * The positions of a few panels split into runs within one output row:
+ * run i fills lanes [lane, lane + len) of panel pan from output row oh,
+ * columns ow... Rows of the unfolded matrix are the outer loop so the
+ * reads walk along input rows (and each (channel, kernel row) is read
+ * for its kernel columns while still in L1).
+ */
+#define RUN_PANELS 8
+
+struct run {
+	int pan, lane, len;
+	int64_t oh, ow;
+};
+
+__attribute__((target("avx512f"))) void
+gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+    float *dst)
+{
+	const struct gemm_unfold *u = ctx;
+	int64_t kc = k1 - k0, hw = u->h * u->w;
+	__m512i step = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6,
+	    5, 4, 3, 2, 1, 0);
+	__m512i sidx = _mm512_mullo_epi32(step, _mm512_set1_epi32(
+	    (int)u->sw));
+	struct run rs[RUN_PANELS * GEMM_NR];
+
+	for (int64_t jb = j0; jb < j1; jb += RUN_PANELS * GEMM_NR) {
+		int64_t je = j1 - jb < RUN_PANELS * GEMM_NR ? j1 :
+		    jb + RUN_PANELS * GEMM_NR;
+		int64_t npan = (je - jb + GEMM_NR - 1) / GEMM_NR;
+		int64_t ci = k0 / (u->kh * u->kw), kh = k0 / u->kw % u->kh;
+		int64_t kw = k0 % u->kw;
+		float *base = dst + (jb - j0) / GEMM_NR * kc * GEMM_NR;
+		int nrun = 0;
+
+		for (int64_t p = jb; p < je; ) {
+			int64_t lane = (p - jb) % GEMM_NR, ow = p % u->ow;
+			int64_t len = u->ow - ow;
+
+			if (len > GEMM_NR - lane)
+				len = GEMM_NR - lane;
+			if (len > je - p)
+				len = je - p;
+			rs[nrun].pan = (int)((p - jb) / GEMM_NR);
+			rs[nrun].lane = (int)lane, rs[nrun].len = (int)len;
+			rs[nrun].oh = p / u->ow, rs[nrun++].ow = ow;
+			p += len;
+		}
+		for (int64_t kk = 0; kk < kc; kk++) {
+			const float *xc = u->x + ci * hw;
+			int64_t offw = kw * u->dw - u->pw;
+			int r = 0;
+
+			for (int64_t q = 0; q < npan; q++) {
+				float *d = base + (q * kc + kk) * GEMM_NR;
+				__m512 v0 = _mm512_setzero_ps(), v1 = v0;
+
+				/* Fast path: one whole run, stride 1, inside. */
+				if (rs[r].len == GEMM_NR && u->sw == 1) {
+					int64_t ih = rs[r].oh * u->sh - u->ph +
+					    kh * u->dh;
+					int64_t iw0 = rs[r].ow + offw;
+
+					if (ih >= 0 && ih < u->h && iw0 >= 0 &&
+					    iw0 + GEMM_NR <= u->w) {
+						const float *src = xc + ih * u->w +
+						    iw0;
+
+						_mm512_store_ps(d,
+						    _mm512_loadu_ps(src));
+						_mm512_store_ps(d + 16,
+						    _mm512_loadu_ps(src + 16));
+						r++;
+						continue;
+					}
+				}
+				for (; r < nrun && rs[r].pan == q; r++) {
+					int64_t ih = rs[r].oh * u->sh - u->ph +
+					    kh * u->dh;
+					int64_t iw0 = rs[r].ow * u->sw + offw;
+					int64_t a, b;
+					__mmask16 m0, m1;
+					const float *src;
+
+					if (ih < 0 || ih >= u->h)
+						continue;
+					/* lanes whose column lies inside the row */
+					if (u->sw == 1) {
+						a = -iw0;
+						b = u->w - iw0;
+					} else {
+						a = iw0 >= 0 ? 0 : (-iw0 + u->sw -
+						    1) / u->sw;
+						b = u->w - 1 - iw0 < 0 ? 0 :
+						    (u->w - 1 - iw0) / u->sw + 1;
+					}
+					if (a < 0)
+						a = 0;
+					if (b > rs[r].len)
+						b = rs[r].len;
+					if (a >= b)
+						continue;
+					lane_masks(rs[r].lane + a, rs[r].lane + b,
+					    &m0, &m1);
+					/* lane l reads column iw0 + (l - lane) * sw */
+					src = xc + ih * u->w + iw0 -
+					    (int64_t)rs[r].lane * u->sw;
+					if (u->sw == 1 && m0 == 0xffff &&
+					    m1 == 0xffff) {
+						v0 = _mm512_loadu_ps(src);
+						v1 = _mm512_loadu_ps(src + 16);
+					} else if (u->sw == 1) {
+						v0 = _mm512_mask_loadu_ps(v0, m0,
+						    src);
+						v1 = _mm512_mask_loadu_ps(v1, m1,
+						    src + 16);
+					} else {
+						v0 = _mm512_mask_i32gather_ps(v0,
+						    m0, sidx, src, 4);
+						v1 = _mm512_mask_i32gather_ps(v1,
+						    m1, sidx, src + 16 * u->sw, 4);
+					}
+				}
+				_mm512_store_ps(d, v0);
+				_mm512_store_ps(d + 16, v1);
+			}
+			if (++kw == u->kw) {
+				kw = 0;
+				if (++kh == u->kh)
+					kh = 0, ci++;
+			}
+		}
+	}
+}
+
+/*
+ * The micro-kernel: an mr x 32 block of C from kc steps, each one column
+ * of A (broadcast, GEMM_MR apart) times one row of B (two vectors).
+ * init: 0 zero, 1 load C, 2 the bias of each row.
+ */
+__attribute__((target("avx512f"), always_inline)) static inline void
+kern(const int mr, int64_t kc, const float *a, const float *b, float *c,
+    int64_t ldc, __mmask16 m0, __mmask16 m1, int init, const float *bias)
+{
+	__m512 c0[GEMM_MR], c1[GEMM_MR];
+
+#pragma GCC unroll 12
+	for (int i = 0; i < mr; i++) {
+		if (init == 2) {
+			c0[i] = c1[i] = _mm512_set1_ps(bias[i]);
+		} else if (init == 1) {
+			c0[i] = _mm512_maskz_loadu_ps(m0, c + i * ldc);
+			c1[i] = _mm512_maskz_loadu_ps(m1, c + i * ldc + 16);
+		} else
+			c0[i] = c1[i] = _mm512_setzero_ps();
+	}
+	for (int64_t k = 0; k < kc; k++) {
+		__m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+
+#pragma GCC unroll 12
+		for (int i = 0; i < mr; i++) {
+			__m512 av = _mm512_set1_ps(a[i]);
+
+			c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
+			c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+		}
+		a += GEMM_MR;
+		b += GEMM_NR;
+	}
+#pragma GCC unroll 12
+	for (int i = 0; i < mr; i++) {
+		_mm512_mask_storeu_ps(c + i * ldc, m0, c0[i]);
+		_mm512_mask_storeu_ps(c + i * ldc + 16, m1, c1[i]);
+	}
+}
+
+__attribute__((target("avx512f"))) static void
+kern_any(int mr, int64_t kc, const float *a, const float *b, float *c,
+    int64_t ldc, __mmask16 m0, __mmask16 m1, int init, const float *bias)
+{
+	switch (mr) {
+#define K(n) case n: kern(n, kc, a, b, c, ldc, m0, m1, init, bias); break;
+	K(1) K(2) K(3) K(4) K(5) K(6) K(7) K(8) K(9) K(10) K(11) K(12)
+#undef K
+	}
+}
+
+__attribute__((target("avx512f"))) void
+gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0, int64_t i1,
+    int64_t j0, int64_t j1, gemm_fill_fn fill, void *ctx,
+    const float *bias, int accumulate, float *c, int64_t ldc,
+    float *scratch)
+{
+	/* Panels of B want 64-byte alignment for the vector loads. */
+	float *bp = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+
+	if (i1 > m)
+		i1 = m;
+	if (k == 0) {
+		for (int64_t i = i0; i < i1; i++)
+			for (int64_t j = j0; j < j1; j++)
+				c[i * ldc + j] = bias ? bias[i] :
+				    accumulate ? c[i * ldc + j] : 0;
+		return;
+	}
+	for (int64_t jc = j0; jc < j1; jc += NC_COLS) {
+		int64_t nc = j1 - jc < NC_COLS ? j1 - jc : NC_COLS;
+
+		for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
+			int64_t kc = k - pc < GEMM_KC ? k - pc : GEMM_KC;
+			int init = pc > 0 || accumulate ? 1 : bias ? 2 : 0;
+
+			fill(ctx, pc, pc + kc, jc, jc + nc, bp);
+			for (int64_t q = 0; q < nc; q += GEMM_NR) {
+				int64_t nr = nc - q < GEMM_NR ? nc - q : GEMM_NR;
+				__mmask16 m0 = nr >= 16 ? 0xffff :
+				    (__mmask16)((1u << nr) - 1);
+				__mmask16 m1 = nr >= 32 ? 0xffff : nr > 16 ?
+				    (__mmask16)((1u << (nr - 16)) - 1) : 0;
+				const float *bq = bp + q / GEMM_NR * kc * GEMM_NR;
+
+				for (int64_t i = i0; i < i1; i += GEMM_MR) {
+					int mr = (int)(i1 - i < GEMM_MR ? i1 - i :
+					    GEMM_MR);
+
+					kern_any(mr, kc, pa + i * k + pc * GEMM_MR,
+					    bq, c + i * ldc + jc + q, ldc, m0, m1,
+					    init, bias ? bias + i : NULL);
+				}
+			}
+		}
+	}
+}
+#else
+void
+gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+    float *dst)
+{
+	(void)ctx, (void)k0, (void)k1, (void)j0, (void)j1, (void)dst;
+}
+
+void
+gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+    float *dst)
+{
+	(void)ctx, (void)k0, (void)k1, (void)j0, (void)j1, (void)dst;
+}
+
+void
+gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0, int64_t i1,
+    int64_t j0, int64_t j1, gemm_fill_fn fill, void *ctx,
+    const float *bias, int accumulate, float *c, int64_t ldc,
+    float *scratch)
+{
+	/* Never called: gemm_packed_ok() is 0 here. */
+	(void)pa, (void)m, (void)k, (void)i0, (void)i1, (void)j0, (void)j1;
+	(void)fill, (void)ctx, (void)bias, (void)accumulate, (void)c;
+	(void)ldc, (void)scratch;
+}
+#endif

@@ -37,3 +37,63 @@ int gemm_dgemm1(int64_t m, int64_t n, int64_t k, const double *a,
 void gemm_init_threads(void);
 
 #endif
+
+/*
+ * Packed products for convolutions, on CPUs with AVX-512 (else
+ * gemm_packed_ok() is 0 and callers use gemm_sgemm). The left matrix
+ * (weights) is packed once into GEMM_MR-row panels; the right one is
+ * produced straight into GEMM_NR-column panels by a fill function, so an
+ * unfolded convolution input never exists in full.
+ */
+#define GEMM_MR 12
+#define GEMM_NR 32
+#define GEMM_KC 256
+
+int gemm_packed_ok(void);
+/* Floats the packed copy of an m x k matrix takes. */
+int64_t gemm_pack_a_size(int64_t m, int64_t k);
+/* Pack a (m x k, row stride lda) into dst. */
+void gemm_pack_a(const float *a, int64_t m, int64_t k, int64_t lda,
+    float *dst);
+
+/*
+ * Fill rows [k0, k1) and columns [j0, j1) of the right-hand matrix into
+ * dst as ceil((j1 - j0) / GEMM_NR) panels, each (k1 - k0) rows of
+ * GEMM_NR floats, columns past j1 set to zero.
+ */
+typedef void (*gemm_fill_fn)(void *ctx, int64_t k0, int64_t k1, int64_t j0,
+    int64_t j1, float *dst);
+
+/* A fill function for a plain row-major matrix; ctx is a struct gemm_rows. */
+struct gemm_rows {
+	const float *b;
+	int64_t ldb;
+};
+void gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0,
+    int64_t j1, float *dst);
+
+/*
+ * A fill function unfolding (im2col) one image of a 2-D convolution; ctx
+ * is a struct gemm_unfold. Rows are (channel, kernel row, kernel column),
+ * columns output positions.
+ */
+struct gemm_unfold {
+	const float *x;			/* channels x h x w */
+	int64_t h, w, oh, ow;
+	int64_t kh, kw, sh, sw, dh, dw, ph, pw;
+};
+void gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0,
+    int64_t j1, float *dst);
+
+/* Scratch floats gemm_packed() needs per calling thread. */
+int64_t gemm_packed_scratch(void);
+
+/*
+ * C[i0..i1, j0..j1) = A * B (+ bias per row, or + C when accumulate), A
+ * packed by gemm_pack_a (m x k), on the calling thread. i0 must be a
+ * multiple of GEMM_MR.
+ */
+void gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0,
+    int64_t i1, int64_t j0, int64_t j1, gemm_fill_fn fill, void *ctx,
+    const float *bias, int accumulate, float *c, int64_t ldc,
+    float *scratch);

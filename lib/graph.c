@@ -149,22 +149,18 @@ node_free_names(const Onnx__NodeProto *n, int depth, struct names *out,
     struct strmap *used, struct err *e)
 {
 	const Onnx__AttributeProto *a;
-	char shown[128];
 	size_t i, j;
 
 	for (i = 0; i < n->n_attribute; i++) {
 		a = n->attribute[i];
 		if (a->g != NULL && free_names(a->g, depth + 1, out, used, e))
-			goto fail;
+			return -1;
 		for (j = 0; j < a->n_graphs; j++)
 			if (a->graphs[j] != NULL &&
 			    free_names(a->graphs[j], depth + 1, out, used, e))
-				goto fail;
+				return -1;
 	}
 	return 0;
-fail:
-	return err_prefix(e, "attribute %s",
-	    safe_str(a->name, shown, sizeof shown));
 }
 
 static int
@@ -175,7 +171,6 @@ free_names(const Onnx__GraphProto *sg, int depth, struct names *out,
 	struct names inner = { 0 };
 	const Onnx__NodeProto *n;
 	const char *name;
-	char label[256];
 	size_t i, j;
 
 	if (depth > GRAPH_MAX_DEPTH)
@@ -218,12 +213,8 @@ free_names(const Onnx__GraphProto *sg, int depth, struct names *out,
 			if (names_add(out, name) || use_name(used, name))
 				goto nomem;
 		}
-		if (node_free_names(n, depth, &inner, used, e) != 0) {
-			node_label((Onnx__GraphProto *)sg, (int)i, label,
-			    sizeof label);
-			err_prefix(e, "%s", label);
+		if (node_free_names(n, depth, &inner, used, e) != 0)
 			goto fail;
-		}
 		for (j = 0; j < inner.n; j++)
 			if (!strmap_get(def, inner.v[j], NULL) &&
 			    names_add(out, inner.v[j]))

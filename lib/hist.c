@@ -75,10 +75,9 @@ hist_add(struct hist *h, const float *x, size_t n)
 		uint32_t u = f2u(x[i]), top = u >> 23, e = top & 0xff;
 		uint64_t *b;
 
-		if (e == 0xff)
-			continue;
-		if (e == 0) {
-			h->zero++;
+		/* one test for the rare cases: zero/subnormal and Inf/NaN */
+		if (e - 1 >= 254) {
+			h->zero += e == 0;
 			continue;
 		}
 		if (!(b = h->block[top])) {

@@ -52,4 +52,15 @@ const char *interp_output_name(const struct interp *ip, int i);
 int interp_run(struct interp *ip, const struct tensor *inputs,
     struct tensor *outputs, struct err *e);
 
+/*
+ * OpenMP worker threads that spin between kernels take the CPU from the
+ * threads doing work when the machine is busy (a two-thread run on a
+ * loaded two-core machine went from 115 ms to 650 ms). libgomp reads
+ * OMP_WAIT_POLICY only at start-up, so a program calls this first thing
+ * in main: unless OMP_WAIT_POLICY is set, it sets it to "passive" and
+ * re-executes the program (/proc/self/exe) with the same arguments.
+ * Returns only when it did not re-execute.
+ */
+void interp_exec_passive(char *const *argv);
+
 #endif

@@ -35,6 +35,12 @@ shown_path(const char *path)
 	return strcmp(path, "-") == 0 ? "stdin" : path;
 }
 
+static const char *
+shown_out(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "stdout" : path;
+}
+
 /* Copy s for a one-line message: control bytes become '?', long names are cut. */
 static const char *
 safe_str(const char *s, char *buf, size_t size)
@@ -1269,7 +1275,7 @@ write_model(struct model *m, const char *path, struct err *e)
 	size = protobuf_c_message_get_packed_size(&m->proto->base);
 	if (size > PROTO_MAX)
 		return err_set(e, "%s: model is %zu bytes, more than protobuf's "
-		    "2 GiB limit", shown_path(path), size);
+		    "2 GiB limit", shown_out(path), size);
 	if ((of = outfile_open(path, e)) == NULL)
 		return -1;
 	fb.base.append = file_append;
@@ -1277,7 +1283,7 @@ write_model(struct model *m, const char *path, struct err *e)
 	fb.failed = 0;
 	protobuf_c_message_pack_to_buffer(&m->proto->base, &fb.base);
 	if (fb.failed || ferror(fb.fp)) {
-		err_errno(e, "%s", shown_path(path));
+		err_errno(e, "%s", shown_out(path));
 		outfile_abort(of);
 		return -1;
 	}

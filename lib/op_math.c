@@ -19,7 +19,13 @@
 #include "ops.h"
 
 #define NDT 23			/* enum dtype values 0..22 */
-#define PAR_MIN (1 << 16)	/* fewer elements than this: one thread */
+/*
+ * Fewer elements than this run on one thread: waking a sleeping OpenMP
+ * worker costs tens of microseconds, as much as a cheap (memory-bound)
+ * op spends on 256K elements, or a transcendental one on 32K.
+ */
+#define PAR_CHEAP (1 << 18)
+#define PAR_HEAVY (1 << 15)
 #define CHUNK 16384		/* elements per work item */
 
 static int
@@ -66,10 +72,22 @@ need_inputs(struct op_ctx *c, int lo, int hi)
 	return 0;
 }
 
+/*
+ * The type a kernel computes element type dt in (float for the 16-bit
+ * floats), an index into its tables of loops; -1 if out of their range.
+ */
 static int
-nthreads(const struct op_ctx *c, int64_t n)
+work_type(int dt)
 {
-	if (n < PAR_MIN || c->threads < 2)
+	int w = is_half(dt) ? DT_FLOAT : dt;
+
+	return w > 0 && w < NDT ? w : -1;
+}
+
+static int
+nthreads(const struct op_ctx *c, int64_t n, int64_t min)
+{
+	if (n < min || c->threads < 2)
 		return 1;
 	return c->threads;
 }
@@ -196,9 +214,10 @@ bcast_run(const struct bcast *bc, int threads, row_fn fn, void *arg)
 		group = CHUNK / n;
 		items = (rows + group - 1) / group;
 	}
-	if (bc->total < PAR_MIN || items < 2)
+	if (items < 2)
 		threads = 1;
-	#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+	#pragma omp parallel for num_threads(threads) if (threads > 1) \
+	    schedule(static)
 	for (int64_t it = 0; it < items; it++) {
 		int64_t idx[TENSOR_MAX_RANK], off[BC_MAXIN], r, r1, start, len;
 		int jj;
@@ -488,10 +507,13 @@ bin_row(void *arg, int64_t o, const int64_t *off, const int *step, int64_t n)
 	    j->b + off[1] * j->eb, step[1], n);
 }
 
-/* out = f(a, b) broadcast; a and b of one type, out of type odt. */
+/*
+ * out = f(a, b) broadcast; a and b of one type, out of type odt; par_min:
+ * PAR_CHEAP or PAR_HEAVY.
+ */
 static int
 broadcast2(struct op_ctx *c, const struct tensor *a, const struct tensor *b,
-    struct tensor *out, int odt, bin_fn f)
+    struct tensor *out, int odt, bin_fn f, int64_t par_min)
 {
 	const struct tensor *ins[2] = { a, b };
 	int64_t dims[TENSOR_MAX_RANK];
@@ -511,7 +533,7 @@ broadcast2(struct op_ctx *c, const struct tensor *a, const struct tensor *b,
 	job.b = b->data;
 	job.eo = dtype_size(odt);
 	job.ea = job.eb = dtype_size(a->dtype);
-	bcast_run(&bc, nthreads(c, bc.total), bin_row, &job);
+	bcast_run(&bc, nthreads(c, bc.total, par_min), bin_row, &job);
 	return 0;
 }
 
@@ -531,7 +553,8 @@ legacy_view(struct op_ctx *c, const struct tensor *a, const struct tensor *b,
 	if (c->opset >= 7 || !attr_int(c->node, "broadcast", 0) ||
 	    !(ax = attr_find(c->node, "axis")))
 		return 0;
-	if ((axis = ops_axis(attr_int(c->node, "axis", 0), a->rank, c->err)) < 0)
+	axis = ops_axis(attr_int(c->node, "axis", 0), a->rank, c->err);
+	if (axis < 0)
 		return -1;
 	pad = a->rank - axis - b->rank;
 	if (pad < 0)
@@ -575,7 +598,7 @@ store_as(struct tensor *out, struct tensor *res, int dt, struct err *e)
 
 /* A two-input op with one element type; cmp: the output is bool. */
 static int
-run_binary(struct op_ctx *c, const bin_fn *fns, int cmp)
+run_binary(struct op_ctx *c, const bin_fn *fns, int cmp, int64_t par_min)
 {
 	const struct tensor *a, *b, *ua, *ub;
 	struct tensor ta = { 0 }, tb = { 0 }, res = { 0 }, bv;
@@ -589,7 +612,7 @@ run_binary(struct op_ctx *c, const bin_fn *fns, int cmp)
 	if (b->dtype != dt)
 		return err_set(c->err, "input types %s and %s differ",
 		    tname(dt), tname(b->dtype));
-	if (!fns[is_half(dt) ? DT_FLOAT : dt])
+	if (work_type(dt) < 0 || !fns[work_type(dt)])
 		return err_set(c->err, "element type %s is not supported",
 		    tname(dt));
 	if (as_float(a, &ta, &ua, c->err) < 0 ||
@@ -597,7 +620,7 @@ run_binary(struct op_ctx *c, const bin_fn *fns, int cmp)
 	    legacy_view(c, ua, ub, &bv) < 0)
 		goto out;
 	if (broadcast2(c, ua, &bv, &res, cmp ? DT_BOOL : ua->dtype,
-	    fns[ua->dtype]) < 0)
+	    fns[ua->dtype], par_min) < 0)
 		goto out;
 	rc = store_as(&c->out[0], &res, cmp ? DT_BOOL : dt, c->err);
 out:
@@ -611,7 +634,7 @@ out:
 static int								\
 name(struct op_ctx *c)							\
 {									\
-	return run_binary(c, fns, cmp);					\
+	return run_binary(c, fns, cmp, PAR_CHEAP);			\
 }
 
 BINARY_OP(run_add, add_fns, 0)
@@ -631,20 +654,23 @@ static int
 run_mod(struct op_ctx *c)
 {
 	return run_binary(c, attr_int(c->node, "fmod", 0) ? fmod_fns : mod_fns,
-	    0);
+	    0, PAR_HEAVY);
 }
 
 static int
 run_bitshift(struct op_ctx *c)
 {
 	char buf[16];
-	const char *dir = attr_string(c->node, "direction", "", buf, sizeof buf);
+	const char *dir;
+
+	dir = attr_string(c->node, "direction", "", buf, sizeof buf);
 
 	if (strcmp(dir, "LEFT") == 0)
-		return run_binary(c, shl_fns, 0);
+		return run_binary(c, shl_fns, 0, PAR_CHEAP);
 	if (strcmp(dir, "RIGHT") == 0)
-		return run_binary(c, shr_fns, 0);
-	return err_set(c->err, "direction must be LEFT or RIGHT, not '%s'", dir);
+		return run_binary(c, shr_fns, 0, PAR_CHEAP);
+	return err_set(c->err, "direction must be LEFT or RIGHT, not '%s'",
+	    dir);
 }
 
 /* PRelu: slope broadcasts to X (unidirectionally). */
@@ -668,7 +694,33 @@ run_prelu(struct op_ctx *c)
 		    "to input shape %s",
 		    shape_str(s->rank, s->dims, ss, sizeof ss),
 		    shape_str(x->rank, x->dims, sx, sizeof sx));
-	return run_binary(c, prelu_fns, 0);
+	return run_binary(c, prelu_fns, 0, PAR_CHEAP);
+}
+
+/* int32/int64 dst from double src, truncated toward zero, saturated. */
+static int
+truncate_to(struct tensor *dst, const struct tensor *src, int dt,
+    struct err *e)
+{
+	const double *v = src->data;
+	int64_t i, lo, hi;
+	double d;
+
+	if (tensor_alloc_like(dst, dt, src, e) < 0 ||
+	    dtype_int_range(dt, &lo, &hi) < 0)
+		return -1;
+	for (i = 0; i < src->nelem; i++) {
+		d = isnan(v[i]) ? 0 : trunc(v[i]);
+		/* (double)hi may round up to 2^63: compare with >= */
+		d = d <= (double)lo ? (double)lo : d;
+		if (dt == DT_INT32)
+			((int32_t *)dst->data)[i] = d >= (double)hi ?
+			    (int32_t)hi : (int32_t)d;
+		else
+			((int64_t *)dst->data)[i] = d >= (double)hi ?
+			    hi : (int64_t)d;
+	}
+	return 0;
 }
 
 /*
@@ -735,16 +787,11 @@ run_pow(struct op_ctx *c)
 		else
 			for (i = 0; i < n; i++)
 				o[i] = sqrt(a[i]);
-	} else if (broadcast2(c, ux, &yv, &res, wdt, pow_fns[wdt]) < 0)
+	} else if (broadcast2(c, ux, &yv, &res, wdt, pow_fns[wdt],
+	    PAR_HEAVY) < 0)
 		goto out;
 	if (res.dtype == DT_DOUBLE && dt != DT_DOUBLE && !is_half(dt)) {
-		/* integer base, float exponent: truncate toward zero */
-		struct tensor r2 = { 0 };
-
-		if (tensor_cast(&r2, &res, dt, c->err) < 0)
-			goto out;
-		tensor_move(&c->out[0], &r2);
-		rc = 0;
+		rc = truncate_to(&c->out[0], &res, dt, c->err);
 		goto out;
 	}
 	rc = store_as(&c->out[0], &res, dt, c->err);
@@ -774,7 +821,7 @@ run_variadic(struct op_ctx *c, const bin_fn *fns, int mean)
 			    tname(c->in[0]->dtype));
 	}
 	dt = c->in[0]->dtype;
-	if (!fns[is_half(dt) ? DT_FLOAT : dt])
+	if (work_type(dt) < 0 || !fns[work_type(dt)])
 		return err_set(c->err, "element type %s is not supported",
 		    tname(dt));
 	if (c->nin == 1)
@@ -783,7 +830,8 @@ run_variadic(struct op_ctx *c, const bin_fn *fns, int mean)
 		goto out;
 	for (i = 1; i < c->nin; i++) {
 		if (as_float(c->in[i], &tb, &ub, c->err) < 0 ||
-		    broadcast2(c, ua, ub, &next, ua->dtype, fns[ua->dtype]) < 0)
+		    broadcast2(c, ua, ub, &next, ua->dtype, fns[ua->dtype],
+		    PAR_CHEAP) < 0)
 			goto out;
 		tensor_release(&tb);
 		tensor_move(&acc, &next);
@@ -907,7 +955,7 @@ run_where(struct op_ctx *c)
 	job.x = x->data;
 	job.y = y->data;
 	job.es = dtype_size(x->dtype);
-	bcast_run(&bc, nthreads(c, bc.total), where_row, &job);
+	bcast_run(&bc, nthreads(c, bc.total, PAR_CHEAP), where_row, &job);
 	return 0;
 }
 
@@ -917,8 +965,73 @@ run_where(struct op_ctx *c)
  */
 struct uparam {
 	double alpha, beta, gamma;
-	int64_t ilo, ihi;	/* integer Clip bounds (bit patterns for uint64) */
+	int64_t ilo, ihi;	/* integer Clip bounds (uint64 as bits) */
+	float elo, ehi;		/* vexpf's clamp, set by run_unary */
 };
+
+/*
+ * exp for float in a form gcc vectorises under the default
+ * -ftrapping-math: no float comparison other than min/max and
+ * unordered, the clamp bounds passed in as run-time values (constant
+ * bounds make gcc split the loop per clamped case), 2^k applied as two
+ * factors so that overflow gives inf and underflow 0 or a subnormal.
+ * Cephes' polynomial; relative error below 2e-7 for normal results.
+ */
+static inline float
+vexpf(float x, float lo, float hi)
+{
+	union { uint32_t u; float f; } s1, s2;
+	float xc, k, r, p;
+	int32_t ki, k1;
+
+	xc = x > lo ? x : lo;		/* lo = -104: exp is 0 below */
+	xc = xc < hi ? xc : hi;		/* hi = 89: exp is inf above */
+	k = xc * 1.44269504088896341f + 12582912.0f;
+	k -= 12582912.0f;		/* round to nearest integer */
+	r = xc - k * 0.693359375f;
+	r = r + k * 2.12194440e-4f;
+	p = 1.9875691500e-4f;
+	p = p * r + 1.3981999507e-3f;
+	p = p * r + 8.3334519073e-3f;
+	p = p * r + 4.1665795894e-2f;
+	p = p * r + 1.6666665459e-1f;
+	p = p * r + 5.0000001201e-1f;
+	p = p * r * r + r + 1.0f;
+	ki = (int32_t)k;
+	k1 = ki / 2;
+	s1.u = (uint32_t)(k1 + 127) << 23;
+	s2.u = (uint32_t)(ki - k1 + 127) << 23;
+	p = p * s1.f * s2.f;
+	return isunordered(x, x) ? x : p;
+}
+
+/* mask ? a : b by bits, which gcc vectorises where a ?: would branch. */
+static inline float
+fsel(uint32_t mask, float a, float b)
+{
+	union { float f; uint32_t u; } ua, ub, r;
+
+	ua.f = a;
+	ub.f = b;
+	r.u = (ua.u & mask) | (ub.u & ~mask);
+	return r.f;
+}
+
+/* tanh: (1 - e^-2|x|) / (1 + e^-2|x|), a series below |x| = 1/8. */
+static inline float
+vtanhf(float x, float lo, float hi)
+{
+	union { float f; uint32_t u; } ax;
+	float t, r, x2, series;
+
+	ax.f = fabs(x);
+	t = vexpf(-2.0f * ax.f, lo, hi);
+	r = copysign((1.0f - t) / (1.0f + t), x);
+	x2 = x * x;
+	series = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 +
+	    x2 * (-17.0f / 315))));
+	return fsel(-(uint32_t)(ax.u < 0x3e000000u), series, r);
+}
 
 typedef void (*un_fn)(void *o, const void *a, int64_t n,
     const struct uparam *p);
@@ -935,8 +1048,11 @@ name(void *o_, const void *a_, int64_t n, const struct uparam *p)	\
 	const T gamma = (T)p->gamma;					\
 	const T lo = (T)p->ilo;						\
 	const T hi = (T)p->ihi;						\
+	const float elo = p->elo;					\
+	const float ehi = p->ehi;					\
 									\
 	(void)alpha; (void)beta; (void)gamma; (void)lo; (void)hi;	\
+	(void)elo; (void)ehi;						\
 	SIMD							\
 	for (int64_t i = 0; i < n; i++) {				\
 		T x = a[i];						\
@@ -960,15 +1076,15 @@ name(void *o_, const void *a_, int64_t n, const struct uparam *p)	\
 	UN_FN(op##_u32, uint32_t, uint32_t, __VA_ARGS__)		\
 	UN_FN(op##_u64, uint64_t, uint64_t, __VA_ARGS__)
 
-#define UN_OP(op, tab, setup)						\
+#define UN_OP(op, cost, tab, setup)					\
 static int								\
 run_##op(struct op_ctx *c)						\
 {									\
 	static const un_fn fns[NDT] = { tab };				\
-	struct uparam p = { 0, 0, 0, 0, 0 };				\
+	struct uparam p = { 0 };					\
 									\
 	setup;								\
-	return run_unary(c, fns, &p, 0);				\
+	return run_unary(c, fns, &p, 0, cost);				\
 }
 
 struct un_job {
@@ -980,7 +1096,7 @@ struct un_job {
 };
 
 static int run_unary(struct op_ctx *, const un_fn *, const struct uparam *,
-    int);
+    int, int64_t);
 
 #define NOSETUP (void)c
 #define COMMA ,
@@ -1015,26 +1131,33 @@ UN_FLT(erf, y = erf(x))
 UN_FLT(relu, y = x < 0 ? 0 : x)
 UN_SINT(relu, y = x < 0 ? 0 : x)
 UN_FLT(leaky_relu, y = x < 0 ? alpha * x : x)
-UN_FLT(elu, y = x < 0 ? alpha * (exp(x) - 1) : x)
-UN_FLT(selu, y = x <= 0 ? gamma * (alpha * exp(x) - alpha) : gamma * x)
-UN_FLT(celu, y = (x > 0 ? x : 0) + (x < 0 ? alpha * (exp(x / alpha) - 1) : 0))
-UN_FLT(sigmoid, y = x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
+UN_FLT(elu, y = x < 0 ? alpha * expm1(x) : x)
+UN_FLT(selu, y = x <= 0 ? gamma * alpha * expm1(x) : gamma * x)
+UN_FLT(celu, y = x > 0 ? x : alpha * expm1(x / alpha))
+UN_FN(sigmoid_f32, float, float, y = 1.0f / (1.0f + vexpf(-x, elo, ehi)))
+UN_FN(sigmoid_f64, double, double, y = 1 / (1 + exp(-x)))
 UN_FLT(hard_sigmoid, T v = alpha * x + beta; y = v < 0 ? 0 : v > 1 ? 1 : v)
-UN_FLT(hard_swish, T v = x * (T)(1.0 / 6) + (T)0.5;
-    y = v < 0 ? 0 : v > 1 ? x : x * v)
-UN_FLT(tanh, y = tanh(x))
-UN_FLT(gelu, y = (T)0.5 * x * (1 + erf(x * (T)M_SQRT1_2)))
-UN_FLT(gelu_tanh, y = (T)0.5 * x * (1 + tanh((T)0.7978845608028654 *
-    (x + (T)0.044715 * x * x * x))))
+UN_FLT(hard_swish, T v = x * (T)(1.0 / 6) + (T)0.5; v = v < 0 ? 0 : v;
+    v = v > 1 ? 1 : v; y = x * v)
+UN_FN(tanh_f32, float, float, y = vtanhf(x, elo, ehi))
+UN_FN(tanh_f64, double, double, y = tanh(x))
+/* 1 + erf(z) = erfc(-z), 1 + tanh(u) = 2 / (1 + exp(-2u)): no cancellation */
+UN_FLT(gelu, y = (T)0.5 * x * erfc(-x * (T)M_SQRT1_2))
+UN_FN(gelu_tanh_f32, float, float,
+    y = x / (1.0f + vexpf(-1.5957691216057308f * (x + 0.044715f * x * x * x),
+    elo, ehi)))
+UN_FN(gelu_tanh_f64, double, double, y = x / (1 + exp(-1.5957691216057308 *
+    (x + 0.044715 * x * x * x))))
 UN_FLT(softplus, y = x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)))
 UN_FLT(softsign, y = x / (1 + fabs(x)))
 UN_FLT(mish, T sp = x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
     y = x * tanh(sp))
 UN_FLT(thresholded_relu, y = x > alpha ? x : 0)
 UN_FLT(shrink, y = x < -gamma ? x + beta : x > gamma ? x - beta : 0)
-UN_FLT(clip, y = x < alpha ? alpha : x > beta ? beta : x)
-UN_SINT(clip, y = x < lo ? lo : x > hi ? hi : x)
-UN_UINT(clip, y = x < lo ? lo : x > hi ? hi : x)
+/* min(max(x, lo), hi): all hi when lo > hi, as the spec says */
+UN_FLT(clip, T v = x < alpha ? alpha : x; y = v > beta ? beta : v)
+UN_SINT(clip, T v = x < lo ? lo : x; y = v > hi ? hi : v)
+UN_UINT(clip, T v = x < lo ? lo : x; y = v > hi ? hi : v)
 UN_FN(isnan_f32, float, uint8_t, y = isnan(x))
 UN_FN(isnan_f64, double, uint8_t, y = isnan(x))
 UN_FN(isinf_f32, float, uint8_t,
@@ -1043,51 +1166,55 @@ UN_FN(isinf_f64, double, uint8_t,
     y = isinf(x) && (x > 0 ? alpha != 0 : beta != 0))
 UN_FN(not_b, uint8_t, uint8_t, y = !x)
 
-UN_OP(sqrt, TAB_FLT(sqrt), NOSETUP)
-UN_OP(exp, TAB_FLT(exp), NOSETUP)
-UN_OP(log, TAB_FLT(log), NOSETUP)
-UN_OP(abs, TAB_FLT(abs) COMMA TAB_SINT(abs) COMMA TAB_UINT(abs), NOSETUP)
-UN_OP(neg, TAB_FLT(neg) COMMA TAB_SINT(neg), NOSETUP)
-UN_OP(reciprocal, TAB_FLT(reciprocal), NOSETUP)
-UN_OP(floor, TAB_FLT(floor), NOSETUP)
-UN_OP(ceil, TAB_FLT(ceil), NOSETUP)
-UN_OP(round, TAB_FLT(round), NOSETUP)
-UN_OP(sign, TAB_FLT(sign) COMMA TAB_SINT(sign) COMMA TAB_UINT(sign), NOSETUP)
-UN_OP(sin, TAB_FLT(sin), NOSETUP)
-UN_OP(cos, TAB_FLT(cos), NOSETUP)
-UN_OP(tan, TAB_FLT(tan), NOSETUP)
-UN_OP(asin, TAB_FLT(asin), NOSETUP)
-UN_OP(acos, TAB_FLT(acos), NOSETUP)
-UN_OP(atan, TAB_FLT(atan), NOSETUP)
-UN_OP(sinh, TAB_FLT(sinh), NOSETUP)
-UN_OP(cosh, TAB_FLT(cosh), NOSETUP)
-UN_OP(asinh, TAB_FLT(asinh), NOSETUP)
-UN_OP(acosh, TAB_FLT(acosh), NOSETUP)
-UN_OP(atanh, TAB_FLT(atanh), NOSETUP)
-UN_OP(erf, TAB_FLT(erf), NOSETUP)
-UN_OP(relu, TAB_FLT(relu) COMMA TAB_SINT(relu), NOSETUP)
-UN_OP(leaky_relu, TAB_FLT(leaky_relu),
+UN_OP(sqrt, PAR_CHEAP, TAB_FLT(sqrt), NOSETUP)
+UN_OP(exp, PAR_HEAVY, TAB_FLT(exp), NOSETUP)
+UN_OP(log, PAR_HEAVY, TAB_FLT(log), NOSETUP)
+UN_OP(abs, PAR_CHEAP, TAB_FLT(abs) COMMA TAB_SINT(abs) COMMA TAB_UINT(abs),
+    NOSETUP)
+UN_OP(neg, PAR_CHEAP, TAB_FLT(neg) COMMA TAB_SINT(neg), NOSETUP)
+UN_OP(reciprocal, PAR_CHEAP, TAB_FLT(reciprocal), NOSETUP)
+UN_OP(floor, PAR_CHEAP, TAB_FLT(floor), NOSETUP)
+UN_OP(ceil, PAR_CHEAP, TAB_FLT(ceil), NOSETUP)
+UN_OP(round, PAR_CHEAP, TAB_FLT(round), NOSETUP)
+UN_OP(sign, PAR_CHEAP, TAB_FLT(sign) COMMA TAB_SINT(sign) COMMA TAB_UINT(sign),
+    NOSETUP)
+UN_OP(sin, PAR_HEAVY, TAB_FLT(sin), NOSETUP)
+UN_OP(cos, PAR_HEAVY, TAB_FLT(cos), NOSETUP)
+UN_OP(tan, PAR_HEAVY, TAB_FLT(tan), NOSETUP)
+UN_OP(asin, PAR_HEAVY, TAB_FLT(asin), NOSETUP)
+UN_OP(acos, PAR_HEAVY, TAB_FLT(acos), NOSETUP)
+UN_OP(atan, PAR_HEAVY, TAB_FLT(atan), NOSETUP)
+UN_OP(sinh, PAR_HEAVY, TAB_FLT(sinh), NOSETUP)
+UN_OP(cosh, PAR_HEAVY, TAB_FLT(cosh), NOSETUP)
+UN_OP(asinh, PAR_HEAVY, TAB_FLT(asinh), NOSETUP)
+UN_OP(acosh, PAR_HEAVY, TAB_FLT(acosh), NOSETUP)
+UN_OP(atanh, PAR_HEAVY, TAB_FLT(atanh), NOSETUP)
+UN_OP(erf, PAR_HEAVY, TAB_FLT(erf), NOSETUP)
+UN_OP(relu, PAR_CHEAP, TAB_FLT(relu) COMMA TAB_SINT(relu), NOSETUP)
+UN_OP(leaky_relu, PAR_CHEAP, TAB_FLT(leaky_relu),
     p.alpha = attr_float(c->node, "alpha", 0.01f))
-UN_OP(elu, TAB_FLT(elu), p.alpha = attr_float(c->node, "alpha", 1.0f))
-UN_OP(selu, TAB_FLT(selu),
+UN_OP(elu, PAR_HEAVY, TAB_FLT(elu),
+    p.alpha = attr_float(c->node, "alpha", 1.0f))
+UN_OP(selu, PAR_HEAVY, TAB_FLT(selu),
     p.alpha = attr_float(c->node, "alpha", 1.67326319217681884765625f);
     p.gamma = attr_float(c->node, "gamma", 1.05070102214813232421875f))
-UN_OP(celu, TAB_FLT(celu), p.alpha = attr_float(c->node, "alpha", 1.0f))
-UN_OP(sigmoid, TAB_FLT(sigmoid), NOSETUP)
-UN_OP(hard_sigmoid, TAB_FLT(hard_sigmoid),
+UN_OP(celu, PAR_HEAVY, TAB_FLT(celu),
+    p.alpha = attr_float(c->node, "alpha", 1.0f))
+UN_OP(sigmoid, PAR_HEAVY, TAB_FLT(sigmoid), NOSETUP)
+UN_OP(hard_sigmoid, PAR_CHEAP, TAB_FLT(hard_sigmoid),
     p.alpha = attr_float(c->node, "alpha", 0.2f);
     p.beta = attr_float(c->node, "beta", 0.5f))
-UN_OP(hard_swish, TAB_FLT(hard_swish), NOSETUP)
-UN_OP(tanh, TAB_FLT(tanh), NOSETUP)
-UN_OP(softplus, TAB_FLT(softplus), NOSETUP)
-UN_OP(softsign, TAB_FLT(softsign), NOSETUP)
-UN_OP(mish, TAB_FLT(mish), NOSETUP)
-UN_OP(thresholded_relu, TAB_FLT(thresholded_relu),
+UN_OP(hard_swish, PAR_CHEAP, TAB_FLT(hard_swish), NOSETUP)
+UN_OP(tanh, PAR_HEAVY, TAB_FLT(tanh), NOSETUP)
+UN_OP(softplus, PAR_HEAVY, TAB_FLT(softplus), NOSETUP)
+UN_OP(softsign, PAR_CHEAP, TAB_FLT(softsign), NOSETUP)
+UN_OP(mish, PAR_HEAVY, TAB_FLT(mish), NOSETUP)
+UN_OP(thresholded_relu, PAR_CHEAP, TAB_FLT(thresholded_relu),
     p.alpha = attr_float(c->node, "alpha", 1.0f))
-UN_OP(shrink, TAB_FLT(shrink),
+UN_OP(shrink, PAR_CHEAP, TAB_FLT(shrink),
     p.beta = attr_float(c->node, "bias", 0.0f);
     p.gamma = attr_float(c->node, "lambd", 0.5f))
-UN_OP(not, [DT_BOOL] = not_b, NOSETUP)
+UN_OP(not, PAR_CHEAP, [DT_BOOL] = not_b, NOSETUP)
 
 static void
 un_chunk(const struct un_job *j, int64_t start, int64_t len)
@@ -1095,13 +1222,19 @@ un_chunk(const struct un_job *j, int64_t start, int64_t len)
 	j->f(j->o + start * j->eo, j->a + start * j->ea, len, j->p);
 }
 
-/* y = f(x) elementwise; odt: output type, 0 for the input's. */
+/*
+ * y = f(x) elementwise; odt: output type, 0 for the input's; par_min:
+ * PAR_CHEAP or PAR_HEAVY.
+ */
 static int
-run_unary(struct op_ctx *c, const un_fn *fns, const struct uparam *p, int odt)
+run_unary(struct op_ctx *c, const un_fn *fns, const struct uparam *p, int odt,
+    int64_t par_min)
 {
 	const struct tensor *x, *ux;
 	struct tensor tx = { 0 }, res = { 0 };
 	struct un_job job;
+	struct uparam q;
+	int threads;
 	int64_t n, items;
 	int dt, wdt, rc = -1;
 
@@ -1109,23 +1242,27 @@ run_unary(struct op_ctx *c, const un_fn *fns, const struct uparam *p, int odt)
 		return err_set(c->err, "input 0 is missing");
 	x = c->in[0];
 	dt = x->dtype;
-	wdt = is_half(dt) ? DT_FLOAT : dt;
-	if (!fns[wdt])
+	if ((wdt = work_type(dt)) < 0 || !fns[wdt])
 		return err_set(c->err, "element type %s is not supported",
 		    tname(dt));
 	if (as_float(x, &tx, &ux, c->err) < 0)
 		return -1;
 	if (tensor_alloc_like(&res, odt ? odt : wdt, ux, c->err) < 0)
 		goto out;
+	q = *p;
+	q.elo = -104.0f;
+	q.ehi = 89.0f;
 	job.f = fns[wdt];
 	job.o = res.data;
 	job.a = ux->data;
 	job.eo = dtype_size(res.dtype);
 	job.ea = dtype_size(wdt);
-	job.p = p;
+	job.p = &q;
 	n = ux->nelem;
 	items = (n + CHUNK - 1) / CHUNK;
-	#pragma omp parallel for num_threads(nthreads(c, n)) if (nthreads(c, n) > 1) schedule(static)
+	threads = nthreads(c, n, par_min);
+	#pragma omp parallel for num_threads(threads) if (threads > 1) \
+	    schedule(static)
 	for (int64_t it = 0; it < items; it++)
 		un_chunk(&job, it * CHUNK, n - it * CHUNK < CHUNK ?
 		    n - it * CHUNK : CHUNK);
@@ -1141,15 +1278,15 @@ run_gelu(struct op_ctx *c)
 {
 	static const un_fn exact[NDT] = { TAB_FLT(gelu) };
 	static const un_fn approx[NDT] = { TAB_FLT(gelu_tanh) };
-	struct uparam p = { 0, 0, 0, 0, 0 };
+	struct uparam p = { 0 };
 	char buf[16];
 	const char *a = attr_string(c->node, "approximate", "none", buf,
 	    sizeof buf);
 
 	if (strcmp(a, "none") == 0)
-		return run_unary(c, exact, &p, 0);
+		return run_unary(c, exact, &p, 0, PAR_HEAVY);
 	if (strcmp(a, "tanh") == 0)
-		return run_unary(c, approx, &p, 0);
+		return run_unary(c, approx, &p, 0, PAR_HEAVY);
 	return err_set(c->err, "approximate must be none or tanh, not '%s'", a);
 }
 
@@ -1157,20 +1294,20 @@ static int
 run_isnan(struct op_ctx *c)
 {
 	static const un_fn fns[NDT] = { TAB_FLT(isnan) };
-	struct uparam p = { 0, 0, 0, 0, 0 };
+	struct uparam p = { 0 };
 
-	return run_unary(c, fns, &p, DT_BOOL);
+	return run_unary(c, fns, &p, DT_BOOL, PAR_CHEAP);
 }
 
 static int
 run_isinf(struct op_ctx *c)
 {
 	static const un_fn fns[NDT] = { TAB_FLT(isinf) };
-	struct uparam p = { 0, 0, 0, 0, 0 };
+	struct uparam p = { 0 };
 
 	p.alpha = attr_int(c->node, "detect_positive", 1) != 0;
 	p.beta = attr_int(c->node, "detect_negative", 1) != 0;
-	return run_unary(c, fns, &p, DT_BOOL);
+	return run_unary(c, fns, &p, DT_BOOL, PAR_CHEAP);
 }
 
 /* A Clip bound from an optional scalar input of the data's type. */
@@ -1187,7 +1324,10 @@ clip_bound(struct op_ctx *c, int i, double *f, int64_t *bits)
 	if (t->nelem != 1)
 		return err_set(c->err, "input %d: expected a scalar, got %lld "
 		    "elements", i, (long long)t->nelem);
-	*f = tensor_get(t, 0);
+	if (dtype_is_float(t->dtype)) {
+		*f = tensor_get(t, 0);
+		return 0;
+	}
 	switch (t->dtype) {
 	case DT_INT8: *bits = *(const int8_t *)t->data; break;
 	case DT_INT16: *bits = *(const int16_t *)t->data; break;
@@ -1206,23 +1346,28 @@ run_clip(struct op_ctx *c)
 {
 	static const un_fn fns[NDT] = { TAB_FLT(clip), TAB_SINT(clip),
 		TAB_UINT(clip) };
-	struct uparam p = { 0, 0, 0, 0, 0 };
+	struct uparam p = { 0 };
 	int dt;
 
 	if (c->nin < 1 || !c->in[0])
 		return err_set(c->err, "input 0 is missing");
 	dt = c->in[0]->dtype;
-	p.alpha = -INFINITY;
-	p.beta = INFINITY;
-	if (dtype_int_range(dt, &p.ilo, &p.ihi) == 0 && dt == DT_UINT64)
+	if (dtype_is_float(dt)) {
+		p.alpha = -INFINITY;
+		p.beta = INFINITY;
+	} else if (dtype_int_range(dt, &p.ilo, &p.ihi) == 0 &&
+	    dt == DT_UINT64)
 		p.ihi = -1;	/* UINT64_MAX as a bit pattern */
 	if (c->opset < 11) {
+		if (!dtype_is_float(dt))	/* integers came with opset 12 */
+			return err_set(c->err, "element type %s is not "
+			    "supported", tname(dt));
 		p.alpha = attr_float(c->node, "min", -FLT_MAX);
 		p.beta = attr_float(c->node, "max", FLT_MAX);
 	} else if (clip_bound(c, 1, &p.alpha, &p.ilo) < 0 ||
 	    clip_bound(c, 2, &p.beta, &p.ihi) < 0)
 		return -1;
-	return run_unary(c, fns, &p, 0);
+	return run_unary(c, fns, &p, 0, PAR_CHEAP);
 }
 
 static int

@@ -656,6 +656,97 @@ out:
 	return rc;
 }
 
+static void
+unfold_init(struct gemm_unfold *u, const float *x, const struct win *g)
+{
+	u->x = x;
+	u->h = g->in[0], u->w = g->in[1], u->oh = g->out[0], u->ow = g->out[1];
+	u->kh = g->k[0], u->kw = g->k[1];
+	u->sh = g->stride[0], u->sw = g->stride[1];
+	u->dh = g->dil[0], u->dw = g->dil[1];
+	u->ph = g->pb[0], u->pw = g->pb[1];
+}
+
+/*
+ * Convolution on gemm_packed: weights packed per group into the node's
+ * scratch, then tiles of output positions (or, when there are too few,
+ * ranges of output channels) spread over the threads.
+ */
+static int
+conv_packed(struct op_ctx *c, const float *x, const float *w,
+    const float *bias, float *y, int64_t n, int64_t cin, int64_t m,
+    int64_t group, const struct win *g, int pointwise)
+{
+	int threads = c->threads > 0 ? c->threads : 1;
+	int64_t cg = cin / group, mg = m / group, S = g->in[0] * g->in[1];
+	int64_t P = g->out[0] * g->out[1], K = cg * g->k[0] * g->k[1];
+	int64_t asz = gemm_pack_a_size(mg, K), bsz = gemm_packed_scratch();
+	int64_t tw, ntiles, items;
+	float *buf, *tmp;
+
+	if (mg * P * K < PAR_MIN * 8)
+		threads = 1;
+	if (!(buf = scratch_get(c, asz * group + bsz * threads, &tmp)))
+		return -1;
+	for (int64_t gi = 0; gi < group; gi++)
+		gemm_pack_a(w + gi * mg * K, mg, K, K, buf + gi * asz);
+	tw = (P + 4 * threads - 1) / (4 * threads);
+	tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw > 4096 ? 4096 : tw;
+	ntiles = (P + tw - 1) / tw;
+	items = n * group * ntiles;
+	if (items >= threads || mg <= GEMM_MR) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+		for (int64_t it = 0; it < items; it++) {
+			int64_t ni = it / (group * ntiles);
+			int64_t gi = it / ntiles % group, t = it % ntiles;
+			int64_t j0 = t * tw, j1 = j0 + tw < P ? j0 + tw : P;
+			const float *xg = x + (ni * cin + gi * cg) * S;
+			struct gemm_unfold u;
+			struct gemm_rows rows = { xg, P };
+			float *sb = buf + asz * group + bsz *
+			    (int64_t)omp_get_thread_num();
+
+			unfold_init(&u, xg, g);
+			gemm_packed(buf + gi * asz, mg, K, 0, mg, j0, j1,
+			    pointwise ? gemm_fill_rows : gemm_fill_unfold,
+			    pointwise ? (void *)&rows : (void *)&u,
+			    bias ? bias + gi * mg : NULL, 0,
+			    y + (ni * m + gi * mg) * P, P, sb);
+		}
+	} else {
+		/* Few positions: each thread takes a range of channel panels. */
+		int64_t panels = (mg + GEMM_MR - 1) / GEMM_MR;
+
+		for (int64_t ni = 0; ni < n; ni++)
+			for (int64_t gi = 0; gi < group; gi++) {
+				const float *xg = x + (ni * cin + gi * cg) * S;
+				struct gemm_unfold u;
+				struct gemm_rows rows = { xg, P };
+
+				unfold_init(&u, xg, g);
+#pragma omp parallel num_threads(threads)
+				{
+					int t = omp_get_thread_num();
+					int nt = omp_get_num_threads();
+					int64_t i0 = panels * t / nt * GEMM_MR;
+					int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
+
+					if (i0 < i1)
+						gemm_packed(buf + gi * asz, mg, K, i0,
+						    i1, 0, P, pointwise ?
+						    gemm_fill_rows : gemm_fill_unfold,
+						    pointwise ? (void *)&rows :
+						    (void *)&u, bias ? bias + gi * mg :
+						    NULL, 0, y + (ni * m + gi * mg) * P,
+						    P, buf + asz * group + bsz * t);
+				}
+			}
+	}
+	free(tmp);
+	return 0;
+}
+
 /*
  * Depthwise 2-D convolution of one plane: each output channel sees one
  * input channel. Rows of taps are added to the output row in turn so
@@ -794,6 +885,14 @@ conv_run(struct op_ctx *c)
 		conv_depthwise(c, x->data, w->data, b ? b->data : NULL,
 		    c->out[0].data, n, cin, m, &g);
 		return 0;
+	}
+	if (g.nd == 2 && gemm_packed_ok()) {
+		int pointwise = g.k[0] == 1 && g.k[1] == 1 && g.stride[0] == 1 &&
+		    g.stride[1] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
+		    g.pe[0] == 0 && g.pe[1] == 0;
+
+		return conv_packed(c, x->data, w->data, b ? b->data : NULL,
+		    c->out[0].data, n, cin, m, group, &g, pointwise);
 	}
 	return conv_gemm(c, x->data, w->data, b ? b->data : NULL,
 	    c->out[0].data, n, cin, m, group, &g);

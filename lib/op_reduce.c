@@ -250,7 +250,7 @@ reduce_pass(const struct tensor *x, const struct rwalk *w, enum rmode mode,
     double *acc, const double *m, struct err *e)
 {
 	int64_t n = w->dims[w->k - 1], rows, r, idx[TENSOR_MAX_RANK] = { 0 };
-	int64_t o = 0, done, len;
+	int64_t o = 0, done, len, at;
 	int so = w->ostr[w->k - 1] != 0, i;
 	double *buf;
 
@@ -263,8 +263,9 @@ reduce_pass(const struct tensor *x, const struct rwalk *w, enum rmode mode,
 		for (done = 0; done < n; done += len) {
 			len = n - done < ROWBUF ? n - done : ROWBUF;
 			get_doubles(x, r * n + done, len, buf);
-			accumulate(mode, acc + o + (so ? done : 0), so, buf, len,
-			    m ? m + o + (so ? done : 0) : NULL);
+			at = o + (so ? done : 0);
+			accumulate(mode, acc + at, so, buf, len,
+			    m ? m + at : NULL);
 		}
 		for (i = w->k - 2; i >= 0; i--) {
 			o += w->ostr[i];
@@ -313,7 +314,8 @@ reduce(struct op_ctx *c, enum rmode mode)
 	struct tensor *y = &c->out[0];
 	int64_t *axes = NULL, naxes, odims[TENSOR_MAX_RANK], count = 1, i;
 	int reduced[TENSOR_MAX_RANK] = { 0 }, orank = 0, a, rc = -1;
-	int keepdims, from_input, sum = strcmp(c->node->op_type, "ReduceSum") == 0;
+	int keepdims, from_input, noop;
+	int sum = strcmp(c->node->op_type, "ReduceSum") == 0;
 	double *acc = NULL, *m = NULL;
 	struct rwalk w;
 
@@ -323,11 +325,12 @@ reduce(struct op_ctx *c, enum rmode mode)
 	from_input = c->opset >= 18 || (sum && c->opset >= 13);
 	if (reduce_axes(c, from_input, &axes, &naxes) < 0)
 		return -1;
-	if (naxes == 0 && from_input &&
-	    attr_int(c->node, "noop_with_empty_axes", 0)) {
-		free(axes);
-		return tensor_copy(y, x, c->err);
-	}
+	/*
+	 * noop_with_empty_axes reduces over no axis at all: each output is
+	 * its single input element, transformed (ReduceSumSquare squares).
+	 */
+	noop = naxes == 0 && from_input &&
+	    attr_int(c->node, "noop_with_empty_axes", 0);
 	for (i = 0; i < naxes; i++) {
 		if ((a = ops_axis(axes[i], x->rank, c->err)) < 0)
 			goto out;
@@ -339,7 +342,7 @@ reduce(struct op_ctx *c, enum rmode mode)
 		reduced[a] = 1;
 	}
 	for (a = 0; a < x->rank; a++) {
-		if (naxes == 0)
+		if (naxes == 0 && !noop)
 			reduced[a] = 1;
 		if (reduced[a])
 			count *= x->dims[a];
@@ -462,7 +465,8 @@ arg_extreme(struct op_ctx *c, int want_max)
 			get_doubles(x, (o * len + k) * inner, inner, row);
 			for (i = 0; i < inner; i++) {
 				double v = row[i], b = best[i];
-				int take = want_max ? (v > b || (last && v == b)) :
+				int take = want_max ?
+				    (v > b || (last && v == b)) :
 				    (v < b || (last && v == b));
 
 				if (take) {
@@ -617,7 +621,8 @@ softmax(struct op_ctx *c, enum smkind kind)
 	if (res.nelem > 0) {
 		#pragma omp parallel for num_threads((int)parts) if (parts > 1)
 		for (int64_t p = 0; p < parts; p++) {
-			int64_t o0 = outer * p / parts, o1 = outer * (p + 1) / parts;
+			int64_t o0 = outer * p / parts;
+			int64_t o1 = outer * (p + 1) / parts;
 			char *mx = scratch + p * 2 * inner * es;
 			char *sm = mx + inner * es;
 
@@ -723,8 +728,8 @@ run_topk(struct op_ctx *c)
 		k = nk == 1 ? kv_[0] : -1;
 		free(kv_);
 		if (nk != 1)
-			return err_set(c->err, "k must have one element, not %lld",
-			    (long long)nk);
+			return err_set(c->err, "k must have one element, "
+			    "not %lld", (long long)nk);
 	}
 	if ((axis = ops_axis(attr_int(c->node, "axis", -1), x->rank,
 	    c->err)) < 0)
@@ -753,10 +758,12 @@ run_topk(struct op_ctx *c)
 	for (o = 0; o < outer; o++)
 		for (i = 0; i < inner; i++) {
 			for (j = 0; j < len; j++) {
-				buf[j].v = tensor_get(x, (o * len + j) * inner + i);
+				buf[j].v = tensor_get(x,
+				    (o * len + j) * inner + i);
 				buf[j].i = j;
 			}
-			qsort(buf, len, sizeof *buf, largest ? cmp_desc : cmp_asc);
+			qsort(buf, len, sizeof *buf,
+			    largest ? cmp_desc : cmp_asc);
 			for (j = 0; j < k; j++) {
 				int64_t d = (o * k + j) * inner + i;
 				int64_t s = (o * len + buf[j].i) * inner + i;
@@ -896,14 +903,16 @@ run_lp_normalization(struct op_ctx *c)
 			double n = 0;
 
 			for (k = 0; k < len; k++) {
-				double v = tensor_get(x, (o * len + k) * inner + i);
+				double v = tensor_get(x,
+				    (o * len + k) * inner + i);
 				n += p == 1 ? fabs(v) : v * v;
 			}
 			if (p == 2)
 				n = sqrt(n);
 			for (k = 0; k < len; k++) {
 				int64_t at = (o * len + k) * inner + i;
-				tensor_set(y, at, n == 0 ? 0 : tensor_get(x, at) / n);
+				tensor_set(y, at,
+				    n == 0 ? 0 : tensor_get(x, at) / n);
 			}
 		}
 	return 0;

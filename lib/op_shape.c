@@ -8,16 +8,18 @@
  * reorderings (Transpose, Slice, Expand, Tile, Pad, DepthToSpace,
  * SpaceToDepth) are expressed as a strided view of the input and copied
  * by one routine, copy_view(), which merges contiguous axes, copies rows
- * with memcpy and transposes in cache-sized tiles.
+ * with memcpy and transposes in cache-sized tiles (OpenMP threads for
+ * large copies).
+ *
+ * Every kernel checks ranks, counts and index ranges before touching
+ * data; output sizes are limited by tensor_alloc(), so a hostile shape
+ * fails instead of allocating.
  */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "attr.h"
 #include "model.h"
@@ -28,7 +30,12 @@
 #define VIEW_MAX (2 * TENSOR_MAX_RANK + 2)
 /* Below this many bytes a copy is not worth waking threads for. */
 #define PAR_MIN_BYTES ((int64_t)1 << 18)
-#define TILE 32
+/*
+ * Transpose tiles: TILE_J strided source rows at a time, few enough to
+ * stay within L1 associativity when the stride is a multiple of 4 KiB.
+ */
+#define TILE_I 128
+#define TILE_J 8
 
 /* ------------------------------------------------------------------ */
 /* Shared helpers */
@@ -326,9 +333,9 @@ copy_tiled(char *d, int64_t dp, const char *s, int64_t sl, int64_t np,
 	int64_t i, j, i0, i1, j0, j1;
 
 	for (i0 = 0; i0 < np; i0 = i1) {
-		i1 = i0 + TILE < np ? i0 + TILE : np;
+		i1 = i0 + TILE_I < np ? i0 + TILE_I : np;
 		for (j0 = 0; j0 < nl; j0 = j1) {
-			j1 = j0 + TILE < nl ? j0 + TILE : nl;
+			j1 = j0 + TILE_J < nl ? j0 + TILE_J : nl;
 			switch (esz) {
 			case 1:
 				TILE_LOOP(1);
@@ -359,7 +366,7 @@ enum inner_kind { INNER_ROWS, INNER_TILE, INNER_ELEMS };
 struct copy_plan {
 	struct view v;
 	enum inner_kind kind;
-	int tp;				/* INNER_TILE: the axis paired with the last */
+	int tp;				/* INNER_TILE: axis paired with last */
 	int nouter;
 	int outer[VIEW_MAX];		/* axes the outer loop walks */
 	int64_t count;			/* outer iterations */
@@ -585,7 +592,8 @@ run_constant(struct op_ctx *c)
 		return err_set(c->err, "no value attribute");
 	if (strcmp(set, "value") == 0) {
 		if ((a = attr_find(n, "value"))->t == NULL)
-			return err_set(c->err, "attribute value holds no tensor");
+			return err_set(c->err, "attribute value holds no "
+			    "tensor");
 		return model_tensor_read(NULL, a->t, y, c->err) == -1 ?
 		    err_prefix(c->err, "attribute value") : 0;
 	}
@@ -671,8 +679,8 @@ run_constant_of_shape(struct op_ctx *c)
 		if (model_tensor_read(NULL, tp, &val, c->err) == -1)
 			return err_prefix(c->err, "attribute value");
 		if (val.nelem != 1) {
-			err_set(c->err, "attribute value must hold one element, "
-			    "not %lld", (long long)val.nelem);
+			err_set(c->err, "attribute value must hold one "
+			    "element, not %lld", (long long)val.nelem);
 			goto out;
 		}
 	} else if (tensor_alloc(&val, DT_FLOAT, 0, NULL, c->err) == -1)
@@ -984,7 +992,8 @@ run_squeeze(struct op_ctx *c)
 	x = c->in[0];
 	if (read_axes(c, 13, &axes, &n) == -1)
 		return -1;
-	if (n < 0) {
+	/* Absent or empty axes squeeze every axis of size 1, as ORT does. */
+	if (n <= 0) {
 		for (k = 0; k < x->rank; k++)
 			mark[k] = x->dims[k] == 1;
 	}
@@ -1242,8 +1251,9 @@ run_concat(struct op_ctx *c)
 		blk = prod_bytes(x->dims, axis, x->rank, esz);
 		if (blk > 0)
 			for (o = 0; o < outer; o++)
-				memcpy(y + o * oblk + off, (const char *)x->data +
-				    o * blk, (size_t)blk);
+				memcpy(y + o * oblk + off,
+				    (const char *)x->data + o * blk,
+				    (size_t)blk);
 		off += blk;
 	}
 	return 0;
@@ -1307,7 +1317,8 @@ run_split(struct op_ctx *c)
 		free(sizes);
 		if ((sizes = malloc((size_t)c->nout * sizeof(*sizes))) == NULL)
 			return err_nomem(c->err);
-		if (c->opset >= 18 && attr_find(c->node, "num_outputs") != NULL) {
+		if (c->opset >= 18 &&
+		    attr_find(c->node, "num_outputs") != NULL) {
 			num = attr_int(c->node, "num_outputs", 0);
 			if (num != c->nout) {
 				err_set(c->err, "num_outputs is %lld but the "
@@ -2134,21 +2145,109 @@ fail:
 	return -1;
 }
 
+/*
+ * Output 0 as x padded by pb/pe per axis (negative values crop), in the
+ * given mode (0 constant with the element bytes in value, 1 reflect,
+ * 2 edge, 3 wrap).
+ */
+static int
+pad_apply(struct op_ctx *c, const struct tensor *x, const int64_t *pb,
+    const int64_t *pe, int mode, const void *value, size_t esz)
+{
+	int64_t dims[TENSOR_MAX_RANK], st[TENSOR_MAX_RANK];
+	int64_t ost[TENSOR_MAX_RANK], soff = 0, doff = 0, s0, d0, n;
+	struct view v;
+	int k, r = x->rank;
+
+	for (k = 0; k < r; k++) {
+		/* Pads are bounded by the caller: only a huge dim overflows. */
+		if (pb[k] > INT64_MAX - x->dims[k] ||
+		    (pe[k] > 0 && x->dims[k] + pb[k] > INT64_MAX - pe[k]))
+			return err_set(c->err, "output dimension overflows");
+		dims[k] = x->dims[k] + pb[k] + pe[k];
+		if (dims[k] < 0)
+			return err_set(c->err, "pads shrink axis %d of size "
+			    "%lld below zero", k, (long long)x->dims[k]);
+	}
+	if (tensor_alloc(&c->out[0], x->dtype, r, dims, c->err) == -1)
+		return -1;
+	if (c->out[0].nelem == 0)
+		return 0;
+	if (mode != 0) {
+		if (pad_modes(c, x, pb, mode, esz) == -1) {
+			tensor_release(&c->out[0]);
+			return -1;
+		}
+		return 0;
+	}
+	if (!all_zero_bytes(value, esz))
+		fill_elems(c->out[0].data, value, c->out[0].nelem, esz);
+	/* Copy the part of x that survives (negative pads crop). */
+	contiguous_strides(r, x->dims, st);
+	contiguous_strides(r, dims, ost);
+	v.rank = 0;
+	for (k = 0; k < r; k++) {
+		s0 = pb[k] < 0 ? -pb[k] : 0;
+		d0 = pb[k] > 0 ? pb[k] : 0;
+		n = x->dims[k] - s0 - (pe[k] < 0 ? -pe[k] : 0);
+		if (n <= 0)
+			return 0;
+		soff += s0 * st[k];
+		doff += d0 * ost[k];
+		view_add(&v, n, st[k], ost[k]);
+	}
+	copy_view((char *)c->out[0].data + doff * (int64_t)esz,
+	    (const char *)x->data + soff * (int64_t)esz, &v, esz, c->threads);
+	return 0;
+}
+
+/* Axes from input i (int32/int64, no repeats), or all axes when absent. */
+static int
+read_axes_input(struct op_ctx *c, int i, int rank, int *ax, int64_t *na)
+{
+	int64_t *axes, k;
+	int seen[TENSOR_MAX_RANK] = { 0 };
+
+	if (read_opt_ints(c, i, "axes", &axes, na) == -1)
+		return -1;
+	if (*na < 0) {
+		*na = rank;
+		for (k = 0; k < rank; k++)
+			ax[k] = (int)k;
+		return 0;
+	}
+	if (*na > rank) {
+		free(axes);
+		return err_set(c->err, "axes has %lld entries for rank %d",
+		    (long long)*na, rank);
+	}
+	for (k = 0; k < *na; k++) {
+		if ((ax[k] = ops_axis(axes[k], rank, c->err)) == -1) {
+			free(axes);
+			return err_prefix(c->err, "axes");
+		}
+		if (seen[ax[k]]++) {
+			free(axes);
+			return err_set(c->err, "axis %d is repeated", ax[k]);
+		}
+	}
+	free(axes);
+	return 0;
+}
+
 static int
 run_pad(struct op_ctx *c)
 {
 	const struct tensor *x, *cv;
 	struct tensor tmp = { 0 };
 	int64_t pb[TENSOR_MAX_RANK] = { 0 }, pe[TENSOR_MAX_RANK] = { 0 };
-	int64_t *pads = NULL, *axes = NULL, np, na = -1, k, dims[TENSOR_MAX_RANK];
-	int64_t st[TENSOR_MAX_RANK], ost[TENSOR_MAX_RANK], soff, doff;
-	int ax[TENSOR_MAX_RANK], seen[TENSOR_MAX_RANK] = { 0 }, r, mode, rc = -1;
+	int64_t *pads = NULL, np, na, k, b, e;
+	int ax[TENSOR_MAX_RANK], r, mode, rc = -1;
 	unsigned char value[16] = { 0 };
 	const int64_t *pa;
 	char mbuf[16];
 	const char *ms;
 	size_t esz, cnt;
-	struct view v;
 
 	if (need_inputs(c, c->opset >= 11 ? 2 : 1) == -1)
 		return -1;
@@ -2170,41 +2269,26 @@ run_pad(struct op_ctx *c)
 		mode = 3;
 	else
 		return err_set(c->err, "mode %s is not supported", ms);
+	if (c->opset >= 18) {
+		if (read_axes_input(c, 3, r, ax, &na) == -1)
+			return -1;
+	} else {
+		na = r;
+		for (k = 0; k < r; k++)
+			ax[k] = (int)k;
+	}
 	if (c->opset >= 11) {
 		if (read_opt_ints(c, 1, "pads", &pads, &np) == -1)
 			return -1;
-		if (c->opset >= 18 &&
-		    read_opt_ints(c, 3, "axes", &axes, &na) == -1)
-			goto out;
 	} else {
 		if (attr_find(c->node, "pads") == NULL)
 			return err_set(c->err, "missing attribute pads");
 		pa = attr_ints(c->node, "pads", &cnt);
-		if ((pads = malloc((cnt > 0 ? cnt : 1) * sizeof(*pads))) == NULL)
+		pads = malloc((cnt > 0 ? cnt : 1) * sizeof(*pads));
+		if (pads == NULL)
 			return err_nomem(c->err);
 		copy_bytes(pads, pa, cnt * sizeof(*pads));
 		np = (int64_t)cnt;
-	}
-	if (na < 0) {
-		na = r;
-		for (k = 0; k < r; k++)
-			ax[k] = (int)k;
-	} else {
-		if (na > r) {
-			err_set(c->err, "axes has %lld entries for rank %d",
-			    (long long)na, r);
-			goto out;
-		}
-		for (k = 0; k < na; k++) {
-			if ((ax[k] = ops_axis(axes[k], r, c->err)) == -1) {
-				err_prefix(c->err, "axes");
-				goto out;
-			}
-			if (seen[ax[k]]++) {
-				err_set(c->err, "axis %d is repeated", ax[k]);
-				goto out;
-			}
-		}
 	}
 	if (np != 2 * na) {
 		err_set(c->err, "pads has %lld entries, expected %lld",
@@ -2212,30 +2296,17 @@ run_pad(struct op_ctx *c)
 		goto out;
 	}
 	for (k = 0; k < na; k++) {
-		int64_t b = pads[k], e = pads[k + na];
-
-		/* Bound the pads so that dim + b + e cannot overflow. */
+		b = pads[k];
+		e = pads[k + na];
+		/* Bound the pads so that dim + b + e is easy to check. */
 		if (b > (INT64_MAX >> 2) || b < -(INT64_MAX >> 2) ||
 		    e > (INT64_MAX >> 2) || e < -(INT64_MAX >> 2)) {
-			err_set(c->err, "pads for axis %d are too large", ax[k]);
+			err_set(c->err, "pads for axis %d are too large",
+			    ax[k]);
 			goto out;
 		}
 		pb[ax[k]] = b;
 		pe[ax[k]] = e;
-	}
-	for (k = 0; k < r; k++) {
-		/* pads are bounded above, so only a huge dim can overflow. */
-		if (pb[k] > INT64_MAX - x->dims[k] ||
-		    (pe[k] > 0 && x->dims[k] + pb[k] > INT64_MAX - pe[k])) {
-			err_set(c->err, "output dimension overflows");
-			goto out;
-		}
-		dims[k] = x->dims[k] + pb[k] + pe[k];
-		if (dims[k] < 0) {
-			err_set(c->err, "pads shrink axis %lld of size %lld "
-			    "below zero", (long long)k, (long long)x->dims[k]);
-			goto out;
-		}
 	}
 	/* The fill value, as the bytes of one element of x's type. */
 	if (mode == 0) {
@@ -2255,47 +2326,78 @@ run_pad(struct op_ctx *c)
 			tensor_release(&tmp);
 		}
 	}
-	if (tensor_alloc(&c->out[0], x->dtype, r, dims, c->err) == -1)
-		goto out;
-	if (c->out[0].nelem == 0) {
-		rc = 0;
-		goto out;
-	}
-	if (mode != 0) {
-		if (pad_modes(c, x, pb, mode, esz) == -1) {
-			tensor_release(&c->out[0]);
-			goto out;
-		}
-		rc = 0;
-		goto out;
-	}
-	if (!all_zero_bytes(value, esz))
-		fill_elems(c->out[0].data, value, c->out[0].nelem, esz);
-	/* Copy the part of x that survives (negative pads crop). */
-	contiguous_strides(r, x->dims, st);
-	contiguous_strides(r, dims, ost);
-	soff = doff = 0;
-	v.rank = 0;
-	for (k = 0; k < r; k++) {
-		int64_t s0 = pb[k] < 0 ? -pb[k] : 0;
-		int64_t d0 = pb[k] > 0 ? pb[k] : 0;
-		int64_t n = x->dims[k] - s0 - (pe[k] < 0 ? -pe[k] : 0);
-
-		if (n <= 0) {
-			rc = 0;
-			goto out;
-		}
-		soff += s0 * st[k];
-		doff += d0 * ost[k];
-		view_add(&v, n, st[k], ost[k]);
-	}
-	copy_view((char *)c->out[0].data + doff * (int64_t)esz,
-	    (const char *)x->data + soff * (int64_t)esz, &v, esz, c->threads);
-	rc = 0;
+	rc = pad_apply(c, x, pb, pe, mode, value, esz);
 out:
 	free(pads);
-	free(axes);
 	return rc;
+}
+
+/*
+ * CenterCropPad: each listed axis cropped or zero-padded to the given
+ * size around its centre (the extra element, if odd, at the end).
+ */
+static int
+run_center_crop_pad(struct op_ctx *c)
+{
+	const struct tensor *x;
+	const int64_t *aa;
+	int64_t pb[TENSOR_MAX_RANK] = { 0 }, pe[TENSOR_MAX_RANK] = { 0 };
+	int64_t *shape, n, k, d, diff, axes[TENSOR_MAX_RANK];
+	int ax[TENSOR_MAX_RANK], seen[TENSOR_MAX_RANK] = { 0 }, r;
+	unsigned char zero[16] = { 0 };
+	size_t esz, cnt;
+
+	if (need_inputs(c, 2) == -1)
+		return -1;
+	x = c->in[0];
+	r = x->rank;
+	if (elem_size(x, &esz, c->err) == -1)
+		return -1;
+	if (esz > sizeof(zero))
+		return err_set(c->err, "element type %s is not supported",
+		    type_name(x->dtype));
+	aa = attr_ints(c->node, "axes", &cnt);
+	if (attr_find(c->node, "axes") == NULL) {
+		cnt = (size_t)r;
+		for (k = 0; k < r; k++)
+			axes[k] = k;
+		aa = axes;
+	}
+	if (cnt > (size_t)r)
+		return err_set(c->err, "axes has %zu entries for rank %d", cnt,
+		    r);
+	for (k = 0; k < (int64_t)cnt; k++) {
+		if ((ax[k] = ops_axis(aa[k], r, c->err)) == -1)
+			return err_prefix(c->err, "axes");
+		if (seen[ax[k]]++)
+			return err_set(c->err, "axis %d is repeated", ax[k]);
+	}
+	if (read_opt_ints(c, 1, "shape", &shape, &n) == -1)
+		return -1;
+	if (n != (int64_t)cnt) {
+		free(shape);
+		return err_set(c->err, "shape has %lld entries for %zu axes",
+		    (long long)n, cnt);
+	}
+	for (k = 0; k < n; k++) {
+		d = x->dims[ax[k]];
+		if (shape[k] < 0 || shape[k] > (INT64_MAX >> 2)) {
+			err_set(c->err, "shape entry %lld is out of range",
+			    (long long)shape[k]);
+			free(shape);
+			return -1;
+		}
+		diff = shape[k] - d;
+		if (diff >= 0) {
+			pb[ax[k]] = diff / 2;
+			pe[ax[k]] = diff - diff / 2;
+		} else {
+			pb[ax[k]] = -(-diff / 2);
+			pe[ax[k]] = -(-diff - -diff / 2);
+		}
+	}
+	free(shape);
+	return pad_apply(c, x, pb, pe, 0, zero, esz);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2340,12 +2442,13 @@ run_nonzero(struct op_ctx *c)
 	p = x->data;
 	for (i = 0; i < x->nelem; i++)
 		nnz += is_nonzero(p + i * (int64_t)esz, x->dtype, esz);
-	dims[0] = x->rank;
+	/* A scalar counts as 1-D, as in numpy and ONNX Runtime. */
+	dims[0] = x->rank > 0 ? x->rank : 1;
 	dims[1] = nnz;
 	if (tensor_alloc(&c->out[0], DT_INT64, 2, dims, c->err) == -1)
 		return -1;
 	if (x->rank == 0)
-		return 0;
+		return 0;	/* the index is 0, and the tensor zero-filled */
 	y = c->out[0].data;
 	for (i = 0, j = 0; i < x->nelem; i++) {
 		if (is_nonzero(p + i * (int64_t)esz, x->dtype, esz)) {
@@ -2463,7 +2566,8 @@ run_trilu(struct op_ctx *c)
 			/* Keep j >= i + k (upper) or j <= i + k (lower). */
 			if (upper) {
 				lo = 0;
-				hi = i + k < 0 ? 0 : i + k > cols ? cols : i + k;
+				hi = i + k < 0 ? 0 : i + k > cols ? cols :
+				    i + k;
 			} else {
 				lo = i + k + 1 < 0 ? 0 : i + k + 1 > cols ?
 				    cols : i + k + 1;
@@ -2853,6 +2957,7 @@ out:
 const struct op_def op_shape_defs[] = {
 	{ "", "Cast", run_cast, NULL },
 	{ "", "CastLike", run_cast_like, NULL },
+	{ "", "CenterCropPad", run_center_crop_pad, NULL },
 	{ "", "Compress", run_compress, NULL },
 	{ "", "Concat", run_concat, NULL },
 	{ "", "Constant", run_constant, NULL },

@@ -21,7 +21,7 @@ static const struct opinfo table[] = {
 const struct opinfo *
 opinfo_find(const char *domain, const char *op_type)
 {
-	if (domain && *domain && strcmp(domain, "ai.onnx") != 0)
+	if (!op_type || (domain && *domain && strcmp(domain, "ai.onnx") != 0))
 		return NULL;
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
 		if (strcmp(table[i].op_type, op_type) == 0)

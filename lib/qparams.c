@@ -117,13 +117,14 @@ pow2_scale(double s0, float rmin, float rmax, int symmetric, int64_t qmin,
 		    (double)rmin, (double)rmax);
 	if (!symmetric) {
 		z = nearbyint((double)qmin - rmin / s);
+		/* The grid's ends move down as z grows. */
 		if (s * ((double)qmin - z - 0.5) > rmin)
-			z -= 1;
-		if (s * ((double)qmax - z + 0.5) < rmax)
 			z += 1;
-		if (z < qmin)
+		if (s * ((double)qmax - z + 0.5) < rmax)
+			z -= 1;
+		if (z < (double)qmin)
 			z = (double)qmin;
-		if (z > qmax)
+		if (z > (double)qmax)
 			z = (double)qmax;
 		*zp = (int32_t)z;
 	}
@@ -285,7 +286,7 @@ bias_shape_ok(size_t nw, size_t nb, struct err *e)
 {
 	if (nw == 0 || nb == 0)
 		return err_set(e, "no weight or bias scale");
-	if (nw != 1 && nb != 1 && nw != nb)
+	if (nw != 1 && nb != 1 && nb % nw != 0)
 		return err_set(e, "%zu weight scales do not fit %zu bias channels",
 		    nw, nb);
 	return 0;
@@ -299,10 +300,11 @@ qparams_bias_scale(float input_scale, const float *wscale, size_t nw,
 
 	if (bias_shape_ok(nw, nb, e) < 0)
 		return -1;
-	if (nw == nb) {
-		for (size_t i = 0; i < nw; i++)
-			bscale[i] = (float)((float)(input_scale * wscale[i]) *
-			    fabs(beta));
+	if (nw > 1 && nb > 1) {
+		/* nb == nw, or a multiple (grouped ConvTranspose). */
+		for (size_t j = 0; j < nb; j++)
+			bscale[j] = (float)((float)(input_scale *
+			    wscale[j % nw]) * fabs(beta));
 		return 0;
 	}
 	w = wscale[0];
@@ -326,17 +328,12 @@ qparams_bias_adjust(float input_scale, float *wscale, size_t nw,
 	for (size_t i = 0; i < nw; i++) {
 		double absmax, least, cand;
 
-		if (nb == nw)
-			absmax = fabs((double)babsmax[i]);
-		else if (nb == 1)
-			absmax = fabs((double)babsmax[0]);
-		else {
-			/* nw == 1: one bias scale for every bias channel. */
-			absmax = 0;
-			for (size_t j = 0; j < nb; j++)
-				if (fabs((double)babsmax[j]) > absmax)
-					absmax = fabs((double)babsmax[j]);
-		}
+		/* The bias channels this scale serves: j == i mod nw
+		 * (every channel when nw == 1, the only one when nb == 1). */
+		absmax = 0;
+		for (size_t j = nb == 1 ? 0 : i % nw; j < nb; j += nw)
+			if (fabs((double)babsmax[j]) > absmax)
+				absmax = fabs((double)babsmax[j]);
 		least = QPARAMS_BIAS_MARGIN * (2.0 * absmax) / qrange;
 		cand = (double)input_scale * (double)wscale[i] * fabs(beta);
 		/* cand > 0 keeps the ratio finite, as in ORT. */

@@ -101,17 +101,20 @@ float qparams_dequantize(int32_t q, float scale, int32_t zp);
  * Biases are int32 with zero point 0 and scale input_scale * weight_scale
  * (times Gemm's beta, as ORT), computed in float32 like ORT. nw is the
  * number of weight scales (1 per-tensor), nb the number of bias channels
- * (1 when the bias is quantized per-tensor). nw == nb, or nw == 1 (one
- * bias scale), or nb == 1 < nw (a bias broadcast over the channels: one
- * scale, from the largest weight scale). bscale gets nb entries (1 when
- * nw == 1).
+ * (1 when the bias is quantized per-tensor). Either nw == 1 (one bias
+ * scale), or nb == 1 < nw (a bias broadcast over the channels: one scale,
+ * from the largest weight scale), or nb a multiple of nw: bias channel j
+ * pairs with weight scale j mod nw (nb == nw, or a grouped ConvTranspose
+ * whose weight has out/group channels along axis 1). bscale gets nb
+ * entries when nw > 1 and nb > 1, else 1.
  */
 int qparams_bias_scale(float input_scale, const float *wscale, size_t nw,
     size_t nb, double beta, float *bscale, struct err *e);
 /*
  * ORT's _adjust_weight_scale_for_int32_bias, generalised: raise weight
  * scales so the bias never clips. babsmax holds max|bias| per bias
- * channel (nb entries) or over the whole bias (nb == 1). For each weight
+ * channel (nb entries) or over the whole bias (nb == 1); weight scale i
+ * answers for the bias channels j == i mod nw. For each weight
  * scale w[i] with candidate bias scale c = input_scale * w[i] * |beta|
  * (in double) below the smallest valid one,
  *     s = 1.0001 * 2 * absmax / (2^31 - 1 - (-2^31 + 1)),

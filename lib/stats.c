@@ -7,8 +7,8 @@
 
 /* Values per chunk: moments and histogram read the chunk while in L1. */
 #define CHUNK 4096
-/* Independent accumulators in the moments loop (the compiler vectorizes). */
-#define LANES 8
+/* Independent accumulators in the moments loop. */
+#define LANES 4
 
 const char *const tstats_stat_keys[] = {
 	"dtype", "shape", "n", "nan", "inf", "min", "max", "batches", "bmin",
@@ -67,81 +67,129 @@ no_negzero(float f)
 	return f == 0 ? 0.0f : f;
 }
 
+/* Moments of one chunk; the caller's accumulators are added to. */
+struct moments {
+	uint64_t n;		/* finite values */
+	float min, max;
+	double s[LANES], q[LANES];
+};
+
+/*
+ * The fast path: no checks, four independent lanes the compiler keeps in
+ * registers. NaN is ignored by the comparisons, an infinity is not: the
+ * caller redoes a chunk whose sums come out non-finite (no sum of squares
+ * of finite floats in double can overflow).
+ */
+static int
+chunk_fast(const float *p, size_t n, struct moments *m)
+{
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+	float lo0 = m->min, lo1 = m->min, hi0 = m->max, hi1 = m->max;
+	size_t i = 0;
+
+	for (; i + LANES <= n; i += LANES) {
+		float a = p[i], b = p[i + 1], c = p[i + 2], d = p[i + 3];
+		double da = a, db = b, dc = c, dd = d;
+
+		s0 += da;
+		s1 += db;
+		s2 += dc;
+		s3 += dd;
+		q0 += da * da;
+		q1 += db * db;
+		q2 += dc * dc;
+		q3 += dd * dd;
+		lo0 = a < lo0 ? a : lo0;
+		lo1 = b < lo1 ? b : lo1;
+		lo0 = c < lo0 ? c : lo0;
+		lo1 = d < lo1 ? d : lo1;
+		hi0 = a > hi0 ? a : hi0;
+		hi1 = b > hi1 ? b : hi1;
+		hi0 = c > hi0 ? c : hi0;
+		hi1 = d > hi1 ? d : hi1;
+	}
+	for (; i < n; i++) {
+		double d = p[i];
+
+		s0 += d;
+		q0 += d * d;
+		lo0 = p[i] < lo0 ? p[i] : lo0;
+		hi0 = p[i] > hi0 ? p[i] : hi0;
+	}
+	if (!isfinite(s0 + s1 + s2 + s3) || !isfinite(q0 + q1 + q2 + q3))
+		return -1;
+	m->s[0] += s0;
+	m->s[1] += s1;
+	m->s[2] += s2;
+	m->s[3] += s3;
+	m->q[0] += q0;
+	m->q[1] += q1;
+	m->q[2] += q2;
+	m->q[3] += q3;
+	m->min = lo0 < lo1 ? lo0 : lo1;
+	m->max = hi0 > hi1 ? hi0 : hi1;
+	m->n += n;
+	return 0;
+}
+
+/* The careful path, for a chunk with NaN or Inf; returns their count. */
+static uint64_t
+chunk_checked(const float *p, size_t n, struct moments *m, uint64_t *nan)
+{
+	double s = 0, q = 0;
+	uint64_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		float v = p[i];
+
+		if (!isfinite(v)) {
+			bad++;
+			*nan += isnan(v) != 0;
+			continue;
+		}
+		s += v;
+		q += (double)v * v;
+		m->min = v < m->min ? v : m->min;
+		m->max = v > m->max ? v : m->max;
+	}
+	m->s[0] += s;
+	m->q[0] += q;
+	m->n += n - bad;
+	return bad;
+}
+
 int
 tstats_add_batch(struct tstats *ts, const float *x, size_t n, struct err *e)
 {
-	float mn[LANES], mx[LANES], bmin, bmax;
-	double s[LANES] = { 0 }, q[LANES] = { 0 }, sum, sumsq;
-	uint64_t cnt[LANES] = { 0 }, finite = 0, nonfinite = 0, nan = 0;
+	struct moments m = { 0, INFINITY, -INFINITY, { 0 }, { 0 } };
+	uint64_t nan = 0, bad = 0;
+	double sum, sumsq;
 
-	for (int k = 0; k < LANES; k++) {
-		mn[k] = INFINITY;
-		mx[k] = -INFINITY;
-	}
+	/* chunks stay in L1 for the histogram's pass over the same values */
 	for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
-		size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK, i = 0;
+		size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
 		const float *p = x + c0;
 
-		for (; i + LANES <= cn; i += LANES)
-			for (int k = 0; k < LANES; k++) {
-				uint32_t u;
-				float v = p[i + k];
-				int fin;
-
-				memcpy(&u, &v, sizeof u);
-				fin = (u & 0x7f800000) != 0x7f800000;
-				cnt[k] += fin;
-				v = fin ? v : 0;
-				mn[k] = fin && v < mn[k] ? v : mn[k];
-				mx[k] = fin && v > mx[k] ? v : mx[k];
-				s[k] += v;
-				q[k] += (double)v * v;
-			}
-		for (; i < cn; i++) {
-			float v = p[i];
-
-			if (!isfinite(v))
-				continue;
-			cnt[0]++;
-			mn[0] = v < mn[0] ? v : mn[0];
-			mx[0] = v > mx[0] ? v : mx[0];
-			s[0] += v;
-			q[0] += (double)v * v;
-		}
+		if (chunk_fast(p, cn, &m) < 0)
+			bad += chunk_checked(p, cn, &m, &nan);
 		if (ts->hist && hist_add(ts->hist, p, cn) < 0)
 			return err_nomem(e);
 	}
-	bmin = mn[0];
-	bmax = mx[0];
-	for (int k = 0; k < LANES; k++) {
-		finite += cnt[k];
-		bmin = mn[k] < bmin ? mn[k] : bmin;
-		bmax = mx[k] > bmax ? mx[k] : bmax;
-	}
-	/* fixed pairwise order of the lanes: the result depends on x only */
-	for (int w = LANES / 2; w >= 1; w /= 2)
-		for (int k = 0; k < w; k++) {
-			s[k] += s[k + w];
-			q[k] += q[k + w];
-		}
-	sum = s[0];
-	sumsq = q[0];
-	nonfinite = n - finite;
-	if (nonfinite)
-		for (size_t i = 0; i < n; i++)
-			nan += isnan(x[i]) != 0;
+	/* a fixed order of the lanes: the result depends on x only */
+	sum = (m.s[0] + m.s[1]) + (m.s[2] + m.s[3]);
+	sumsq = (m.q[0] + m.q[1]) + (m.q[2] + m.q[3]);
 	ts->nan += nan;
-	ts->inf += nonfinite - nan;
-	if (finite == 0)
+	ts->inf += bad - nan;
+	if (m.n == 0)
 		return 0;
-	bmin = no_negzero(bmin);
-	bmax = no_negzero(bmax);
-	ts->n += finite;
+	m.min = no_negzero(m.min);
+	m.max = no_negzero(m.max);
+	ts->n += m.n;
 	ts->batches++;
-	ts->min = bmin < ts->min ? bmin : ts->min;
-	ts->max = bmax > ts->max ? bmax : ts->max;
-	xsum_add(&ts->bmin, bmin);
-	xsum_add(&ts->bmax, bmax);
+	ts->min = m.min < ts->min ? m.min : ts->min;
+	ts->max = m.max > ts->max ? m.max : ts->max;
+	xsum_add(&ts->bmin, m.min);
+	xsum_add(&ts->bmax, m.max);
 	xsum_add(&ts->sum, sum);
 	xsum_add(&ts->sumsq, sumsq);
 	return 0;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "opinfo.h"
 #include "strmap.h"
 #include "tensor.h"
@@ -129,7 +130,7 @@ put_tensor(const struct model *m, const Onnx__NodeProto *n, int slot,
 	dt = dtype_name(t.dtype);
 	stream_rec_start(w, bias ? "bias" : "weight", v->name);
 	stream_put_name(w, "node", nodename);
-	stream_put_name(w, "op", n->op_type);
+	stream_put_name(w, "op", n->op_type ? n->op_type : "");
 	if (bias) {
 		int as, ws;
 
@@ -138,6 +139,10 @@ put_tensor(const struct model *m, const Onnx__NodeProto *n, int slot,
 		    n->input[as] : "");
 		stream_put_name(w, "weight", (size_t)ws < n->n_input ?
 		    n->input[ws] : "");
+		/* Gemm adds beta * C: the int32 scale takes beta too */
+		if (strcmp(n->op_type, "Gemm") == 0 &&
+		    attr_float(n, "beta", 1) != 1)
+			stream_put_double(w, "beta", attr_float(n, "beta", 1));
 	}
 	stream_put_raw(w, "dtype", dt ? dt : "undefined");
 	stream_put_shape(w, "shape", t.rank, t.dims);
@@ -194,7 +199,7 @@ put_nodes(const Onnx__GraphProto *g, const struct graph *gr, char **names,
 		const Onnx__NodeProto *n = g->node[topo[k]];
 
 		stream_rec_start(w, "node", names[topo[k]]);
-		stream_put_name(w, "op", n->op_type);
+		stream_put_name(w, "op", n->op_type ? n->op_type : "");
 		if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
 			stream_put_name(w, "domain", n->domain);
 		stream_put_names(w, "in", (const char *const *)n->input,
@@ -278,11 +283,11 @@ weights_emit(const struct model *m, const struct graph *gr,
 	for (size_t i = 0; i < nuses; i++) {
 		const struct use *u = &uses[i];
 
-		if (u->wnode >= 0 && put_tensor(m, g->node[u->wnode], u->wslot,
-		    names[u->wnode], u->v, 0, w, e) < 0)
-			goto out;
-		if (u->bnode >= 0 && put_tensor(m, g->node[u->bnode], u->bslot,
-		    names[u->bnode], u->v, 1, w, e) < 0)
+		/* one record per tensor: a bias once read as one */
+		if (u->bnode >= 0 ? put_tensor(m, g->node[u->bnode], u->bslot,
+		    names[u->bnode], u->v, 1, w, e) < 0 : put_tensor(m,
+		    g->node[u->wnode], u->wslot, names[u->wnode], u->v, 0, w,
+		    e) < 0)
 			goto out;
 	}
 	rc = stream_writer_error(w, e);

@@ -25,12 +25,12 @@
 char **weights_node_names(const Onnx__GraphProto *g, struct err *e);
 
 /*
- * Write the node records (topological order), then a weight record for
- * every constant float tensor a node reads other than as a bias, and a
- * bias record for every one read as the bias of Conv, ConvTranspose or
- * Gemm, in order of first use. A constant used by several nodes is
- * described once, for its first use as a weight (else its first use).
- * gr indexes m's main graph.
+ * Write the node records (topological order), then one record for every
+ * constant float tensor a node reads, in order of first use: a bias
+ * record when it is read as the bias of Conv, ConvTranspose or Gemm
+ * (for its first such use; Gemm's beta, when not 1, as key beta), else
+ * a weight record for its first use in a weight input (opinfo.h), else
+ * for its first use. gr indexes m's main graph.
  */
 int weights_emit(const struct model *m, const struct graph *gr,
     struct stream_writer *w, struct err *e);

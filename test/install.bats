@@ -23,7 +23,9 @@ setup() {
 	onnxq_setup
 	# A stale build would be rebuilt by make install, under the feet of
 	# the suites running beside this one: refuse instead.
-	mk -q all || fail "build not up to date; run this through make check"
+	mk -q all ||
+	    fail "build not up to date (run this through make check);" \
+	    "make would run:" "$(mk -n all 2>&1 | head -n 5)"
 }
 
 @test "make install and uninstall with DESTDIR and PREFIX" {

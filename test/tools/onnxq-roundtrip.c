@@ -4,12 +4,16 @@
  *
  *	onnxq-roundtrip [--external-data] [--external-min N] [--prep]
  *	    [--index] [--topo] IN [OUT]
+ *	onnxq-roundtrip [options] --batch LIST
  *
  * --prep runs prep_model() before saving and reports its counts on stderr
  * ("prep: constants N folded_bn M"); --index prints one line per value
  * "name<TAB>kind<TAB>producer<TAB>nconsumers" and --topo one node per line
  * in topological order, both on stdout. OUT may be left out with --index
- * or --topo. Exit 0 on success, 1 on error, 2 on usage.
+ * or --topo. --batch reads "IN<TAB>OUT" lines from LIST and does each
+ * pair in this one process (starting a process per model is what makes
+ * a thousand round trips slow), reporting failures and going on.
+ * Exit 0 on success, 1 on error, 2 on usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,12 +27,13 @@
 
 static const char usage[] =
     "usage: onnxq-roundtrip [--external-data] [--external-min N] [--prep]\n"
-    "           [--index] [--topo] IN [OUT]\n";
+    "           [--index] [--topo] IN [OUT]\n"
+    "       onnxq-roundtrip [options] --batch LIST\n";
 
 struct opts {
 	struct model_save_opts save;
 	int prep, index, topo;
-	const char *in, *out;
+	const char *in, *out, *batch;
 };
 
 static const char *
@@ -95,6 +100,40 @@ done:
 	return rc;
 }
 
+/* Each "IN<TAB>OUT" line of o->batch; returns the number of failures. */
+static int
+run_batch(struct opts *o)
+{
+	struct err e;
+	FILE *fp;
+	char *line = NULL, *tab;
+	size_t cap = 0;
+	ssize_t n;
+	int failed = 0;
+
+	if ((fp = fopen(o->batch, "r")) == NULL) {
+		fprintf(stderr, "onnxq-roundtrip: %s: ", o->batch);
+		perror(NULL);
+		return 1;
+	}
+	while ((n = getline(&line, &cap, fp)) > 0) {
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		if ((tab = strchr(line, '\t')) == NULL)
+			continue;
+		*tab = '\0';
+		o->in = line;
+		o->out = tab + 1;
+		if (run(o, &e) != 0) {
+			fprintf(stderr, "onnxq-roundtrip: %s\n", e.msg);
+			failed++;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return failed;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -104,6 +143,7 @@ main(int argc, char **argv)
 		{ "prep", no_argument, NULL, 'p' },
 		{ "index", no_argument, NULL, 'i' },
 		{ "topo", no_argument, NULL, 't' },
+		{ "batch", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -129,6 +169,9 @@ main(int argc, char **argv)
 		case 't':
 			o.topo = 1;
 			break;
+		case 'b':
+			o.batch = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -139,13 +182,20 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	outfile_cleanup_on_signals();
+	if (o.batch != NULL) {
+		if (argc != 0) {
+			fputs(usage, stderr);
+			return 2;
+		}
+		return run_batch(&o) ? 1 : 0;
+	}
 	if (argc < 1 || argc > 2 || (argc == 1 && !o.index && !o.topo)) {
 		fputs(usage, stderr);
 		return 2;
 	}
 	o.in = argv[0];
 	o.out = argc == 2 ? argv[1] : NULL;
-	outfile_cleanup_on_signals();
 	if (run(&o, &e) != 0) {
 		fflush(stdout);
 		fprintf(stderr, "onnxq-roundtrip: %s\n", e.msg);

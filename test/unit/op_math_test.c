@@ -118,7 +118,8 @@ run(struct tnode *t, int opset, int nin, const struct tensor **in, int nout,
 	struct op_ctx c;
 
 	if (!d) {
-		snprintf(e->msg, sizeof e->msg, "no kernel for %s", t->n.op_type);
+		snprintf(e->msg, sizeof e->msg, "no kernel for %s",
+		    t->n.op_type);
 		return -1;
 	}
 	t->n.n_output = (size_t)nout;
@@ -170,7 +171,50 @@ bindex(const struct tensor *t, int rank, const int64_t *idx)
 	return off;
 }
 
-/* Add/Sub/Mul/Where against index arithmetic, many shape pairs, 1-2 threads. */
+/* One Add/Sub/Mul of random operands of shapes a and b against indexing. */
+static void
+check_broadcast(const char *op, int dt, int ra, const int64_t *da, int rb,
+    const int64_t *db, int threads)
+{
+	struct tnode t;
+	struct tensor a = mk(dt, ra, da, NULL), b = mk(dt, rb, db, NULL);
+	struct tensor out[1];
+	const struct tensor *in[2] = { &a, &b };
+	int64_t idx[TENSOR_MAX_RANK], i, r;
+	double x, y, want;
+	struct err e;
+	int d;
+
+	for (i = 0; i < a.nelem; i++)
+		tensor_set(&a, i, (int)(rnd() * 200) - 100);
+	for (i = 0; i < b.nelem; i++)
+		tensor_set(&b, i, (int)(rnd() * 200) - 100);
+	node_init(&t, op);
+	if (!CHECK(run(&t, 14, 2, in, 1, out, threads, &e) == 0)) {
+		fprintf(stderr, "%s\n", e.msg);
+		goto done;
+	}
+	CHECK_EQ_INT(out[0].dtype, dt);
+	for (i = 0; i < out[0].nelem; i++) {
+		for (r = i, d = out[0].rank - 1; d >= 0; d--) {
+			idx[d] = r % out[0].dims[d];
+			r /= out[0].dims[d];
+		}
+		x = tensor_get(&a, bindex(&a, out[0].rank, idx));
+		y = tensor_get(&b, bindex(&b, out[0].rank, idx));
+		want = op[0] == 'A' ? x + y : op[0] == 'S' ? x - y : x * y;
+		if (dt == DT_INT8)	/* wraps */
+			want = (int8_t)(uint8_t)(int64_t)want;
+		if (!CHECK_NEAR(tensor_get(&out[0], i), want, 0))
+			break;
+	}
+	tensor_release(&out[0]);
+done:
+	tensor_release(&a);
+	tensor_release(&b);
+}
+
+/* Many shape pairs, including the threaded, chunked and grouped paths. */
 static void
 test_broadcast_reference(void)
 {
@@ -183,56 +227,21 @@ test_broadcast_reference(void)
 		{ 3, 2, { 2, 1, 4 }, { 3, 1 } },
 		{ 0, 3, { 0 }, { 2, 3, 4 } },
 		{ 2, 2, { 7, 1 }, { 1, 9 } },
-		{ 4, 4, { 1, 64, 40, 40 }, { 1, 64, 1, 1 } },	/* 102400: threaded */
-		{ 2, 2, { 3, 40000 }, { 3, 1 } },		/* long rows: chunked */
-		{ 2, 2, { 30000, 3 }, { 1, 3 } },		/* short rows: grouped */
+		{ 4, 4, { 1, 64, 80, 80 }, { 1, 64, 1, 1 } },	/* threaded */
+		{ 2, 2, { 3, 100000 }, { 3, 1 } },		/* long rows */
+		{ 2, 2, { 100000, 3 }, { 1, 3 } },		/* short rows */
 		{ 3, 3, { 2, 0, 3 }, { 2, 1, 3 } },		/* empty */
 	};
-	static const char *ops[] = { "Add", "Sub", "Mul" };
-	struct err e;
 
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-		for (int op = 0; op < 3; op++)
-			for (int th = 1; th <= 2; th++) {
-				struct tnode t;
-				struct tensor a, b, out[1];
-				const struct tensor *in[2];
-				int64_t idx[4] = { 0 }, n;
-				int ok = 1, dt = (op == 1 ? DT_INT64 : DT_FLOAT);
+		for (int th = 1; th <= 2; th++) {
+			int ra = cases[k].ra, rb = cases[k].rb;
+			const int64_t *a = cases[k].a, *b = cases[k].b;
 
-				a = mk(dt, cases[k].ra, cases[k].a, NULL);
-				b = mk(dt, cases[k].rb, cases[k].b, NULL);
-				for (int64_t i = 0; i < a.nelem; i++)
-					tensor_set(&a, i, (int)(rnd() * 200) - 100);
-				for (int64_t i = 0; i < b.nelem; i++)
-					tensor_set(&b, i, (int)(rnd() * 200) - 100);
-				in[0] = &a;
-				in[1] = &b;
-				node_init(&t, ops[op]);
-				if (!CHECK(run(&t, 14, 2, in, 1, out, th, &e) == 0)) {
-					fprintf(stderr, "%s\n", e.msg);
-					goto next;
-				}
-				REQUIRE(out[0].dtype == dt);
-				n = out[0].nelem;
-				for (int64_t i = 0; i < n && ok; i++) {
-					int64_t r = i;
-					double x, y, want;
-
-					for (int d = out[0].rank - 1; d >= 0; d--) {
-						idx[d] = r % out[0].dims[d];
-						r /= out[0].dims[d];
-					}
-					x = tensor_get(&a, bindex(&a, out[0].rank, idx));
-					y = tensor_get(&b, bindex(&b, out[0].rank, idx));
-					want = op == 0 ? x + y : op == 1 ? x - y : x * y;
-					ok = CHECK_NEAR(tensor_get(&out[0], i), want, 0);
-				}
-				tensor_release(&out[0]);
-next:
-				tensor_release(&a);
-				tensor_release(&b);
-			}
+			check_broadcast("Add", DT_FLOAT, ra, a, rb, b, th);
+			check_broadcast("Sub", DT_INT64, ra, a, rb, b, th);
+			check_broadcast("Mul", DT_INT8, rb, b, ra, a, th);
+		}
 }
 
 static void
@@ -402,7 +411,14 @@ test_clip(void)
 	tensor_release(&out[0]);
 	in[1] = &f;
 	CHECK(run(&t, 13, 3, in, 1, out, 1, &e) < 0);
-	CHECK_EQ_STR(e.msg, "input 1: type float differs from the input's int8");
+	CHECK_EQ_STR(e.msg, "input 1: type float differs from the input's "
+	    "int8");
+	/* min > max: everything becomes max */
+	in[1] = &hi;
+	in[2] = &lo;
+	REQUIRE(run(&t, 13, 3, in, 1, out, 1, &e) == 0);
+	check_vals(&out[0], 5, VALS(-3, -3, -3, -3, -3), 0);
+	tensor_release(&out[0]);
 	/* opset 6: bounds are attributes */
 	node_init(&t, "Clip");
 	set_float(&t, "min", -1);
@@ -552,6 +568,13 @@ test_reduce_axes(void)
 	REQUIRE(run(&t, 13, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 12, VALS(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), 0);
 	tensor_release(&out[0]);
+	/* ... which still applies the elementwise part */
+	node_init(&t, "ReduceSumSquare");
+	set_int(&t, "noop_with_empty_axes", 1);
+	REQUIRE(run(&t, 18, 2, in, 1, out, 1, &e) == 0);
+	check_vals(&out[0], 12, VALS(1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121,
+	    144), 0);
+	tensor_release(&out[0]);
 	node_init(&t, "ReduceLogSumExp");
 	in[1] = &axes;
 	REQUIRE(run(&t, 18, 2, in, 1, out, 1, &e) == 0);
@@ -581,9 +604,10 @@ test_reduce_large(void)
 	double want[21] = { 0 };
 
 	for (int64_t i = 0; i < x.nelem; i++) {
+		int64_t o = (i / 35000) * 7 + i % 7;
+
 		tensor_set(&x, i, rnd() - 0.5);
-		want[(i / 35000) * 7 + i % 7] = fmax(want[(i / 35000) * 7 + i % 7],
-		    tensor_get(&x, i));
+		want[o] = fmax(want[o], tensor_get(&x, i));
 	}
 	node_init(&t, "ReduceMax");
 	set_ints(&t, "axes", 1, DIMS(1));
@@ -626,11 +650,40 @@ test_softmax_axis_semantics(void)
 	tensor_release(&x);
 }
 
+/* Softmax split across threads gives the single-thread result. */
+static void
+test_softmax_threads(void)
+{
+	struct tnode t;
+	struct tensor x = mk(DT_FLOAT, 3, DIMS(7, 100, 300), NULL);
+	struct tensor one[1], two[1];
+	const struct tensor *in[1] = { &x };
+	struct err e;
+	int64_t i;
+
+	for (i = 0; i < x.nelem; i++)
+		tensor_set(&x, i, 20 * rnd() - 10);
+	for (int axis = 1; axis <= 2; axis++) {
+		node_init(&t, "Softmax");
+		set_int(&t, "axis", axis);
+		REQUIRE(run(&t, 13, 1, in, 1, one, 1, &e) == 0);
+		REQUIRE(run(&t, 13, 1, in, 1, two, 2, &e) == 0);
+		for (i = 0; i < x.nelem; i++)
+			if (!CHECK_NEAR(tensor_get(&two[0], i),
+			    tensor_get(&one[0], i), 0))
+				break;
+		tensor_release(&one[0]);
+		tensor_release(&two[0]);
+	}
+	tensor_release(&x);
+}
+
 static void
 test_topk_argmax(void)
 {
 	struct tnode t;
-	struct tensor x = mk(DT_FLOAT, 2, DIMS(2, 4), VALS(1, 3, 3, 2, 5, 5, 5, 0));
+	struct tensor x = mk(DT_FLOAT, 2, DIMS(2, 4),
+	    VALS(1, 3, 3, 2, 5, 5, 5, 0));
 	struct tensor k = mk(DT_INT64, 1, DIMS(1), VALS(2));
 	struct tensor out[2];
 	const struct tensor *in[2] = { &x, &k };
@@ -693,4 +746,4 @@ UNIT_MAIN(test_broadcast_reference, test_broadcast_errors,
     test_legacy_broadcast, test_integer_edges, test_float_mod_and_pow,
     test_clip, test_activations, test_dropout, test_variadic,
     test_reduce_axes, test_reduce_large, test_softmax_axis_semantics,
-    test_topk_argmax, test_cumsum)
+    test_softmax_threads, test_topk_argmax, test_cumsum)

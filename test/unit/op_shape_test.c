@@ -6,6 +6,7 @@
  * hostile shapes and indices fail with a message instead of allocating or
  * reading out of bounds. Needs only libonnxq.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,8 +343,8 @@ test_slice_random(void)
 				steps[j] = rand_range(-3, 3);
 			while (steps[j] == 0);
 			{
-				int64_t d = dims[a], s = starts[j], en = ends[j];
-				int64_t st = steps[j], v;
+				int64_t d = dims[a], s = starts[j];
+				int64_t en = ends[j], st = steps[j], v;
 
 				/* The spec, literally: add dim, then clamp. */
 				if (s < 0)
@@ -849,7 +850,8 @@ test_split(void)
 	REQUIRE(run_op(&nd, 18, in, 1, y, 3, &e) == 0);
 	CHECK(y[0].dims[1] == 3 && y[1].dims[1] == 3 && y[2].dims[1] == 1);
 	CHECK(memcmp(y[1].data, (int32_t *)x.data + 3, 12) == 0);
-	CHECK(memcmp((int32_t *)y[1].data + 3, (int32_t *)x.data + 10, 12) == 0);
+	CHECK(memcmp((int32_t *)y[1].data + 3, (int32_t *)x.data + 10,
+	    12) == 0);
 	CHECK(((int32_t *)y[2].data)[1] == ((int32_t *)x.data)[13]);
 	for (i = 0; i < 3; i++)
 		tensor_release(&y[i]);
@@ -1036,8 +1038,287 @@ test_shape_size_misc(void)
 	tensor_release(&x);
 }
 
+/*
+ * An empty tensor may carry huge dims; every kernel must either succeed
+ * with an empty result or fail cleanly, never overflow (run under UBSan).
+ */
+static void
+test_empty_huge_dims(void)
+{
+	static const char *const ops[] = { "Transpose", "Flatten", "Squeeze",
+	    "Shape", "Size", "NonZero", "Unique", "Identity" };
+	struct tnode nd;
+	struct tensor x, y[4], t2, t3;
+	const struct tensor *in[4] = { &x, &x, NULL, NULL };
+	int64_t dims[3] = { (int64_t)1 << 62, 0, (int64_t)1 << 62 };
+	int64_t one = 1;
+	struct err e;
+	size_t i;
+	int rc, k;
+
+	REQUIRE(tensor_alloc(&x, DT_FLOAT, 3, dims, &e) == 0);
+	memset(y, 0, sizeof(y));
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		node_init(&nd, ops[i]);
+		if (i == 6)
+			node_int(&nd, "axis", 2);
+		rc = run_op(&nd, 13, in, 1, y, 4, &e);
+		CHECK(rc == 0 || rc == -2 || (rc == -1 && e.msg[0] != '\0'));
+		for (k = 0; k < 4; k++)
+			tensor_release(&y[k]);
+	}
+	/* 2^62 x 2^62 x 0 flattened at axis 2: 2^124 rows. */
+	x.dims[1] = dims[0];
+	x.dims[2] = 0;
+	node_init(&nd, "Flatten");
+	node_int(&nd, "axis", 2);
+	CHECK(run_op(&nd, 13, in, 1, y, 1, &e) == -1);
+	CHECK(strstr(e.msg, "overflow") != NULL);
+	x.dims[1] = 0;
+	x.dims[2] = dims[2];
+	node_init(&nd, "Concat");
+	node_int(&nd, "axis", 0);
+	CHECK(run_op(&nd, 13, in, 2, y, 1, &e) == -1);
+	node_init(&nd, "Concat");
+	node_int(&nd, "axis", 1);
+	REQUIRE(run_op(&nd, 13, in, 2, y, 1, &e) == 0);
+	CHECK(y[0].nelem == 0 && y[0].dims[0] == dims[0]);
+	tensor_release(&y[0]);
+	make_ints(&t2, DT_INT64, (const int64_t[]){ 1, 5, 2 }, 3);
+	in[1] = &t2;
+	node_init(&nd, "Tile");
+	CHECK(run_op(&nd, 13, in, 2, y, 1, &e) == -1);
+	node_init(&nd, "Split");
+	node_int(&nd, "axis", 0);
+	CHECK(run_op(&nd, 13, in, 1, y, 3, &e) == -1);
+	for (k = 0; k < 3; k++)
+		tensor_release(&y[k]);
+	tensor_release(&t2);
+	/* Pad the huge axis: overflow; crop it: fine. */
+	make_ints(&t2, DT_INT64, (const int64_t[]){ 0, 0, 4, 0, 0, 2 }, 6);
+	x.dims[2] = INT64_MAX - 5;
+	node_init(&nd, "Pad");
+	CHECK(run_op(&nd, 13, in, 2, y, 1, &e) == -1);
+	CHECK(strstr(e.msg, "overflow") != NULL);
+	x.dims[2] = dims[2];
+	((int64_t *)t2.data)[2] = 1;
+	((int64_t *)t2.data)[5] = -7;
+	REQUIRE(run_op(&nd, 13, in, 2, y, 1, &e) == 0);
+	CHECK(y[0].dims[2] == dims[2] - 6);
+	tensor_release(&y[0]);
+	tensor_release(&t2);
+	/* Slice, Gather, Expand, DepthToSpace on it. */
+	make_ints(&t2, DT_INT64, (const int64_t[]){ 5 }, 1);
+	make_ints(&t3, DT_INT64, (const int64_t[]){ INT64_MAX }, 1);
+	in[1] = &t2;
+	in[2] = &t3;
+	node_init(&nd, "Slice");
+	REQUIRE(run_op(&nd, 13, in, 3, y, 1, &e) == 0);
+	CHECK(y[0].dims[0] == dims[0] - 5);
+	tensor_release(&y[0]);
+	node_init(&nd, "Gather");
+	node_int(&nd, "axis", 2);
+	REQUIRE(run_op(&nd, 13, in, 2, y, 1, &e) == 0);
+	CHECK(y[0].rank == 3 && y[0].nelem == 0);
+	tensor_release(&y[0]);
+	tensor_release(&t2);
+	tensor_release(&t3);
+	make_ints(&t2, DT_INT64, (const int64_t[]){ 1, 1 }, 2);
+	node_init(&nd, "Expand");
+	REQUIRE(run_op(&nd, 13, in, 2, y, 1, &e) == 0);
+	tensor_release(&y[0]);
+	tensor_release(&t2);
+	tensor_release(&x);
+	dims[0] = 0;
+	dims[1] = (int64_t)1 << 62;
+	REQUIRE(tensor_alloc(&x, DT_FLOAT, 3, dims, &e) == 0);
+	x.rank = 4;
+	x.dims[3] = (int64_t)1 << 62;
+	node_init(&nd, "SpaceToDepth");
+	node_int(&nd, "blocksize", 4);
+	CHECK(run_op(&nd, 13, in, 1, y, 1, &e) == -1);
+	node_init(&nd, "DepthToSpace");
+	node_int(&nd, "blocksize", 4);
+	CHECK(run_op(&nd, 13, in, 1, y, 1, &e) == -1);
+	(void)one;
+	tensor_release(&x);
+}
+
+static void
+test_unique_compress(void)
+{
+	static const float v[] = { 2, 1, 1, 3, 4, 3 };
+	static const float wy[] = { 2, 1, 3, 4 }, wc[] = { 1, 1 };
+	static const int64_t wi[] = { 0, 1, 3, 4 }, winv[] = { 0, 1, 1, 2, 3,
+	    2 }, wcnt[] = { 1, 2, 2, 1 };
+	struct tnode nd;
+	struct tensor x, m, y[4];
+	const struct tensor *in[2] = { &x, &m };
+	int64_t six = 6, three = 3;
+	struct err e;
+	int k;
+
+	make_floats(&x, 1, &six, v);
+	memset(y, 0, sizeof(y));
+	node_init(&nd, "Unique");
+	node_int(&nd, "sorted", 0);
+	REQUIRE(run_op(&nd, 11, in, 1, y, 4, &e) == 0);
+	CHECK(floats_are(&y[0], wy, 4));
+	CHECK(y[1].nelem == 4 && memcmp(y[1].data, wi, sizeof(wi)) == 0);
+	CHECK(y[2].nelem == 6 && memcmp(y[2].data, winv, sizeof(winv)) == 0);
+	CHECK(y[3].nelem == 4 && memcmp(y[3].data, wcnt, sizeof(wcnt)) == 0);
+	for (k = 0; k < 4; k++)
+		tensor_release(&y[k]);
+	REQUIRE(tensor_alloc(&m, DT_BOOL, 1, &three, &e) == 0);
+	((unsigned char *)m.data)[1] = 1;
+	((unsigned char *)m.data)[2] = 1;
+	node_init(&nd, "Compress");
+	REQUIRE(run_op(&nd, 11, in, 2, y, 1, &e) == 0);
+	CHECK(floats_are(&y[0], wc, 2));
+	tensor_release(&y[0]);
+	node_int(&nd, "axis", 0);
+	x.rank = 2;
+	x.dims[0] = 2;
+	x.dims[1] = 3;
+	CHECK(run_op(&nd, 11, in, 2, y, 1, &e) == -1);
+	CHECK(strstr(e.msg, "condition has 3 entries") != NULL);
+	tensor_release(&m);
+	tensor_release(&x);
+}
+
+static void
+test_center_crop_pad(void)
+{
+	/* As ONNX's reference: pad 2 -> 3 at the end, crop 5 -> 2 from 1. */
+	static const float v[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const float want[] = { 1, 2, 6, 7, 0, 0 };
+	struct tnode nd;
+	struct tensor x, sh, y = { 0 };
+	const struct tensor *in[2] = { &x, &sh };
+	int64_t dims[2] = { 2, 5 };
+	struct err e;
+
+	make_floats(&x, 2, dims, v);
+	make_ints(&sh, DT_INT64, (const int64_t[]){ 3, 2 }, 2);
+	node_init(&nd, "CenterCropPad");
+	REQUIRE(run_op(&nd, 18, in, 2, &y, 1, &e) == 0);
+	CHECK(y.dims[0] == 3 && y.dims[1] == 2);
+	CHECK(floats_are(&y, want, 6));
+	tensor_release(&y);
+	node_ints(&nd, "axes", (const int64_t[]){ -1 }, 1);
+	CHECK(run_op(&nd, 18, in, 2, &y, 1, &e) == -1);
+	CHECK(strstr(e.msg, "2 entries for 1 axes") != NULL);
+	tensor_release(&sh);
+	tensor_release(&x);
+}
+
+/* Corner cases whose expected values came from ONNX Runtime 1.30. */
+static void
+test_ort_corners(void)
+{
+	static const float a5[] = { 0, 1, 2, 3, 4 };
+	static const float w_far[] = { 0 }, w_big[] = { 4, 2, 0 };
+	static const float w_min[] = { 4, 3, 2, 1, 0 };
+	static const struct {
+		int64_t start, end, step;
+		const float *want;
+		int64_t n;
+	} sl[] = {
+		{ -100, -100, -1, w_far, 1 },
+		{ 10, -10, -2, w_big, 3 },
+		{ -1, INT64_MIN, -1, w_min, 5 },
+	};
+	struct tnode nd;
+	struct tensor x, ts, te, ta, tst, y = { 0 };
+	const struct tensor *in[5] = { &x, &ts, &te, &ta, &tst };
+	int64_t five = 5;
+	struct err e;
+	size_t i;
+
+	make_floats(&x, 1, &five, a5);
+	for (i = 0; i < sizeof(sl) / sizeof(sl[0]); i++) {
+		make_ints(&ts, DT_INT64, &sl[i].start, 1);
+		make_ints(&te, DT_INT64, &sl[i].end, 1);
+		make_ints(&ta, DT_INT64, (const int64_t[]){ 0 }, 1);
+		make_ints(&tst, DT_INT64, &sl[i].step, 1);
+		node_init(&nd, "Slice");
+		REQUIRE(run_op(&nd, 13, in, 5, &y, 1, &e) == 0);
+		CHECK(floats_are(&y, sl[i].want, sl[i].n));
+		tensor_release(&y);
+		tensor_release(&ts);
+		tensor_release(&te);
+		tensor_release(&ta);
+		tensor_release(&tst);
+	}
+	tensor_release(&x);
+	/* NonZero of a scalar: shape 1 x nnz. */
+	tensor_alloc(&x, DT_FLOAT, 0, NULL, &e);
+	*(float *)x.data = 3;
+	node_init(&nd, "NonZero");
+	REQUIRE(run_op(&nd, 13, in, 1, &y, 1, &e) == 0);
+	CHECK(y.rank == 2 && y.dims[0] == 1 && y.dims[1] == 1 &&
+	    ((int64_t *)y.data)[0] == 0);
+	tensor_release(&y);
+	tensor_release(&x);
+	/* NonZero: -0.0 is zero, NaN is not. */
+	{
+		static const float v[] = { 0, -0.0f, 1, NAN, 0, 2 };
+		static const int64_t want[] = { 0, 1, 1, 2, 0, 2 };
+		int64_t d[2] = { 2, 3 };
+
+		make_floats(&x, 2, d, v);
+		REQUIRE(run_op(&nd, 13, in, 1, &y, 1, &e) == 0);
+		CHECK(y.dims[0] == 2 && y.dims[1] == 3 &&
+		    memcmp(y.data, want, sizeof(want)) == 0);
+		tensor_release(&y);
+		tensor_release(&x);
+	}
+	/* Squeeze with an empty axes input squeezes every 1. */
+	{
+		int64_t d[3] = { 1, 3, 1 }, zero = 0;
+
+		tensor_alloc(&x, DT_FLOAT, 3, d, &e);
+		tensor_alloc(&ta, DT_INT64, 1, &zero, &e);
+		in[1] = &ta;
+		node_init(&nd, "Squeeze");
+		REQUIRE(run_op(&nd, 13, in, 2, &y, 1, &e) == 0);
+		CHECK(y.rank == 1 && y.dims[0] == 3);
+		tensor_release(&y);
+		tensor_release(&ta);
+		tensor_release(&x);
+	}
+	/* Unique of rows, first-occurrence order. */
+	{
+		static const int64_t v[] = { 3, 1, 1, 2, 3, 1, 0, 5 };
+		static const int64_t wy[] = { 3, 1, 1, 2, 0, 5 };
+		static const int64_t wi[] = { 0, 1, 3 }, winv[] = { 0, 1, 0,
+		    2 }, wc[] = { 2, 1, 1 };
+		int64_t d[2] = { 4, 2 };
+		struct tensor o[4];
+		int k;
+
+		tensor_alloc(&x, DT_INT64, 2, d, &e);
+		memcpy(x.data, v, sizeof(v));
+		memset(o, 0, sizeof(o));
+		node_init(&nd, "Unique");
+		node_int(&nd, "axis", 0);
+		node_int(&nd, "sorted", 0);
+		REQUIRE(run_op(&nd, 11, in, 1, o, 4, &e) == 0);
+		CHECK(o[0].dims[0] == 3 && o[0].dims[1] == 2 &&
+		    memcmp(o[0].data, wy, sizeof(wy)) == 0);
+		CHECK(memcmp(o[1].data, wi, sizeof(wi)) == 0);
+		CHECK(memcmp(o[2].data, winv, sizeof(winv)) == 0);
+		CHECK(memcmp(o[3].data, wc, sizeof(wc)) == 0);
+		for (k = 0; k < 4; k++)
+			tensor_release(&o[k]);
+		tensor_release(&x);
+	}
+}
+
 UNIT_MAIN(test_transpose_perms, test_transpose_ranks, test_slice_random,
     test_slice_attrs, test_gather, test_gather_elements_scatter,
     test_reshape, test_huge_outputs, test_range_float, test_pad, test_pad_2d,
     test_tile_expand, test_split, test_squeeze_unsqueeze,
-    test_depth_space_roundtrip, test_concat, test_shape_size_misc)
+    test_depth_space_roundtrip, test_concat, test_shape_size_misc,
+    test_empty_huge_dims, test_unique_compress, test_center_crop_pad,
+    test_ort_corners)

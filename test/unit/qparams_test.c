@@ -314,6 +314,15 @@ test_bias_scale(void)
 	CHECK(b[0] == 0.125f);
 	CHECK_EQ_INT(qparams_bias_scale(0.5f, w, 2, 3, 1.0, b, &e), -1);
 	CHECK_EQ_STR(e.msg, "2 weight scales do not fit 3 bias channels");
+	/* Grouped ConvTranspose: 4 bias channels over 2 weight scales,
+	 * channel j with scale j mod 2: 0.125 0.25 0.125 0.25. */
+	{
+		float b4[4];
+
+		CHECK_EQ_INT(qparams_bias_scale(0.5f, w, 2, 4, 1.0, b4, &e), 0);
+		CHECK(b4[0] == 0.125f && b4[1] == 0.25f && b4[2] == 0.125f &&
+		    b4[3] == 0.25f);
+	}
 	/* Bias quantization in double, half to even, int32 saturation. */
 	CHECK_EQ_INT(qparams_quantize_bias(2.5f, 1), 2);
 	CHECK_EQ_INT(qparams_quantize_bias(-3.5f, 1), -4);
@@ -373,6 +382,18 @@ test_bias_adjust(void)
 	CHECK_EQ_INT(qparams_bias_adjust(0.5f, w, 1, babs, 2, 1.0, &e), 1);
 	CHECK(w[0] == (float)(1e-9f * (1.0001 * 6 / qrange / (0.5 * 1e-9f))));
 	CHECK_EQ_INT(qparams_bias_adjust(0.5f, w, 2, babs, 3, 1.0, &e), -1);
+	/* Grouped: scale 0 answers for bias channels 0 and 2 (|b| 1, 3),
+	 * scale 1 for 1 and 3 (|b| 2, 0.5): absmax 3 and 2. */
+	{
+		float b4[4] = { 1, 2, 3, 0.5f };
+
+		w[0] = w[1] = 1e-9f;
+		CHECK_EQ_INT(qparams_bias_adjust(0.5f, w, 2, b4, 4, 1.0, &e), 2);
+		CHECK(w[0] == (float)(1e-9f * (1.0001 * 6 / qrange /
+		    (0.5 * 1e-9f))));
+		CHECK(w[1] == (float)(1e-9f * (1.0001 * 4 / qrange /
+		    (0.5 * 1e-9f))));
+	}
 }
 
 /*

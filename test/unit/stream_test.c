@@ -12,6 +12,7 @@
 #include <float.h>
 #include <stdint.h>
 
+#include "stats.h"
 #include "stream.h"
 #include "unit.h"
 
@@ -642,6 +643,134 @@ test_writer_errors(void)
 	}
 }
 
-UNIT_MAIN(test_float_round_trip, test_double_round_trip, test_parse_numbers,
+/* A stream with a record of every kind the library reads. */
+static char *
+sample_stream(size_t *len)
+{
+	static float x[300];
+	char *buf = NULL;
+	FILE *fp = open_memstream(&buf, len);
+	struct stream_writer *w = stream_writer_new(fp, "mem");
+	const char *names[] = { "a b", "", "c" };
+	struct tstats ts;
+	struct err e;
+
+	for (int i = 0; i < 300; i++)
+		x[i] = i % 17 == 0 ? NAN : (float)((i % 31) - 12) / 7;
+	stream_put_prog(w, "p", "1", 0, NULL);
+	stream_rec_start(w, "node", "n 0");
+	stream_put_raw(w, "op", "Conv");
+	stream_put_names(w, "in", names, 3);
+	stream_rec_done(w);
+	tstats_init(&ts, 3, &e);
+	tstats_add_batch(&ts, x, 300, &e);
+	tstats_add_batch(&ts, x + 7, 100, &e);
+	tstats_write(&ts, "t,1", w, 1, &e);
+	tstats_release(&ts);
+	stream_write_end(w, &e);
+	stream_writer_free(w);
+	fclose(fp);
+	return buf;
+}
+
+/*
+ * Read a stream the way the programs do, records through the typed
+ * getters; 0 at a good end, -1 with e set.
+ */
+static int
+read_deep(const char *s, size_t n, struct err *e)
+{
+	FILE *fp = fmemopen((void *)s, n, "r");
+	struct stream_reader *r;
+	int got, rc = 0;
+
+	if (!(r = stream_reader_new(fp, "t", e))) {
+		fclose(fp);
+		return -1;
+	}
+	while (rc == 0 && (got = stream_next(r, e)) > 0) {
+		const struct stream_rec *rec = stream_record(r);
+		struct tstats ts;
+		char **nv;
+		size_t nn;
+
+		if (got != STREAM_RECORD)
+			continue;
+		tstats_init(&ts, -1, e);
+		if (strcmp(rec->type, "stat") == 0)
+			rc = tstats_read_stat(&ts, rec, e);
+		else if (strcmp(rec->type, "hist") == 0)
+			rc = tstats_read_hist(&ts, rec, e);
+		else if (strcmp(rec->type, "node") == 0 &&
+		    (rc = stream_rec_names(rec, "in", &nv, &nn, e)) == 0)
+			free(nv);
+		tstats_release(&ts);
+	}
+	if (rc == 0 && got < 0)
+		rc = -1;
+	stream_reader_free(r);
+	fclose(fp);
+	return rc;
+}
+
+static void
+test_every_truncation(void)
+{
+	size_t len;
+	char *s = sample_stream(&len);
+	struct err e;
+	int bad = 0;
+
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(read_deep(s, len, &e), 0);
+	for (size_t n = 0; n < len; n++) {
+		e.msg[0] = '\0';
+		if (read_deep(s, n, &e) != -1 || strncmp(e.msg, "t:", 2) != 0) {
+			if (bad++ < 3)
+				CHECK_EQ_STR(e.msg, "t:...");
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	free(s);
+}
+
+/* Damaged bytes: read or rejected with "t:LINE: ...", never a crash. */
+static void
+test_random_damage(void)
+{
+	static const char pick[] = "\t\n\r %,=:x0123456789.-e?";
+	size_t len;
+	char *s = sample_stream(&len), *d;
+	struct err e;
+	int rejected = 0, bad = 0;
+
+	REQUIRE(s != NULL);
+	REQUIRE((d = malloc(len)) != NULL);
+	for (int i = 0; i < 20000; i++) {
+		int nd = 1 + (int)(next64() % 4);
+
+		memcpy(d, s, len);
+		for (int k = 0; k < nd; k++) {
+			size_t p = next64() % len;
+			uint64_t r = next64();
+
+			d[p] = r % 3 ? pick[r % (sizeof pick - 1)] :
+			    (r % 5 == 0 ? '\0' : (char)(r >> 8));
+		}
+		e.msg[0] = '\0';
+		if (read_deep(d, len, &e) < 0) {
+			rejected++;
+			if (strncmp(e.msg, "t:", 2) != 0 && bad++ < 3)
+				CHECK_EQ_STR(e.msg, "t:...");
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	/* most damage is caught */
+	CHECK(rejected > 15000);
+	free(d);
+	free(s);
+}
+
+UNIT_MAIN(test_every_truncation, test_random_damage, test_float_round_trip, test_double_round_trip, test_parse_numbers,
     test_escape, test_write_read, test_getter_errors, test_pass_through,
     test_damaged_input, test_long_lines, test_writer_errors)

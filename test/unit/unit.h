@@ -141,12 +141,16 @@ unit_eq_str_(const char *got, const char *want, const char *expr,
 	return 0;
 }
 
-/* The shortest %g form of d that reads back as d. */
+/* d as an integer if it is one, else the shortest %g that reads back. */
 UNIT_FN const char *
 unit_fmt_double_(char *buf, size_t size, double d)
 {
 	int prec;
 
+	if (d == floor(d) && fabs(d) < 1e15) {
+		snprintf(buf, size, "%.0f", d);
+		return buf;
+	}
 	for (prec = 1; prec < 17; prec++) {
 		snprintf(buf, size, "%.*g", prec, d);
 		if (strtod(buf, NULL) == d)

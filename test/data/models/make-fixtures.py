@@ -96,17 +96,19 @@ def subgraph():
 
 def deep(n):
     """Ifs nested n deep, each reading x from the top graph."""
-    body = helper.make_graph(
-        [helper.make_node('Identity', ['x'], ['d0'])], 'd0', [],
-        [vi('d0')])
+    def leaf(name):
+        return helper.make_graph(
+            [helper.make_node('Identity', ['x'], [name])], name, [],
+            [vi(name)])
+    body = leaf('d0')
     for i in range(1, n):
         body = helper.make_graph(
             [helper.make_node('If', ['cond'], ['d%d' % i], then_branch=body,
-                              else_branch=body)],
+                              else_branch=leaf('e%d' % i))],
             'd%d' % i, [], [vi('d%d' % i)])
     g = helper.make_graph(
         [helper.make_node('If', ['cond'], ['y'], name='top', then_branch=body,
-                          else_branch=body)], 'deep',
+                          else_branch=leaf('e'))], 'deep',
         [vi('cond', TensorProto.BOOL, []), vi('x', shape=[1])],
         [vi('y', shape=[1])])
     return model(g)

@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# qparams.bats: onnx-qparams and the qparams library end to end.
+# - lib/qparams.c against a numpy re-implementation of ORT's
+#   compute_scale_zp and int32-bias weight-scale adjustment, bit for bit
+#   (test/qparams_ort_check.py over test/tools/qparams-calc);
+# - ORT PR #22020's Conv (test/data/qparams/pr22020.stream) quantized by
+#   onnx-qparams and run as a QDQ model in numpy
+#   (test/qparams_pr_example.py): output[0] 4.992 and SNR 55.66 dB with the
+#   weight-scale adjustment, 0.075 and 0.137 dB without;
+# - graph decisions on test/data/qparams/graph.stream (Relu, Softmax,
+#   Reshape sharing, constants), range methods, recipes
+#   (test/data/config/), errors, and the filter conventions.
+# Needs: the built programs and tools, /usr/bin/python3 with numpy.
+
+load helpers
+
+QD=$TESTDATA/qparams
+CD=$TESTDATA/config
+
+# qp NAME: the qparam record of NAME in $output, fields after the name.
+qp() {
+	awk -F '\t' -v n="$1" '$1 == "qparam" && $2 == n {
+	    s = $3; for (i = 4; i <= NF; i++) s = s " " $i; print s }' <<<"$output"
+}
+
+@test "qparams: bit-exact with ORT's compute_scale_zp (numpy) on random ranges" {
+	run --separate-stderr /usr/bin/python3 "$ONNXQ_ROOT/test/qparams_ort_check.py" \
+	    "$ONNXQ_TOOLS/qparams-calc"
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	[ "$output" = "qparams vs ORT: 14400 ranges bit-exact, 14400 power-of-two, 300 bias adjustments, 0 mismatches" ] ||
+	    fail "$output"
+}
+
+@test "qparams: PR 22020 Conv: 4.992 / 55.66 dB with the bias adjustment" {
+	run bash -c "onnx-qparams --per-tensor --weight-asymmetric '$QD/pr22020.stream' |
+	    /usr/bin/python3 '$ONNXQ_ROOT/test/qparams_pr_example.py'"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "output0=4.9922 snr=55.656 ref0=5" ] || fail "$output"
+	# Per-channel symmetric weights (the default) give the same.
+	run bash -c "onnx-qparams '$QD/pr22020.stream' |
+	    /usr/bin/python3 '$ONNXQ_ROOT/test/qparams_pr_example.py'"
+	[ "$output" = "output0=4.9922 snr=55.656 ref0=5" ] || fail "$output"
+}
+
+@test "qparams: PR 22020 Conv: 0.075 / 0.14 dB with --no-bias-weight-adjust" {
+	run bash -c "onnx-qparams --per-tensor --weight-asymmetric \
+	    --no-bias-weight-adjust '$QD/pr22020.stream' |
+	    /usr/bin/python3 '$ONNXQ_ROOT/test/qparams_pr_example.py'"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "output0=0.0745 snr=0.137 ref0=5" ] || fail "$output"
+}
+
+@test "qparams: PR 22020 Conv: the weight scale is raised, the bias fits" {
+	run --separate-stderr onnx-qparams --per-tensor --weight-asymmetric "$QD/pr22020.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	# input 0.05; weight 2e-7/255 = 7.843e-10 raised by
+	# (1.0001*2*5/(2^32-2)) / (0.05*7.843e-10) = 59.38 to 4.657e-8;
+	# bias scale 0.05 * 4.657e-8.
+	[ "$(qp input_0)" = "role=act type=uint8 scale=0.05 zp=0 method=minmax rmin=0 rmax=12.75" ] ||
+	    fail "input_0: $(qp input_0)"
+	[ "$(qp weight)" = "role=weight type=int8 scale=4.6570786e-08 zp=-1 method=minmax rmin=-1e-07 rmax=1e-07 adjusted=1" ] ||
+	    fail "weight: $(qp weight)"
+	[ "$(qp bias)" = "role=bias type=int32 scale=2.3285394e-09 zp=0 input=input_0 weight=weight" ] ||
+	    fail "bias: $(qp bias)"
+	run --separate-stderr onnx-qparams --per-tensor --weight-asymmetric \
+	    --no-bias-weight-adjust "$QD/pr22020.stream"
+	[ "$(qp weight)" = "role=weight type=int8 scale=7.843137e-10 zp=-1 method=minmax rmin=-1e-07 rmax=1e-07" ] ||
+	    fail "weight: $(qp weight)"
+}
+
+@test "qparams: Gemm biases: per channel with beta, and broadcast" {
+	run --separate-stderr onnx-qparams "$QD/gemm.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	# a: 2.55/255 = 0.01. B1: symmetric per channel 2/254, 4/254, 1/254.
+	# C1 (2x3, beta 2, channel axis 1): scale_i = 0.01 * w_i * 2; channel
+	# 2 holds 500000: the least valid scale 1.0001*2*5e5/(2^32-2) =
+	# 2.3285e-4 exceeds 0.01 * 0.003937 * 2 = 7.874e-5, so w_2 is raised
+	# by their ratio to 0.011642696 and C1's scale_2 is 2.3285393e-4.
+	[ "$(qp B1)" = "role=weight type=int8 axis=0 scale=0.007874016,0.015748031,0.011642696 zp=0,0,0 method=minmax rmin=-1,-0.5,-0.25 rmax=1,2,0.5 adjusted=1" ] ||
+	    fail "B1: $(qp B1)"
+	[ "$(qp C1)" = "role=bias type=int32 axis=1 scale=0.00015748032,0.00031496063,0.00023285393 zp=0,0,0 input=a weight=B1" ] ||
+	    fail "C1: $(qp C1)"
+	# C2 (2x1) is the same for every output channel: one scale,
+	# 0.01 * the largest weight scale 0.015748031.
+	[ "$(qp C2)" = "role=bias type=int32 scale=0.00015748032 zp=0 input=a weight=B2" ] ||
+	    fail "C2: $(qp C2)"
+}
+
+@test "qparams: graph decisions: Relu, Softmax, Reshape, a Mul constant" {
+	run --separate-stderr onnx-qparams "$QD/graph.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	# x: [-1,3] uint8: 4/255, zp round(63.75) = 64.
+	[ "$(qp x)" = "role=act type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3" ] || fail "x: $(qp x)"
+	# c is read by relu alone: it takes r's range [0,6] (ORT).
+	[ "$(qp c)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"
+	# Softmax output: [0,1] whatever was seen.
+	[ "$(qp s)" = "role=act type=uint8 scale=0.003921569 zp=0 method=minmax rmin=0 rmax=1" ] || fail "s: $(qp s)"
+	# Reshape keeps its input's grid.
+	[ "$(qp q)" = "role=act type=uint8 scale=0.003921569 zp=0 method=shared from=s" ] || fail "q: $(qp q)"
+	# Per-channel symmetric int8: 0.5/127, 2/127.
+	[ "$(qp W)" = "role=weight type=int8 axis=0 scale=0.003937008,0.015748031 zp=0,0 method=minmax rmin=-0.5,-1 rmax=0.25,2" ] ||
+	    fail "W: $(qp W)"
+	# Bias: x's 4/255 times each weight scale.
+	[ "$(qp B)" = "role=bias type=int32 axis=0 scale=6.175699e-05,0.00024702796 zp=0,0 input=x weight=W" ] ||
+	    fail "B: $(qp B)"
+	# Mul's constant is quantized like an activation: uint8, per tensor.
+	[ "$(qp k)" = "role=weight type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3" ] || fail "k: $(qp k)"
+	# Every input record passes through, in order, before the qparams.
+	diff <(grep -v '^#' "$QD/graph.stream" | grep -v '^end') \
+	    <(grep -v '^#' <<<"$output" | grep -v -e '^qparam' -e '^end')
+	[ "${lines[${#lines[@]}-1]}" = "$(printf 'end\t24')" ] || fail "last line: ${lines[${#lines[@]}-1]}"
+}
+
+@test "qparams: a per-tensor method: percentile from the histogram" {
+	# c: 990 values in [1, 1+1/128), 10 in [100, 100.5): 99% of |x|
+	# ends with the first bin: T = 1.0078125, [-T, T] within [-2, 100.3];
+	# uint8 scale 2.015625/255, zp round(127.5) = 128 (half to even).
+	# relu is left out, or c would take r's range.
+	printf 'tensors:\n  c: {method: percentile, percentile: 99}\n' >p.yaml
+	run --separate-stderr onnx-qparams -c p.yaml --exclude-nodes relu "$QD/graph.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ "$(qp c)" = "role=act type=uint8 scale=0.007904412 zp=128 method=percentile rmin=-1.0078125 rmax=1.0078125" ] ||
+	    fail "c: $(qp c)"
+	# The others keep the global method.
+	[ "$(qp x)" = "role=act type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3" ] || fail "x: $(qp x)"
+}
+
+@test "qparams: a method needing a histogram says which tensor lacks one" {
+	run --separate-stderr onnx-qparams -m entropy "$QD/graph.stream"
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ -z "$output" ] || fail "stdout: $output"
+	[ "$stderr" = "onnx-qparams: tensor x: method entropy needs its hist records" ] || fail "$stderr"
+}
+
+@test "qparams: every method gives a range within the data" {
+	for m in minmax entropy percentile distribution mse; do
+		printf 'tensors:\n  c: {method: %s}\n' "$m" >m.yaml
+		run --separate-stderr onnx-qparams -c m.yaml --exclude-nodes relu \
+		    "$QD/graph.stream"
+		[ "$status" -eq 0 ] || fail "$m: $stderr"
+		awk -F '\t' -v m="$m" '$1 == "qparam" && $2 == "c" {
+		    for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		    found = 1
+		    if (v["method"] != m || v["rmin"] < -2 || v["rmax"] > 100.3 ||
+		        v["rmin"] > v["rmax"]) { print "bad: " $0; exit 1 } }
+		    END { exit !found }' <<<"$output" || fail "$m: $output"
+	done
+}
+
+@test "qparams: a recipe: fixed scales, types, convert, per-channel weights" {
+	run --separate-stderr onnx-qparams -c "$CD/graph-good.yaml" "$QD/graph.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ "$(qp x)" = "role=act type=uint8 scale=0.5 zp=2 method=fixed" ] || fail "x: $(qp x)"
+	# Activations int8 from the recipe: [0,6]: 6/255, zp -128.
+	[ "$(qp c)" = "role=act type=int8 scale=0.023529412 zp=-128 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"
+	# int16 symmetric [-1.8,1.8]: 3.6/65534.
+	[ "$(qp m)" = "role=act type=int16 scale=5.4933316e-05 zp=0 method=minmax rmin=-0.5 rmax=1.8" ] || fail "m: $(qp m)"
+	[ "$(qp W)" = "role=weight type=int8 axis=0 scale=0.01,0.02 zp=0,0 method=fixed" ] || fail "W: $(qp W)"
+	# The bias follows the fixed scales (0.5 * 0.01, 0.5 * 0.02).
+	[ "$(qp B)" = "role=bias type=int32 axis=0 scale=0.005,0.01 zp=0,0 input=x weight=W" ] || fail "B: $(qp B)"
+	# r: uint16 for sm, int8 for the rest: [0,6] over 0..65535.
+	grep -qx "$(printf 'convert\tr\ttype=uint16\tscale=9.155413e-05\tzp=0\tmethod=minmax\trmin=0\trmax=6\trecv=sm')" <<<"$output" ||
+	    fail "no convert record: $output"
+}
+
+@test "qparams: the command line overrides the recipe" {
+	run --separate-stderr onnx-qparams -c "$CD/graph-good.yaml" -a uint8 "$QD/graph.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ "$(qp c)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"
+	# The tensor's own quant_type still wins over both.
+	[ "$(qp m)" = "role=act type=int16 scale=5.4933316e-05 zp=0 method=minmax rmin=-0.5 rmax=1.8" ] || fail "m: $(qp m)"
+}
+
+@test "qparams: a bad recipe: every error, FILE:LINE:COL, exit 1" {
+	run --separate-stderr onnx-qparams -c "$CD/bad-many.yaml" "$QD/graph.stream"
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ -z "$output" ] || fail "stdout: $output"
+	[ "${#stderr_lines[@]}" -eq 22 ] || fail "${#stderr_lines[@]} lines: $stderr"
+	[ "${stderr_lines[0]}" = "onnx-qparams: $CD/bad-many.yaml:2:9: activations: type: unknown type 'uint7' (uint8, int8, uint16, int16, uint4, int4)" ] ||
+	    fail "${stderr_lines[0]}"
+	[ "${stderr_lines[21]}" = "onnx-qparams: $CD/bad-many.yaml:49:6: tensor m: expected a mapping of overrides (or ORT's list of them), not a value" ] ||
+	    fail "${stderr_lines[21]}"
+	grep -q "bad-many.yaml:16:5: tensor b: zero_point: 200 does not fit int8 (-128..127)" <<<"$stderr" ||
+	    fail "$stderr"
+}
+
+@test "qparams: a recipe that does not fit the stream: every error" {
+	run --separate-stderr onnx-qparams -c "$CD/graph-bad.yaml" "$QD/graph.stream"
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ -z "$output" ] || fail "stdout: $output"
+	[ "$stderr" = "onnx-qparams: $CD/graph-bad.yaml:3:3: tensor nosuch: not in the stream
+onnx-qparams: $CD/graph-bad.yaml:4:7: tensor c: per-channel values need a weight; this is an activation
+onnx-qparams: $CD/graph-bad.yaml:5:7: tensor W: 3 channel values for 2 channels along axis 0
+onnx-qparams: $CD/graph-bad.yaml:6:7: tensor k: method: weights are quantized over their exact min and max
+onnx-qparams: $CD/graph-bad.yaml:8:48: tensor r: convert: recv_nodes: node mul does not read r
+onnx-qparams: $CD/graph-bad.yaml:10:19: nodes: include: node ghost is not in the stream" ] ||
+	    fail "$stderr"
+}
+
+@test "qparams: running on its own output replaces its records" {
+	onnx-qparams --exclude-nodes relu,conv "$QD/graph.stream" >once 2>err ||
+	    fail "$(cat err)"
+	onnx-qparams --exclude-nodes relu,conv once >twice 2>err ||
+	    fail "$(cat err)"
+	diff <(grep -v '^#prog' once) <(grep -v '^#prog' twice)
+	[ "$(grep -c '^#prog' twice)" -eq 2 ] || fail "#prog lines: $(grep '^#prog' twice)"
+}
+
+@test "qparams: -o writes the file; a failure leaves none" {
+	run --separate-stderr onnx-qparams -o out.stream "$QD/graph.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -z "$output" ] || fail "stdout: $output"
+	grep -q '^qparam	x	' out.stream || fail "$(cat out.stream)"
+	head -n 5 "$QD/graph.stream" >cut.stream
+	run --separate-stderr onnx-qparams -o out2.stream cut.stream
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ ! -e out2.stream ] || fail "out2.stream left behind"
+	[[ $stderr == "onnx-qparams: cut.stream:"* ]] || fail "$stderr"
+}
+
+@test "qparams: selections need node records" {
+	grep -v '^node' "$QD/pr22020.stream" | sed 's/^end\t5/end\t4/' >nonodes.stream
+	run --separate-stderr onnx-qparams --exclude-ops Conv nonodes.stream
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[ "$stderr" = "onnx-qparams: nonodes.stream: node and op-type selections need node records" ] ||
+	    fail "$stderr"
+	# Without selections every tensor is quantized.
+	run --separate-stderr onnx-qparams nonodes.stream
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -n "$(qp bias)" ] || fail "no bias qparam: $output"
+}
+
+@test "qparams: usage errors exit 2" {
+	run --separate-stderr onnx-qparams -a float "$QD/graph.stream"
+	[ "$status" -eq 2 ] || fail "status $status"
+	[[ ${stderr_lines[0]} == "onnx-qparams: unknown type 'float'" ]] || fail "$stderr"
+	run --separate-stderr onnx-qparams --percentile 0 "$QD/graph.stream"
+	[ "$status" -eq 2 ] || fail "status $status"
+	run --separate-stderr onnx-qparams a b
+	[ "$status" -eq 2 ] || fail "status $status"
+}

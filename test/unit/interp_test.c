@@ -1,0 +1,188 @@
+/*
+ * interp_test: lib/interp.c on the small models of test/data/interp/
+ * (made by make-fixtures.py there; run from the top of the source tree):
+ * inputs and outputs, graph inputs and initializers as outputs, the
+ * observe callback, absent optional inputs, repeated runs, and the error
+ * messages for missing kernels, opsets, input types and shapes and
+ * kernel failures.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp.h"
+#include "model.h"
+#include "unit.h"
+
+#define FIX "test/data/interp/"
+
+struct seen {
+	char names[32][32];
+	int n;
+	int fail_at;		/* return an error at this call, -1 never */
+};
+
+static int
+observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
+{
+	struct seen *s = ctx;
+
+	if (!t->data)
+		return err_set(e, "observed an empty tensor %s", name);
+	if (s->n == s->fail_at)
+		return err_set(e, "observer stops at %s", name);
+	if (s->n < 32)
+		snprintf(s->names[s->n++], sizeof s->names[0], "%s", name);
+	return 0;
+}
+
+static struct model *
+load(const char *name)
+{
+	struct err e;
+	struct model *m = model_load(name, &e);
+
+	if (!m)
+		fprintf(stderr, "%s\n", e.msg);
+	return m;
+}
+
+static void
+test_io(void)
+{
+	struct seen s = { .fail_at = -1 };
+	struct interp_opts o = { .threads = 1, .observe = observe,
+	    .observe_ctx = &s };
+	struct model *m = load(FIX "io.onnx");
+	struct interp *ip;
+	struct tensor in[2], out[5];
+	struct err e;
+	int64_t d[2] = { 2, 3 }, n = 2, dims[TENSOR_MAX_RANK];
+	int rank;
+
+	REQUIRE(m != NULL);
+	ip = interp_new(m, &o, &e);
+	REQUIRE(ip != NULL);
+	CHECK_EQ_INT(interp_ninputs(ip), 2);
+	CHECK_EQ_STR(interp_input_name(ip, 0), "x");
+	CHECK_EQ_STR(interp_input_name(ip, 1), "k");
+	CHECK_EQ_INT(interp_input_type(ip, 1, &rank, dims), DT_INT64);
+	CHECK_EQ_INT(rank, 1);
+	CHECK_EQ_INT(dims[0], -1);
+	CHECK_EQ_INT(interp_noutputs(ip), 5);
+	CHECK_EQ_STR(interp_output_name(ip, 3), "a");
+
+	REQUIRE(tensor_alloc(&in[0], DT_FLOAT, 2, d, &e) == 0);
+	REQUIRE(tensor_alloc(&in[1], DT_INT64, 1, &n, &e) == 0);
+	for (int i = 0; i < 6; i++)
+		((float *)in[0].data)[i] = (float)i - 4;
+	((int64_t *)in[1].data)[1] = 42;
+	for (int run = 0; run < 2; run++) {
+		s.n = 0;
+		if (!CHECK(interp_run(ip, in, out, &e) == 0)) {
+			fprintf(stderr, "%s\n", e.msg);
+			break;
+		}
+		/* b = relu(x + c), x and c copied, a moved out, k passed through. */
+		for (int i = 0; i < 6; i++) {
+			float a = (float)i - 4 + (float)(i % 3 + 1);
+			CHECK_NEAR(((float *)out[0].data)[i], a > 0 ? a : 0, 0);
+			CHECK_NEAR(((float *)out[1].data)[i], (float)i - 4, 0);
+			CHECK_NEAR(((float *)out[3].data)[i], a, 0);
+		}
+		CHECK(out[1].data != in[0].data);
+		CHECK_NEAR(((float *)out[2].data)[2], 3, 0);
+		CHECK_EQ_INT(((int64_t *)out[4].data)[1], 42);
+		/* Graph inputs first, then node outputs in topological order. */
+		CHECK_EQ_INT(s.n, 6);
+		CHECK_EQ_STR(s.names[0], "x");
+		CHECK_EQ_STR(s.names[1], "k");
+		CHECK_EQ_STR(s.names[2], "a");
+		CHECK_EQ_STR(s.names[3], "b");
+		CHECK_EQ_STR(s.names[4], "dead");
+		CHECK_EQ_STR(s.names[5], "k2");
+		for (int k = 0; k < 5; k++)
+			tensor_release(&out[k]);
+	}
+
+	/* An observer error stops the run; nothing is left allocated. */
+	s.n = 0;
+	s.fail_at = 3;
+	CHECK(interp_run(ip, in, out, &e) == -1);
+	CHECK_EQ_STR(e.msg, "observer stops at b");
+	for (int k = 0; k < 5; k++)
+		CHECK(out[k].data == NULL);
+
+	/* Types and static dims are checked, naming the input. */
+	s.fail_at = -1;
+	in[0].dtype = DT_INT32;
+	CHECK(interp_run(ip, in, out, &e) == -1);
+	CHECK_EQ_STR(e.msg, "input x: type int32 does not match the model's float");
+	in[0].dtype = DT_FLOAT;
+	in[0].dims[1] = 2;
+	in[0].nelem = 4;
+	CHECK(interp_run(ip, in, out, &e) == -1);
+	CHECK_EQ_STR(e.msg, "input x: shape 2x2 does not match the model's 2x3");
+	in[0].rank = 1;
+	CHECK(interp_run(ip, in, out, &e) == -1);
+	CHECK_EQ_STR(e.msg, "input x: shape 2 does not match the model's 2x3");
+	tensor_release(&in[0]);
+	tensor_release(&in[1]);
+	interp_free(ip);
+	model_free(m);
+}
+
+static void
+test_missing(void)
+{
+	struct model *m = load(FIX "missing.onnx");
+	struct err e;
+
+	REQUIRE(m != NULL);
+	CHECK(interp_new(m, NULL, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "unsupported operators: node n1 (NoSuchOp), "
+	    "node #2 (Frob in com.example)");
+	model_free(m);
+	m = load(FIX "opset22.onnx");
+	REQUIRE(m != NULL);
+	CHECK(interp_new(m, NULL, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "opset 22 of the default domain is not supported "
+	    "(7 to 21 are)");
+	model_free(m);
+}
+
+static void
+test_optional_and_errors(void)
+{
+	struct model *m = load(FIX "optional.onnx");
+	struct interp *ip;
+	struct tensor in[2], out[1];
+	struct err e;
+	int64_t four = 4, one = 1;
+
+	REQUIRE(m != NULL);
+	ip = interp_new(m, NULL, &e);
+	REQUIRE(ip != NULL);
+	REQUIRE(tensor_alloc(&in[0], DT_FLOAT, 1, &four, &e) == 0);
+	REQUIRE(tensor_alloc(&in[1], DT_INT64, 1, &one, &e) == 0);
+	for (int i = 0; i < 4; i++)
+		((float *)in[0].data)[i] = (float)i * 0.25f - 0.25f;
+	((int64_t *)in[1].data)[0] = 4;
+	if (CHECK(interp_run(ip, in, out, &e) == 0)) {
+		/* Clip with no min: only the max applies. */
+		CHECK_NEAR(((float *)out[0].data)[0], -0.25, 0);
+		CHECK_NEAR(((float *)out[0].data)[3], 0.5, 0);
+		tensor_release(&out[0]);
+	} else
+		fprintf(stderr, "%s\n", e.msg);
+	((int64_t *)in[1].data)[0] = 5;
+	CHECK(interp_run(ip, in, out, &e) == -1);
+	CHECK(strncmp(e.msg, "node r1 (Reshape): ", 19) == 0);
+	CHECK(out[0].data == NULL);
+	tensor_release(&in[0]);
+	tensor_release(&in[1]);
+	interp_free(ip);
+	model_free(m);
+}
+
+UNIT_MAIN(test_io, test_missing, test_optional_and_errors)
