@@ -247,10 +247,16 @@ bcast_run(const struct bcast *bc, int threads, row_fn fn, void *arg)
  * (0 or 1) elements per output.
  */
 /*
- * Elementwise loops have no dependencies between iterations; say so, as
- * -O2's cost model would otherwise leave loops with selects scalar.
+ * Elementwise loops have no dependencies between iterations; say so to
+ * gcc, whose -O2 cost model would otherwise leave loops with selects
+ * scalar. clang vectorises them unasked, and warns about every such
+ * request it cannot meet (loops calling libm).
  */
+#ifdef __clang__
+#define SIMD
+#else
 #define SIMD _Pragma("omp simd")
+#endif
 
 typedef void (*bin_fn)(void *o, const void *a, int sa, const void *b, int sb,
     int64_t n);
