@@ -800,8 +800,12 @@ enum {
 	OPT_LIMIT = 256, OPT_BATCH, OPT_ANNOTATE, OPT_WEIGHTS_ONLY, OPT_MERGE,
 };
 
-int
-main(int argc, char **argv)
+/*
+ * Fill o from the command line: -1 to go on, else the exit status (help,
+ * version, usage mistakes).
+ */
+static int
+parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 		{ "data", required_argument, NULL, 'd' },
@@ -816,43 +820,37 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .out = "-", .argc = argc, .argv = argv };
-	struct err e;
-	int c, rc;
+	int c;
 
-	if (!(o.dirs = calloc((size_t)argc + 1, sizeof *o.dirs))) {
-		warnx_("out of memory");
-		return 1;
-	}
 	while ((c = getopt_long(argc, argv, "d:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			o.dirs[o.ndirs++] = optarg;
+			o->dirs[o->ndirs++] = optarg;
 			break;
 		case 'o':
-			o.out = optarg;
+			o->out = optarg;
 			break;
 		case OPT_LIMIT:
-			if ((o.limit = count_arg(optarg)) < 0)
+			if ((o->limit = count_arg(optarg)) < 0)
 				return usage_error("--limit: '%s' is not a "
 				    "positive count", optarg);
 			break;
 		case OPT_BATCH:
-			if ((o.batch = count_arg(optarg)) < 0)
+			if ((o->batch = count_arg(optarg)) < 0)
 				return usage_error("--batch: '%s' is not a "
 				    "positive count", optarg);
 			break;
 		case 'q':
-			o.quiet = 1;
+			o->quiet = 1;
 			break;
 		case OPT_ANNOTATE:
-			o.annotate = 1;
+			o->annotate = 1;
 			break;
 		case OPT_WEIGHTS_ONLY:
-			o.weights_only = 1;
+			o->weights_only = 1;
 			break;
 		case OPT_MERGE:
-			o.merge = 1;
+			o->merge = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -865,34 +863,51 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	o.args = argv + optind;
-	o.nargs = argc - optind;
-	if (o.weights_only && o.merge)
+	o->args = argv + optind;
+	o->nargs = argc - optind;
+	if (o->weights_only && o->merge)
 		return usage_error("--weights-only and --merge exclude each "
 		    "other");
-	if ((o.weights_only || o.merge) && o.ndirs)
+	if ((o->weights_only || o->merge) && o->ndirs)
 		return usage_error("-d is not used with %s",
-		    o.merge ? "--merge" : "--weights-only");
-	if ((o.weights_only || o.merge) && (o.limit || o.batch))
+		    o->merge ? "--merge" : "--weights-only");
+	if ((o->weights_only || o->merge) && (o->limit || o->batch))
 		return usage_error("--limit and --batch need -d");
-	if (!o.weights_only && !o.merge && !o.ndirs)
+	if (!o->weights_only && !o->merge && !o->ndirs)
 		return usage_error("no calibration data: give -d DIR (or "
 		    "--weights-only, or --merge)");
-	if (!o.merge && o.nargs > 1)
+	if (!o->merge && o->nargs > 1)
 		return usage_error("one model expected, got %d arguments",
-		    o.nargs);
-	if (o.ndirs) {
-		/* the interpreter-driven calibration slots in here */
-		warnx_("calibration on data is not implemented yet; use "
-		    "--weights-only");
+		    o->nargs);
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = { .out = "-", .argc = argc, .argv = argv };
+	struct err e;
+	int rc;
+
+	if (!(o.dirs = calloc((size_t)argc + 1, sizeof *o.dirs))) {
+		warnx_("out of memory");
 		return 1;
 	}
-	outfile_cleanup_on_signals();
-	rc = run(&o, &e);
+	if ((rc = parse_opts(argc, argv, &o)) < 0) {
+		if (o.ndirs) {
+			/* the interpreter-driven calibration slots in here */
+			warnx_("calibration on data is not implemented yet; "
+			    "use --weights-only");
+			rc = 1;
+		} else {
+			outfile_cleanup_on_signals();
+			rc = 0;
+			if (run(&o, &e) < 0) {
+				warnx_("%s", e.msg);
+				rc = 1;
+			}
+		}
+	}
 	free(o.dirs);
-	if (rc < 0) {
-		warnx_("%s", e.msg);
-		return 1;
-	}
-	return 0;
+	return rc;
 }

@@ -457,7 +457,7 @@ BIN_UINT(fmod, umod(x, y))
 BIN_FLT(pow, pow(x, y))
 BIN_FN(pow_i32, int32_t, int32_t, ipow(x, y))
 BIN_FN(pow_i64, int64_t, int64_t, ipow(x, y))
-BIN_FLT(prelu, x < 0 ? x * y : x)
+BIN_FLT(prelu, (x < 0 ? 0 : x) + y * (x > 0 ? 0 : x))	/* as LeakyRelu */
 BIN_FN(prelu_i32, int32_t, int32_t, x < 0 ? WRAP((uint64_t)x * (uint64_t)y) : x)
 BIN_FN(prelu_i64, int64_t, int64_t, x < 0 ? WRAP((uint64_t)x * (uint64_t)y) : x)
 BIN_FN(prelu_u32, uint32_t, uint32_t, ((void)y, x))
@@ -1136,15 +1136,17 @@ UN_FLT(atanh, y = atanh(x))
 UN_FLT(erf, y = erf(x))
 UN_FLT(relu, y = x < 0 ? 0 : x)
 UN_SINT(relu, y = x < 0 ? 0 : x)
-UN_FLT(leaky_relu, y = x < 0 ? alpha * x : x)
+/* max(x, 0) + alpha * min(x, 0): selects gcc vectorises, NaN kept */
+UN_FLT(leaky_relu, y = (x < 0 ? 0 : x) + alpha * (x > 0 ? 0 : x))
 UN_FLT(elu, y = x < 0 ? alpha * expm1(x) : x)
 UN_FLT(selu, y = x <= 0 ? gamma * alpha * expm1(x) : gamma * x)
 UN_FLT(celu, y = x > 0 ? x : alpha * expm1(x / alpha))
 UN_FN(sigmoid_f32, float, float, y = 1.0f / (1.0f + vexpf(-x, elo, ehi)))
 UN_FN(sigmoid_f64, double, double, y = 1 / (1 + exp(-x)))
 UN_FLT(hard_sigmoid, T v = alpha * x + beta; y = v < 0 ? 0 : v > 1 ? 1 : v)
-UN_FLT(hard_swish, T v = x * (T)(1.0 / 6) + (T)0.5; v = v < 0 ? 0 : v;
-    v = v > 1 ? 1 : v; y = x * v)
+/* HardSwish's 0 and 1 come in lo and hi: constants make gcc split the loop */
+UN_FLT(hard_swish, T v = alpha * x + beta; v = v < lo ? lo : v;
+    v = v > hi ? hi : v; y = x * v)
 UN_FN(tanh_f32, float, float, y = vtanhf(x, elo, ehi))
 UN_FN(tanh_f64, double, double, y = tanh(x))
 /* 1 + erf(z) = erfc(-z), 1 + tanh(u) = 2 / (1 + exp(-2u)): no cancellation */
@@ -1210,7 +1212,8 @@ UN_OP(sigmoid, PAR_HEAVY, TAB_FLT(sigmoid), NOSETUP)
 UN_OP(hard_sigmoid, PAR_CHEAP, TAB_FLT(hard_sigmoid),
     p.alpha = attr_float(c->node, "alpha", 0.2f);
     p.beta = attr_float(c->node, "beta", 0.5f))
-UN_OP(hard_swish, PAR_CHEAP, TAB_FLT(hard_swish), NOSETUP)
+UN_OP(hard_swish, PAR_CHEAP, TAB_FLT(hard_swish),
+    p.alpha = 1.0 / 6; p.beta = 0.5; p.ilo = 0; p.ihi = 1)
 UN_OP(tanh, PAR_HEAVY, TAB_FLT(tanh), NOSETUP)
 UN_OP(softplus, PAR_HEAVY, TAB_FLT(softplus), NOSETUP)
 UN_OP(softsign, PAR_CHEAP, TAB_FLT(softsign), NOSETUP)
@@ -1365,7 +1368,8 @@ run_clip(struct op_ctx *c)
 	    dt == DT_UINT64)
 		p.ihi = -1;	/* UINT64_MAX as a bit pattern */
 	if (c->opset < 11) {
-		if (!dtype_is_float(dt))	/* integers came with opset 12 */
+		/* integer types came with opset 12 */
+		if (!dtype_is_float(dt))
 			return err_set(c->err, "element type %s is not "
 			    "supported", tname(dt));
 		p.alpha = attr_float(c->node, "min", -FLT_MAX);

@@ -767,82 +767,128 @@ v16_splat(v16f *v, float f)
 		(*v)[i] = f;
 }
 
-/* Add w * (p[0], p[s], ..., p[15 s]) to *acc, for s 1 or 2. */
+/* Add w * (p[0], p[s], ..., p[15 s]) to *acc. */
 static inline __attribute__((always_inline)) void
 v16_madd(v16f *acc, float w, const float *p, int64_t s)
 {
-	/* p[0..15] and p[15..30]: never past p[15 s]. */
+	/* For s 2: p[0..15] and p[15..30], never past p[15 s]. */
 	const v16i even = { 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25,
 	    27, 29, 31 };
 	v16f a, b, wv;
 
 	v16_splat(&wv, w);
-	memcpy(&a, p, sizeof a);
-	if (s == 2) {
+	if (s == 1)
+		memcpy(&a, p, sizeof a);
+	else if (s == 2) {
+		memcpy(&a, p, sizeof a);
 		memcpy(&b, p + DW_BLOCK - 1, sizeof b);
 		a = __builtin_shuffle(a, b, even);
+	} else {
+		float t[DW_BLOCK];
+
+		for (int i = 0; i < DW_BLOCK; i++)
+			t[i] = p[i * s];
+		memcpy(&a, t, sizeof a);
 	}
 	*acc += wv * a;
 }
 
-NN_SIMD static void
-dw_plane(const float *x, const float *wk, float bias, float *y,
+/*
+ * Depthwise 2-D convolution of one plane: each output channel sees one
+ * input channel. The plane is first copied into a zero-bordered buffer
+ * (unless it needs no padding) so that every output is computed the same
+ * way without bounds checks: blocks of 16 outputs accumulate in
+ * registers over all taps, the last block of a row moved back to end at
+ * the row's end (recomputing a few outputs).
+ */
+struct dwpad {
+	int64_t top, left, rows, cols;	/* the padded plane */
+};
+
+static void
+dw_pad_geom(const struct win *g, struct dwpad *p)
+{
+	int64_t need_w = (g->out[1] - 1) * g->stride[1] +
+	    (g->k[1] - 1) * g->dil[1] + 1;
+	int64_t need_h = (g->out[0] - 1) * g->stride[0] +
+	    (g->k[0] - 1) * g->dil[0] + 1;
+
+	p->top = g->pb[0], p->left = g->pb[1];
+	/* Wide enough for a whole block even on narrow rows. */
+	if (need_w < (DW_BLOCK - 1) * g->stride[1] + (g->k[1] - 1) *
+	    g->dil[1] + 1)
+		need_w = (DW_BLOCK - 1) * g->stride[1] + (g->k[1] - 1) *
+		    g->dil[1] + 1;
+	p->cols = need_w > g->in[1] + p->left ? need_w : g->in[1] + p->left;
+	p->rows = need_h > g->in[0] + p->top ? need_h : g->in[0] + p->top;
+}
+
+/* Floats of padded plane one thread needs (with a block of slack). */
+static int64_t
+dw_pad_size(const struct win *g)
+{
+	struct dwpad p;
+
+	dw_pad_geom(g, &p);
+	return p.rows * p.cols + 2 * DW_BLOCK;
+}
+
+/* One depthwise output, every tap checked against the input. */
+static inline __attribute__((always_inline)) float
+dw_point(const float *x, const float *wk, float bias, const struct win *g,
+    int64_t oh, int64_t ow)
+{
+	float s = bias;
+
+	for (int64_t kh = 0; kh < g->k[0]; kh++) {
+		int64_t ih = oh * g->stride[0] - g->pb[0] + kh * g->dil[0];
+
+		if (ih < 0 || ih >= g->in[0])
+			continue;
+		for (int64_t kw = 0; kw < g->k[1]; kw++) {
+			int64_t iw = ow * g->stride[1] - g->pb[1] +
+			    kw * g->dil[1];
+
+			if (iw >= 0 && iw < g->in[1])
+				s += wk[kh * g->k[1] + kw] * x[ih * g->in[1] +
+				    iw];
+		}
+	}
+	return s;
+}
+
+/*
+ * Rows of at least 4 blocks: the outputs whose taps all lie inside the
+ * row in blocks, the few others each with its taps checked.
+ */
+static inline __attribute__((always_inline)) void
+dw_plane_wide(const float *x, const float *wk, float bias, float *y,
     const struct win *g)
 {
 	int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
-	int64_t KH = g->k[0], KW = g->k[1], sh = g->stride[0],
-	    sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
-	int64_t olo, ohi;
+	int64_t KW = g->k[1], sw = g->stride[1], dw = g->dil[1];
+	int64_t olo = ceildiv(g->pb[1], sw);
+	int64_t ohi = floordiv(W - 1 + g->pb[1] - (KW - 1) * dw, sw) + 1;
 
-	/* Outputs whose taps all lie inside the row. */
-	olo = ceildiv(g->pb[1], sw);
-	ohi = floordiv(W - 1 + g->pb[1] - (KW - 1) * dw, sw) + 1;
-	if (olo > OW)
-		olo = OW;
-	if (ohi > OW)
-		ohi = OW;
-	if (ohi < olo)
-		ohi = olo;
+	olo = olo > OW ? OW : olo;
+	ohi = ohi > OW ? OW : ohi < olo ? olo : ohi;
 	for (int64_t oh = 0; oh < OH; oh++) {
 		float *yr = y + oh * OW;
 		int64_t ow;
 
 		for (ow = 0; ow < olo; ow++)
-			yr[ow] = bias;
+			yr[ow] = dw_point(x, wk, bias, g, oh, ow);
 		for (ow = ohi; ow < OW; ow++)
-			yr[ow] = bias;
-		/* Borders: tap by tap with bounds. */
-		for (int64_t kh = 0; kh < KH; kh++) {
-			int64_t ih = oh * sh - g->pb[0] + kh * dh;
-			const float *xr = x + ih * W;
-
-			if (ih < 0 || ih >= H)
-				continue;
-			for (int64_t kw = 0; kw < KW; kw++) {
-				int64_t off = kw * dw - g->pb[1], lo, hi;
-				float wv = wk[kh * KW + kw];
-
-				valid_range(OW, sw, off, W, &lo, &hi);
-				for (ow = lo; ow < hi && ow < olo; ow++)
-					yr[ow] += wv * xr[ow * sw + off];
-				for (ow = ohi > lo ? ohi : lo; ow < hi; ow++)
-					yr[ow] += wv * xr[ow * sw + off];
-			}
-		}
-		/*
-		 * Interior: blocks of outputs summed in registers, the last
-		 * block moved back to end at ohi (recomputing a few).
-		 */
-		for (ow = olo; sw <= 2 && ohi - olo >= DW_BLOCK && ow < ohi;
-		    ow = ow + 2 * DW_BLOCK <= ohi || ow + DW_BLOCK == ohi ?
-		    ow + DW_BLOCK : ohi - DW_BLOCK) {
+			yr[ow] = dw_point(x, wk, bias, g, oh, ow);
+		for (ow = olo; ohi - olo >= DW_BLOCK && ow < ohi; ) {
+			int64_t o = ow + DW_BLOCK <= ohi ? ow : ohi - DW_BLOCK;
 			v16f acc;
 
 			v16_splat(&acc, bias);
-
-			for (int64_t kh = 0; kh < KH; kh++) {
-				int64_t ih = oh * sh - g->pb[0] + kh * dh;
-				const float *xs = x + ih * W + ow * sw - g->pb[1];
+			for (int64_t kh = 0; kh < g->k[0]; kh++) {
+				int64_t ih = oh * g->stride[0] - g->pb[0] +
+				    kh * g->dil[0];
+				const float *xs = x + ih * W + o * sw - g->pb[1];
 				const float *wr = wk + kh * KW;
 
 				if (ih < 0 || ih >= H)
@@ -850,42 +896,104 @@ dw_plane(const float *x, const float *wk, float bias, float *y,
 				for (int64_t kw = 0; kw < KW; kw++)
 					v16_madd(&acc, wr[kw], xs + kw * dw, sw);
 			}
-			memcpy(yr + ow, &acc, sizeof acc);
+			memcpy(yr + o, &acc, sizeof acc);
+			ow = o + DW_BLOCK;
 		}
-		/* The rest of the interior, one output at a time. */
-		for (; ow < ohi; ow++) {
-			float s = bias;
+		for (; ow < ohi; ow++)
+			yr[ow] = dw_point(x, wk, bias, g, oh, ow);
+	}
+}
 
+NN_SIMD static void
+dw_plane(const float *x, const float *wk, float bias, float *y,
+    const struct win *g, float *buf)
+{
+	int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+	int64_t KH = g->k[0], KW = g->k[1], sh = g->stride[0],
+	    sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
+	struct dwpad p;
+	const float *xp;
+	int64_t ld;
+
+	dw_pad_geom(g, &p);
+	if (OW >= 4 * DW_BLOCK) {
+		/* Wide rows: the borders checked, no copy. */
+		dw_plane_wide(x, wk, bias, y, g);
+		return;
+	}
+	if (p.top == 0 && p.left == 0 && p.cols == W && p.rows == H &&
+	    OW >= DW_BLOCK) {
+		xp = x;
+		ld = W;
+	} else {
+		float *d = buf;
+
+		memset(d, 0, sizeof(float) * (size_t)(p.top * p.cols));
+		d += p.top * p.cols;
+		for (int64_t i = 0; i < H; i++, d += p.cols) {
+			memset(d, 0, sizeof(float) * (size_t)p.left);
+			memcpy(d + p.left, x + i * W, sizeof(float) * (size_t)W);
+			memset(d + p.left + W, 0, sizeof(float) *
+			    (size_t)(p.cols - p.left - W));
+		}
+		memset(d, 0, sizeof(float) * (size_t)((p.rows - p.top - H) *
+		    p.cols + 2 * DW_BLOCK));
+		xp = buf;
+		ld = p.cols;
+	}
+	for (int64_t oh = 0; oh < OH; oh++) {
+		float *yr = y + oh * OW;
+		const float *xr = xp + oh * sh * ld;
+
+		for (int64_t ow = 0; ow < OW; ) {
+			int64_t o = ow + DW_BLOCK <= OW || OW < DW_BLOCK ? ow :
+			    OW - DW_BLOCK;
+			v16f acc;
+
+			v16_splat(&acc, bias);
 			for (int64_t kh = 0; kh < KH; kh++) {
-				int64_t ih = oh * sh - g->pb[0] + kh * dh;
-				const float *xs = x + ih * W + ow * sw - g->pb[1];
+				const float *xs = xr + kh * dh * ld + o * sw;
+				const float *wr = wk + kh * KW;
 
-				if (ih < 0 || ih >= H)
-					continue;
 				for (int64_t kw = 0; kw < KW; kw++)
-					s += wk[kh * KW + kw] * xs[kw * dw];
+					v16_madd(&acc, wr[kw], xs + kw * dw, sw);
 			}
-			yr[ow] = s;
+			if (OW < DW_BLOCK) {
+				float t[DW_BLOCK];
+
+				memcpy(t, &acc, sizeof acc);
+				memcpy(yr, t, sizeof(float) * (size_t)OW);
+				break;
+			}
+			memcpy(yr + o, &acc, sizeof acc);
+			ow = o + DW_BLOCK;
 		}
 	}
 }
 
-static void
+static int
 conv_depthwise(struct op_ctx *c, const float *x, const float *w,
     const float *bias, float *y, int64_t n, int64_t cin, int64_t m,
     const struct win *g)
 {
 	int64_t mult = m / cin, S = g->in[0] * g->in[1];
 	int64_t P = g->out[0] * g->out[1], KK = g->k[0] * g->k[1];
+	int64_t psz = dw_pad_size(g);
 	int threads = threads_for(c, n * m * P * KK);
+	float *buf, *tmp;
 
+	if (!(buf = scratch_get(c, psz * threads, &tmp)))
+		return -1;
 #pragma omp parallel for num_threads(threads) schedule(static)
 	for (int64_t i = 0; i < n * m; i++) {
 		int64_t ni = i / m, oc = i % m;
 
 		dw_plane(x + (ni * cin + oc / mult) * S, w + oc * KK,
-		    bias ? bias[oc] : 0, y + i * P, g);
+		    bias ? bias[oc] : 0, y + i * P, g,
+		    buf + psz * (int64_t)omp_get_thread_num());
 	}
+	free(tmp);
+	return 0;
 }
 
 /* 1-D windows become 2-D ones with a height of one. */
@@ -954,9 +1062,8 @@ conv_run(struct op_ctx *c)
 		return 0;
 	win_to_2d(&g);
 	if (g.nd == 2 && group == cin && w->dims[1] == 1 && group > 1) {
-		conv_depthwise(c, x->data, w->data, b ? b->data : NULL,
+		return conv_depthwise(c, x->data, w->data, b ? b->data : NULL,
 		    c->out[0].data, n, cin, m, &g);
-		return 0;
 	}
 	if (g.nd == 2 && gemm_packed_ok()) {
 		int pointwise = g.k[0] == 1 && g.k[1] == 1 && g.stride[0] == 1 &&

@@ -181,14 +181,43 @@ done:
 
 /* ---- BatchNormalization folding ---- */
 
-/* The float initializer behind name, or NULL. */
+/*
+ * From IR version 4 on, an initializer also listed as a graph input is a
+ * default the caller may override: not a constant. Before, every
+ * initializer had to be listed.
+ */
+static int
+overridable_ir(const struct model *m)
+{
+	return !m->proto->has_ir_version || m->proto->ir_version >= 4;
+}
+
+/* Names of the graph inputs; NULL on failure. */
+static struct strmap *
+input_names(const Onnx__GraphProto *g)
+{
+	struct strmap *s;
+	size_t i;
+
+	if ((s = strmap_new()) == NULL)
+		return NULL;
+	for (i = 0; i < g->n_input; i++)
+		if (strmap_put(s, str_or_empty(g->input[i]->name), 0) != 0) {
+			strmap_free(s);
+			return NULL;
+		}
+	return s;
+}
+
+/* The constant float initializer behind name, or NULL. */
 static const Onnx__TensorProto *
-float_init(struct graph *gr, const char *name)
+float_init(struct graph *gr, const char *name, const struct strmap *inputs)
 {
 	struct graph_value *v = graph_value(gr, name);
 
 	if (v == NULL || v->kind != VALUE_INITIALIZER || v->init == NULL ||
-	    !v->init->has_data_type || v->init->data_type != DT_FLOAT)
+	    !v->init->has_data_type || v->init->data_type != DT_FLOAT ||
+	    (inputs != NULL && strmap_get(inputs, name, NULL)))
 		return NULL;
 	return v->init;
 }
@@ -318,8 +347,8 @@ add_folded(struct graph *gr, const char *base, const struct tensor *t,
  * (freed by the caller once the index no longer points at it).
  */
 static int
-fold_bn(struct model *m, struct graph *gr, int bi, int *done,
-    char **old_name, struct err *e)
+fold_bn(struct model *m, struct graph *gr, const struct strmap *inputs,
+    int bi, int *done, char **old_name, struct err *e)
 {
 	Onnx__GraphProto *g = graph_proto(gr);
 	Onnx__NodeProto *bn = g->node[bi], *p;
@@ -359,13 +388,14 @@ fold_bn(struct model *m, struct graph *gr, int bi, int *done,
 		return 0;
 	if (is_op(p, "Gemm") && (beta = attr_float(p, "beta", 1)) == 0)
 		return 0;
-	if ((tw = float_init(gr, p->input[1])) == NULL)
+	if ((tw = float_init(gr, p->input[1], inputs)) == NULL)
 		return 0;
 	if (p->n_input == 3 && *str_or_empty(p->input[2]) != '\0' &&
-	    (tb = float_init(gr, p->input[2])) == NULL)
+	    (tb = float_init(gr, p->input[2], inputs)) == NULL)
 		return 0;
 	for (i = 0; i < 4; i++)
-		if ((tparam[i] = float_init(gr, bn->input[i + 1])) == NULL)
+		if ((tparam[i] = float_init(gr, bn->input[i + 1], inputs)) ==
+		    NULL)
 			return 0;
 
 	param[0] = &f.scale;
@@ -482,6 +512,7 @@ fold_batchnorms(struct model *m, struct graph *gr, int *count,
     struct err *e)
 {
 	Onnx__GraphProto *g = graph_proto(gr);
+	struct strmap *inputs = NULL;
 	char *drop, **old;
 	size_t i, n = g->n_node;
 	int done, nold = 0, rc = -1;
@@ -489,7 +520,8 @@ fold_batchnorms(struct model *m, struct graph *gr, int *count,
 	*count = 0;
 	drop = calloc(n + 1, 1);
 	old = calloc(n + 1, sizeof *old);
-	if (drop == NULL || old == NULL) {
+	if (drop == NULL || old == NULL ||
+	    (overridable_ir(m) && (inputs = input_names(g)) == NULL)) {
 		free(drop);
 		free(old);
 		return err_nomem(e);
@@ -497,7 +529,7 @@ fold_batchnorms(struct model *m, struct graph *gr, int *count,
 	for (i = 0; i < n; i++) {
 		if (!is_op(g->node[i], "BatchNormalization"))
 			continue;
-		if (fold_bn(m, gr, (int)i, &done, &old[nold], e) != 0)
+		if (fold_bn(m, gr, inputs, (int)i, &done, &old[nold], e) != 0)
 			goto done;
 		if (done) {
 			drop[i] = 1;
@@ -513,37 +545,142 @@ done:
 		free(old[i]);
 	free(old);
 	free(drop);
+	strmap_free(inputs);
 	return rc;
 }
 
-/* Remove initializers nothing reads that are neither inputs nor outputs. */
+/*
+ * Remove initializers nothing reads that are no graph outputs. One that is
+ * also a graph input stays from IR version 4 on (a caller may feed it);
+ * before, every initializer had to be an input, so both go.
+ */
 static int
-drop_unused_initializers(struct graph *gr, struct err *e)
+drop_unused_initializers(struct model *m, struct graph *gr, struct err *e)
 {
 	Onnx__GraphProto *g = graph_proto(gr);
 	struct graph_value *v;
-	struct strmap *inputs;
+	struct strmap *inputs, *gone;
 	size_t i, k = 0;
+	int rc = -1;
 
-	if ((inputs = strmap_new()) == NULL)
-		return err_nomem(e);
-	for (i = 0; i < g->n_input; i++)
-		if (strmap_put(inputs, str_or_empty(g->input[i]->name), 0)) {
-			strmap_free(inputs);
-			return err_nomem(e);
-		}
+	inputs = input_names(g);
+	gone = strmap_new();
+	if (inputs == NULL || gone == NULL) {
+		err_nomem(e);
+		goto done;
+	}
 	for (i = 0; i < g->n_initializer; i++) {
-		v = graph_value(gr, str_or_empty(g->initializer[i]->name));
-		if (v != NULL && v->nconsumers == 0 && !v->is_output &&
-		    !strmap_get(inputs, v->name, NULL))
-			protobuf_c_message_free_unpacked(
-			    &g->initializer[i]->base, NULL);
-		else
-			g->initializer[k++] = g->initializer[i];
+		Onnx__TensorProto *tp = g->initializer[i];
+
+		v = graph_value(gr, str_or_empty(tp->name));
+		if (v == NULL || v->nconsumers > 0 || v->is_output ||
+		    (overridable_ir(m) && strmap_get(inputs, v->name, NULL))) {
+			g->initializer[k++] = tp;
+			continue;
+		}
+		if (strmap_put(gone, v->name, 0) != 0) {
+			g->initializer[k++] = tp;	/* keeping it is harmless */
+			continue;
+		}
+		protobuf_c_message_free_unpacked(&tp->base, NULL);
 	}
 	g->n_initializer = k;
+	for (i = 0, k = 0; i < g->n_input; i++)
+		if (strmap_get(gone, str_or_empty(g->input[i]->name), NULL))
+			protobuf_c_message_free_unpacked(&g->input[i]->base,
+			    NULL);
+		else
+			g->input[k++] = g->input[i];
+	g->n_input = k;
+	rc = 0;
+done:
 	strmap_free(inputs);
-	return 0;
+	strmap_free(gone);
+	return rc;
+}
+
+/* A graph input declaring tp's type and shape. */
+static Onnx__ValueInfoProto *
+input_for(const Onnx__TensorProto *tp)
+{
+	Onnx__ValueInfoProto *vi = malloc(sizeof *vi);
+	Onnx__TypeProto *type = malloc(sizeof *type);
+	Onnx__TypeProto__Tensor *tt = malloc(sizeof *tt);
+	Onnx__TensorShapeProto *shape = malloc(sizeof *shape);
+	size_t i;
+
+	if (vi == NULL || type == NULL || tt == NULL || shape == NULL)
+		goto fail;
+	onnx__value_info_proto__init(vi);
+	onnx__type_proto__init(type);
+	onnx__type_proto__tensor__init(tt);
+	onnx__tensor_shape_proto__init(shape);
+	vi->type = type;
+	type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	type->tensor_type = tt;
+	tt->has_elem_type = 1;
+	tt->elem_type = tp->data_type;
+	tt->shape = shape;
+	type = NULL;
+	tt = NULL;
+	shape->dim = calloc(tp->n_dims + 1, sizeof *shape->dim);
+	if ((vi->name = strdup(str_or_empty(tp->name))) == NULL ||
+	    shape->dim == NULL)
+		goto fail_vi;
+	for (i = 0; i < tp->n_dims; i++) {
+		Onnx__TensorShapeProto__Dimension *d = malloc(sizeof *d);
+
+		if (d == NULL)
+			goto fail_vi;
+		onnx__tensor_shape_proto__dimension__init(d);
+		d->value_case =
+		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		d->dim_value = tp->dims[i];
+		shape->dim[shape->n_dim++] = d;
+	}
+	return vi;
+fail_vi:
+	protobuf_c_message_free_unpacked(&vi->base, NULL);
+	return NULL;
+fail:
+	free(vi);
+	free(type);
+	free(tt);
+	free(shape);
+	return NULL;
+}
+
+/* IR version 3 and before: every initializer must be a graph input too. */
+static int
+list_initializers_as_inputs(Onnx__GraphProto *g, struct err *e)
+{
+	Onnx__ValueInfoProto **inputs, *vi;
+	struct strmap *have;
+	size_t i;
+	int rc = -1;
+
+	if ((have = input_names(g)) == NULL)
+		return err_nomem(e);
+	for (i = 0; i < g->n_initializer; i++) {
+		if (strmap_get(have, str_or_empty(g->initializer[i]->name),
+		    NULL))
+			continue;
+		inputs = realloc(g->input, (g->n_input + 1) * sizeof *inputs);
+		if (inputs == NULL) {
+			err_nomem(e);
+			goto done;
+		}
+		g->input = inputs;
+		if ((vi = input_for(g->initializer[i])) == NULL) {
+			err_nomem(e);
+			goto done;
+		}
+		g->input[g->n_input++] = vi;
+	}
+	rc = 0;
+done:
+	strmap_free(have);
+	return rc;
 }
 
 int
@@ -569,7 +706,9 @@ prep_model(struct model *m, struct prep_report *report, struct err *e)
 		err_prefix(e, "%s", m->path);
 		goto done;
 	}
-	if (drop_unused_initializers(gr, e) != 0)
+	if (drop_unused_initializers(m, gr, e) != 0)
+		goto done;
+	if (!overridable_ir(m) && list_initializers_as_inputs(g, e) != 0)
 		goto done;
 	rc = 0;
 done:

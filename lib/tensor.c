@@ -329,7 +329,7 @@ to_int(double v, int64_t lo, int64_t hi)
 	v = nearbyint(v);
 	if (v <= (double)lo)
 		return lo;
-	if (v >= (double)hi)
+	if (v >= (double)hi)	/* for int64, (double)hi is 2^63: still saturates */
 		return hi;
 	return (int64_t)v;
 }
@@ -373,6 +373,17 @@ tensor_to_float(const struct tensor *t, float *dst)
 	}
 	for (int64_t i = 0; i < t->nelem; i++)
 		dst[i] = (float)tensor_get(t, i);
+}
+
+/* (double)INT64_MAX rounds up to 2^63, so compare before converting. */
+static int64_t
+saturate_int64(double v)
+{
+	if (v >= 0x1p63)
+		return INT64_MAX;
+	if (v < -0x1p63)
+		return INT64_MIN;
+	return (int64_t)v;
 }
 
 /*
@@ -423,8 +434,7 @@ tensor_cast(struct tensor *dst, const struct tensor *src, int dtype,
 			((int64_t *)dst->data)[i] =
 			    (int64_t)((const uint64_t *)src->data)[i];
 		else if (dtype == DT_INT64)
-			((int64_t *)dst->data)[i] = src_int && src->dtype == DT_INT64 ?
-			    ((const int64_t *)src->data)[i] : (int64_t)v;
+			((int64_t *)dst->data)[i] = saturate_int64(v);
 		else
 			tensor_set(dst, i, v);
 	}

@@ -335,6 +335,45 @@ test_model_errors(void)
 	model_free(m);
 }
 
+/* Small on disk, huge once unpacked: refused before protobuf-c runs. */
+static void
+test_unpack_budget(void)
+{
+	const size_t nodes = (size_t)8 << 20;	/* empty NodeProtos, 2 bytes each */
+	size_t len = 2 * nodes + 6, i;
+	uint8_t *buf;
+	struct err e;
+
+	REQUIRE((buf = malloc(len)) != NULL);
+	buf[0] = 0x3a;		/* field 7 (graph), length-delimited */
+	buf[1] = (uint8_t)(0x80 | ((2 * nodes) & 0x7f));
+	buf[2] = (uint8_t)(0x80 | (((2 * nodes) >> 7) & 0x7f));
+	buf[3] = (uint8_t)(0x80 | (((2 * nodes) >> 14) & 0x7f));
+	buf[4] = (uint8_t)(((2 * nodes) >> 21) & 0x7f);
+	for (i = 0; i < nodes; i++) {
+		buf[5 + 2 * i] = 0x0a;	/* field 1 (node) */
+		buf[6 + 2 * i] = 0x00;
+	}
+	len = 5 + 2 * nodes;
+	CHECK(model_load_mem(buf, len, "bomb", NULL, &e) == NULL);
+	CHECK(strncmp(e.msg, "bomb: not a valid ONNX model (unpacking would "
+	    "take ", 49) == 0);
+	/* a tenth of it is fine */
+	buf[1] = (uint8_t)(0x80 | ((2 * (nodes / 10)) & 0x7f));
+	buf[2] = (uint8_t)(0x80 | (((2 * (nodes / 10)) >> 7) & 0x7f));
+	buf[3] = (uint8_t)(0x80 | (((2 * (nodes / 10)) >> 14) & 0x7f));
+	buf[4] = (uint8_t)(((2 * (nodes / 10)) >> 21) & 0x7f);
+	len = 5 + 2 * (nodes / 10);
+	{
+		struct model *m = model_load_mem(buf, len, "ok", NULL, &e);
+
+		if (CHECK(m != NULL))
+			CHECK_EQ_INT(m->proto->graph->n_node, nodes / 10);
+		model_free(m);
+	}
+	free(buf);
+}
+
 static void
 test_pack_and_opset(void)
 {
@@ -422,4 +461,4 @@ test_save_keeps_model(void)
 
 UNIT_MAIN(test_dtypes_fixture, test_write_read_all_types, test_int4_packing,
     test_write_replaces, test_bad_tensors, test_model_errors,
-    test_pack_and_opset, test_save_keeps_model)
+    test_unpack_budget, test_pack_and_opset, test_save_keeps_model)

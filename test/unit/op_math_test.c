@@ -469,6 +469,15 @@ test_activations(void)
 	check_vals(&out[0], 5, VALS(0.04742587, 0.37754067, 0.5, 0.62245933,
 	    0.95257413), 1e-3);
 	tensor_release(&out[0]);
+	/* LeakyRelu is written as max/min for vectorising: NaN must stay */
+	node_init(&t, "LeakyRelu");
+	set_float(&t, "alpha", 0.5f);
+	in[0] = &x;
+	tensor_set(&x, 2, NAN);
+	REQUIRE(run(&t, 16, 1, in, 1, out, 1, &e) == 0);
+	check_vals(&out[0], 5, VALS(-1.5, -0.25, NAN, 0.5, 3), 0);
+	tensor_release(&out[0]);
+	tensor_set(&x, 2, 0);
 	node_init(&t, "Round");
 	in[0] = &x;
 	tensor_set(&x, 1, 2.5);

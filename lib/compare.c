@@ -1,0 +1,214 @@
+/*
+ * compare: see compare.h.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "compare.h"
+
+void
+compare_init(struct compare *c)
+{
+	memset(c, 0, sizeof *c);
+	c->worst_snr = INFINITY;
+	c->worst_sample = -1;
+}
+
+double
+compare_snr_of(double signal, double noise)
+{
+	if (isnan(noise) || isinf(noise))
+		return -INFINITY;
+	if (noise == 0)
+		return INFINITY;
+	if (signal == 0)
+		return -INFINITY;
+	return 10 * log10(signal / noise);
+}
+
+/* One sample's sums, added to c at the end so the worst sample is known. */
+struct sums {
+	int64_t nelem, nonfinite;
+	double signal, noise, xx, xr, max_abs;
+};
+
+static void
+add_pair(struct sums *s, double x, double r)
+{
+	double d;
+
+	if (isfinite(x) && isfinite(r)) {
+		d = x - r;
+		s->nelem++;
+		s->signal += r * r;
+		s->noise += d * d;
+		s->xx += x * x;
+		s->xr += x * r;
+		if (fabs(d) > s->max_abs)
+			s->max_abs = fabs(d);
+		return;
+	}
+	/* NaN matches NaN, an infinity the same infinity. */
+	if ((isnan(x) && isnan(r)) || (!isnan(x) && x == r))
+		return;
+	s->nonfinite++;
+}
+
+int
+compare_add(struct compare *c, const struct tensor *x,
+    const struct tensor *ref, int64_t sample)
+{
+	struct sums s = { 0 };
+	double snr;
+
+	c->samples++;
+	if (x->dtype != ref->dtype || !shape_equal(x, ref)) {
+		c->nmismatch++;
+		return 1;
+	}
+	if (x->dtype == DT_FLOAT) {
+		const float *a = x->data, *b = ref->data;
+
+		for (int64_t i = 0; i < x->nelem; i++)
+			add_pair(&s, a[i], b[i]);
+	} else {
+		for (int64_t i = 0; i < x->nelem; i++)
+			add_pair(&s, tensor_get(x, i), tensor_get(ref, i));
+	}
+	c->nelem += s.nelem;
+	c->nonfinite += s.nonfinite;
+	c->signal += s.signal;
+	c->noise += s.noise;
+	c->xx += s.xx;
+	c->xr += s.xr;
+	if (s.max_abs > c->max_abs)
+		c->max_abs = s.max_abs;
+	snr = s.nonfinite ? -INFINITY : compare_snr_of(s.signal, s.noise);
+	if (snr < c->worst_snr || c->worst_sample < 0) {
+		c->worst_snr = snr;
+		c->worst_sample = sample;
+	}
+	return 0;
+}
+
+int
+compare_is_classifier(const struct tensor *t)
+{
+	return dtype_is_float(t->dtype) && (t->rank == 2 || t->rank == 3) &&
+	    t->dims[t->rank - 1] >= 2;
+}
+
+int64_t
+compare_rows(const struct tensor *t)
+{
+	if (t->rank < 1 || t->dims[t->rank - 1] == 0)
+		return 0;
+	return t->nelem / t->dims[t->rank - 1];
+}
+
+int64_t
+compare_argmax(const struct tensor *t, int64_t row)
+{
+	int64_t n = t->dims[t->rank - 1], best = 0;
+	double bv = 0;
+
+	for (int64_t j = 0; j < n; j++) {
+		double v = t->dtype == DT_FLOAT ?
+		    ((const float *)t->data)[row * n + j] :
+		    tensor_get(t, row * n + j);
+
+		if (isnan(v))
+			return j;
+		if (j == 0 || v > bv) {
+			bv = v;
+			best = j;
+		}
+	}
+	return best;
+}
+
+int
+compare_add_top1(struct compare *c, const struct tensor *x,
+    const struct tensor *ref, const int64_t *labels, int64_t nlabels)
+{
+	int64_t rows;
+
+	if (!compare_is_classifier(x) || x->dtype != ref->dtype ||
+	    !shape_equal(x, ref))
+		return 1;
+	rows = compare_rows(x);
+	if (labels && nlabels != rows)
+		return 1;
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t a = compare_argmax(x, r), b = compare_argmax(ref, r);
+
+		c->rows++;
+		c->agree += a == b;
+		if (labels) {
+			c->labeled++;
+			c->correct_x += a == labels[r];
+			c->correct_ref += b == labels[r];
+		}
+	}
+	return 0;
+}
+
+double
+compare_snr(const struct compare *c)
+{
+	if (c->nonfinite)
+		return -INFINITY;
+	return compare_snr_of(c->signal, c->noise);
+}
+
+double
+compare_mse(const struct compare *c)
+{
+	if (c->nonfinite)
+		return INFINITY;
+	return c->nelem ? c->noise / (double)c->nelem : NAN;
+}
+
+double
+compare_max_abs(const struct compare *c)
+{
+	if (c->nonfinite)
+		return INFINITY;
+	return c->nelem ? c->max_abs : NAN;
+}
+
+double
+compare_cosine(const struct compare *c)
+{
+	if (c->nelem == 0)
+		return NAN;
+	if (c->xx == 0 && c->signal == 0)
+		return 1;
+	if (c->xx == 0 || c->signal == 0)
+		return 0;
+	return c->xr / (sqrt(c->xx) * sqrt(c->signal));
+}
+
+static double
+pct(int64_t k, int64_t n)
+{
+	return n ? 100.0 * (double)k / (double)n : NAN;
+}
+
+double
+compare_agreement(const struct compare *c)
+{
+	return pct(c->agree, c->rows);
+}
+
+double
+compare_accuracy_x(const struct compare *c)
+{
+	return pct(c->correct_x, c->labeled);
+}
+
+double
+compare_accuracy_ref(const struct compare *c)
+{
+	return pct(c->correct_ref, c->labeled);
+}
