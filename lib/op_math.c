@@ -691,6 +691,20 @@ run_prelu(struct op_ctx *c)
 		return -1;
 	x = c->in[0];
 	s = c->in[1];
+	if (c->opset < 7 && s->rank == 1 && x->rank >= 2 &&
+	    s->dims[0] == x->dims[1] && s->dims[0] > 1) {
+		/* Opset 6 and older: a 1-D slope runs along the channel axis. */
+		struct tensor view = *s;
+		const struct tensor *in[2] = { x, &view };
+		const struct tensor *const *saved = c->in;
+		view.rank = x->rank - 1;
+		for (i = 0; i < view.rank; i++)
+			view.dims[i] = i == 0 ? s->dims[0] : 1;
+		c->in = in;
+		ok = run_binary(c, prelu_fns, 0, PAR_CHEAP);
+		c->in = saved;
+		return ok;
+	}
 	ok = s->rank <= x->rank;
 	for (i = 0; ok && i < s->rank; i++)
 		ok = s->dims[i] == 1 ||

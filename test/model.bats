@@ -210,9 +210,16 @@ sys.stdout.buffer.write(bytes(random.randrange(256) for _ in range(4096)))' \
 	one_line_error '^onnxq-roundtrip: adir: is a directory$'
 	run --separate-stderr onnxq-roundtrip missing.onnx out.onnx
 	one_line_error '^onnxq-roundtrip: missing.onnx: No such file or directory$'
+	run --separate-stderr onnxq-roundtrip - out.onnx </dev/null
+	one_line_error '^onnxq-roundtrip: stdin: not a valid ONNX model \(no graph\)$'
+	# refused from its size alone (a sparse file: nothing is read)
+	truncate -s 5G big.onnx
+	run --separate-stderr onnxq-roundtrip big.onnx out.onnx
+	one_line_error '^onnxq-roundtrip: big.onnx: file is larger than 4 GiB \(5368709120 bytes\)$'
+	rm big.onnx
 	# no temporaries left beside the output
 	[ -z "$(ls -A | grep '^\.')" ] || fail "left behind: $(ls -A)"
-	echo "# $n malformed models refused" >&3
+	echo "# $((n + 2)) malformed models refused" >&3
 }
 
 @test "malformed models: nesting that would overflow protobuf-c's stack" {

@@ -1,0 +1,108 @@
+/*
+ * qdq: rewrite a prepared fp32 model (prep.h) into a QDQ model, applying
+ * the decisions of an onnxq stream mechanically (the contract of
+ * onnx-qparams and onnx-qdq-insert; man/man5/onnxq-stream.5):
+ *
+ *   qparam X role=act      X -> QuantizeLinear -> DequantizeLinear, the
+ *                          pair shared by X's readers (or one pair per
+ *                          reading node with dedicated_pairs). A graph
+ *                          output keeps its name: it becomes the
+ *                          DequantizeLinear's output and the producer's
+ *                          output is renamed X_QuantizeLinear_Input.
+ *   qparam W role=weight   the constant is stored quantized (W_quantized,
+ *                          per axis when the record has an axis) and read
+ *                          through a DequantizeLinear; with weights_float
+ *                          it stays float behind QuantizeLinear ->
+ *                          DequantizeLinear.
+ *   qparam B role=bias     int32 B_quantized (round half to even of
+ *                          B / scale, saturated) + DequantizeLinear.
+ *   fold N into=P          the Relu/Clip N is removed; P writes N's output.
+ *   convert X type=T2 ...  Q1 -> DQ1 -> Q2 -> DQ2 feeding exactly the
+ *                          receiving nodes (all readers when recv is not
+ *                          given), with the DQ1 clone when other readers
+ *                          keep X's type: the five cases of ONNX Runtime's
+ *                          quantizer (qdq_quantizer.py,
+ *                          _add_qdq_ops_for_converted_activation).
+ *
+ * Opsets: QuantizeLinear/DequantizeLinear of the default domain need
+ * opset 10 (8-bit, per tensor), 13 (per axis), 21 (16- and 4-bit types).
+ * A model below what its parameters need is raised (opset.h) when every
+ * node allows it, else the com.microsoft ops are used (any type, per axis,
+ * at any opset; the com.microsoft import, version 1, is added), as the
+ * domain option says. Tensors that are not float32, tensors read only by
+ * subgraphs and overridable initializers are left alone, with a note.
+ *
+ * The library prints nothing: notes go to a callback. Errors name the
+ * stream file and line of the record at fault ("FILE:LINE: tensor X is not
+ * in MODEL") or the node ("node N: ...").
+ */
+#ifndef ONNXQ_QDQ_H
+#define ONNXQ_QDQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+#include "stream.h"
+
+enum qdq_domain {
+	QDQ_DOMAIN_AUTO,	/* default domain if possible, else com.microsoft */
+	QDQ_DOMAIN_ONNX,	/* default domain or fail */
+	QDQ_DOMAIN_MS,		/* com.microsoft always */
+};
+
+/* Parse "auto", "onnx", "com.microsoft": 0 and *d, or -1. */
+int qdq_domain_parse(const char *s, enum qdq_domain *d);
+
+typedef void (*qdq_note_fn)(void *ctx, const char *msg);
+
+struct qdq_opts {
+	int dedicated_pairs;	/* one Q/DQ pair per reading node */
+	int weights_float;	/* weights stay float behind Q -> DQ */
+	enum qdq_domain domain;
+	qdq_note_fn note;	/* notes (what was left alone, and why); may be NULL */
+	void *note_ctx;
+};
+
+struct qdq_report {
+	int acts;		/* activations quantized */
+	int weights;		/* weights quantized */
+	int biases;		/* biases quantized to int32 */
+	int converts;		/* convert records applied */
+	int folds;		/* Relu/Clip nodes folded */
+	int skipped;		/* records left unapplied (see the notes) */
+	int quantize;		/* QuantizeLinear nodes added */
+	int dequantize;		/* DequantizeLinear nodes added */
+	int opset_from, opset_to;	/* default-domain opset before, after */
+	int rewritten;		/* nodes rewritten to raise the opset */
+	int ms_domain;		/* 1 when the com.microsoft ops were used */
+};
+
+/* The parsed records of a stream (opaque). */
+struct qdq_plan;
+
+struct qdq_plan *qdq_plan_new(void);
+void qdq_plan_free(struct qdq_plan *p);
+
+/*
+ * Read a whole stream: qparam, fold and convert records, the dtype and
+ * shape of stat records (for notes and ranks), and the #model header.
+ * Other records and headers are ignored. Fails on malformed records
+ * ("FILE:LINE: ..."), duplicates and a truncated stream.
+ */
+int qdq_plan_read(struct qdq_plan *p, struct stream_reader *r, struct err *e);
+
+/* The sha256= of the stream's #model header, or NULL. */
+const char *qdq_plan_model_sha256(const struct qdq_plan *p);
+/* The number of qparam, fold and convert records read. */
+size_t qdq_plan_size(const struct qdq_plan *p);
+
+/*
+ * Rewrite m (already prepared with prep_model()) as the plan says. opts
+ * and report may be NULL. On failure m may be half rewritten: discard it.
+ */
+int qdq_apply(struct model *m, const struct qdq_plan *p,
+    const struct qdq_opts *o, struct qdq_report *report, struct err *e);
+
+#endif
