@@ -1,8 +1,9 @@
 /*
- * onnx-calib: the statistics stage (see onnx-calib(1)). Writes the onnxq
- * stream (onnxq-stream(5)) describing a prepared model's graph and
- * weights, and merges streams of calibration shards exactly.
- * Calibration on data (-d) comes with the interpreter.
+ * onnx-calib: the statistics stage (see onnx-calib(1)). Runs the prepared
+ * fp32 model on calibration data and writes the onnxq stream
+ * (onnxq-stream(5)): the model's graph and weights, then the activation
+ * statistics of every float tensor (lib/calib.h). Also describes a model
+ * without data, and merges streams of calibration shards exactly.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,10 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "calib.h"
 #include "graph.h"
+#include "image.h"
+#include "interp.h"
 #include "model.h"
 #include "outfile.h"
 #include "prep.h"
+#include "progress.h"
 #include "sha256.h"
 #include "stats.h"
 #include "strmap.h"
@@ -27,14 +32,23 @@
 
 #define PROG "onnx-calib"
 #define MODEL_FILE_MAX ((uint64_t)4 << 30)
+/* The metadata_props key of --annotate-model. */
+#define CALIB_META_KEY "onnxq.stats"
 
 struct opts {
 	const char **dirs;	/* -d, in order */
 	int ndirs;
 	long limit;		/* samples; 0 = all */
-	long batch;		/* samples per run; 0 = the model's */
+	long batch;		/* samples per run; 0 = one at a time */
+	long shard_k, shard_n;	/* --shard K/N; 0/0 = all */
+	int threads;		/* 0 = the interpreter's default */
+	int mbits;		/* histogram resolution */
 	int quiet;
 	int annotate;		/* derived keys in stat records */
+	const char *annotate_model;	/* copy of the model with the stream */
+	struct image_prep prep;	/* for image directories */
+	int prep_set;		/* CALIB_PREP_SIZE, CALIB_PREP_LAYOUT */
+	int image_opts;		/* some image option was given */
 	int weights_only;
 	int merge;
 	const char *out;
@@ -46,8 +60,13 @@ struct opts {
 
 static const char usage_text[] =
     "usage: onnx-calib -d DIR [-d DIR ...] [--limit N] [--batch N] "
-    "[--quiet] [--annotate]\n"
-    "                  [-o FILE] MODEL\n"
+    "[--shard K/N]\n"
+    "                  [--threads N] [--hist-bits M] [--quiet] [--annotate]\n"
+    "                  [--annotate-model FILE] [--size WxH] "
+    "[--resize MODE]\n"
+    "                  [--short N] [--pad V] [--scale F] [--mean M] "
+    "[--std S] [--bgr]\n"
+    "                  [--layout nchw|nhwc] [-o FILE] MODEL\n"
     "       onnx-calib --weights-only [-o FILE] MODEL\n"
     "       onnx-calib --merge [--annotate] [-o FILE] STATS ...\n";
 
@@ -195,45 +214,72 @@ close_output(struct stream_writer *w, struct outfile *of, int ok,
 	return outfile_commit(of, e);
 }
 
+/*
+ * Load the model at path ("-": stdin) and prepare it. Sets sha (the
+ * SHA-256 of its bytes), *opset, and the graph index of the prepared
+ * graph. With keep, the file's bytes are kept there (for a copy of the
+ * model), else freed.
+ */
+static struct model *
+load_prepared(const char *path, char sha[65], int *opset, struct graph **gr,
+    unsigned char **keep, size_t *keeplen, struct err *e)
+{
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	char *dir = NULL;
+	struct model *m = NULL;
+
+	*gr = NULL;
+	if (read_file(path, &buf, &len, e) < 0)
+		return NULL;
+	sha256_hex(buf, len, sha);
+	if (strcmp(path, "-") != 0 && !(dir = path_dir(path))) {
+		err_nomem(e);
+		goto fail;
+	}
+	if (!(m = model_load_mem(buf, len, path, dir, e)))
+		goto fail;
+	*opset = model_opset(m, "");
+	if (prep_model(m, NULL, e) < 0) {
+		err_prefix(e, "%s", path);
+		goto fail;
+	}
+	if (!m->proto->graph) {
+		err_set(e, "%s: model has no graph", path);
+		goto fail;
+	}
+	if (!(*gr = graph_new(m->proto->graph, e))) {
+		err_prefix(e, "%s", path);
+		goto fail;
+	}
+	free(dir);
+	if (keep) {
+		*keep = buf;
+		*keeplen = len;
+	} else
+		free(buf);
+	return m;
+fail:
+	free(buf);
+	free(dir);
+	model_free(m);
+	return NULL;
+}
+
 /* --weights-only: the model's node, weight and bias records. */
 static int
 run_weights(const struct opts *o, struct err *e)
 {
 	const char *path = o->nargs ? o->args[0] : "-";
-	unsigned char *buf = NULL;
-	size_t len = 0;
-	char sha[65], *dir = NULL;
-	struct model *m = NULL;
-	struct graph *gr = NULL;
+	char sha[65];
+	struct model *m;
+	struct graph *gr;
 	struct outfile *of;
 	struct stream_writer *w;
 	int opset, rc = -1;
 
-	if (read_file(path, &buf, &len, e) < 0)
+	if (!(m = load_prepared(path, sha, &opset, &gr, NULL, NULL, e)))
 		return -1;
-	sha256_hex(buf, len, sha);
-	if (strcmp(path, "-") != 0 && !(dir = path_dir(path))) {
-		err_nomem(e);
-		goto out;
-	}
-	m = model_load_mem(buf, len, path, dir, e);
-	free(buf);
-	buf = NULL;
-	if (!m)
-		goto out;
-	opset = model_opset(m, "");
-	if (prep_model(m, NULL, e) < 0) {
-		err_prefix(e, "%s", path);
-		goto out;
-	}
-	if (!m->proto->graph) {
-		err_set(e, "%s: model has no graph", path);
-		goto out;
-	}
-	if (!(gr = graph_new(m->proto->graph, e))) {
-		err_prefix(e, "%s", path);
-		goto out;
-	}
 	if (!(w = open_output(o, &of, e)))
 		goto out;
 	stream_put_prog(w, PROG, ONNXQ_VERSION, o->argc, o->argv);
@@ -245,8 +291,251 @@ run_weights(const struct opts *o, struct err *e)
 	}
 	rc = close_output(w, of, 1, e);
 out:
-	free(buf);
-	free(dir);
+	graph_free(gr);
+	model_free(m);
+	return rc;
+}
+
+/* A copy of the model (its original bytes) with the stream in its metadata. */
+static int
+save_annotated(const char *out, const unsigned char *buf, size_t len,
+    const char *model_path, const char *text, size_t textlen, struct err *e)
+{
+	Onnx__ModelProto *mp;
+	Onnx__StringStringEntryProto *kv = NULL, **props;
+	struct model *m;
+	char *val;
+	int rc = -1;
+
+	if (!(m = model_load_mem(buf, len, model_path, NULL, e)))
+		return -1;
+	mp = m->proto;
+	if (!(val = malloc(textlen + 1))) {
+		err_nomem(e);
+		goto out;
+	}
+	memcpy(val, text, textlen);
+	val[textlen] = '\0';
+	for (size_t i = 0; i < mp->n_metadata_props; i++)
+		if (mp->metadata_props[i]->key &&
+		    strcmp(mp->metadata_props[i]->key, CALIB_META_KEY) == 0)
+			kv = mp->metadata_props[i];
+	if (kv) {
+		free(kv->value);
+		kv->value = val;
+	} else {
+		if (!(kv = malloc(sizeof *kv)) || !(props = realloc(
+		    mp->metadata_props, (mp->n_metadata_props + 1) *
+		    sizeof *props))) {
+			free(kv);
+			free(val);
+			err_nomem(e);
+			goto out;
+		}
+		mp->metadata_props = props;
+		onnx__string_string_entry_proto__init(kv);
+		kv->value = val;
+		if (!(kv->key = strdup(CALIB_META_KEY))) {
+			free(kv);
+			free(val);
+			err_nomem(e);
+			goto out;
+		}
+		props[mp->n_metadata_props++] = kv;
+	}
+	rc = model_save(m, out, NULL, e);
+out:
+	model_free(m);
+	return rc;
+}
+
+/* The batches of this run: shard K/N takes batches K-1, K-1+N, ... */
+static int
+in_shard(const struct opts *o, long batch)
+{
+	return o->shard_n == 0 || batch % o->shard_n == o->shard_k - 1;
+}
+
+/* Say which tensors had NaN or infinite values (never in their ranges). */
+static void
+warn_nonfinite(const struct calib *c)
+{
+	for (int i = 0; i < calib_ntensors(c); i++) {
+		const struct tstats *ts = calib_tensor_stats(c, i);
+
+		if (ts->nan || ts->inf)
+			warnx_("warning: tensor %s: %llu NaN and %llu infinite "
+			    "values, left out of its statistics",
+			    calib_tensor_name(c, i), (unsigned long long)ts->nan,
+			    (unsigned long long)ts->inf);
+	}
+}
+
+/* Run the model on the samples of this run (and shard). */
+static int
+calibrate(const struct opts *o, struct calib *c, struct calib_data *d,
+    struct err *e)
+{
+	const struct interp *ip = calib_interp(c);
+	long total = calib_data_count(d), per = o->batch ? o->batch : 1;
+	long nbatch, mine = 0, done = 0;
+	struct tensor *in;
+	struct progress bar;
+	int rc = -1;
+
+	if (o->limit && o->limit < total)
+		total = o->limit;
+	nbatch = (total + per - 1) / per;
+	for (long b = 0; b < nbatch; b++)
+		if (in_shard(o, b))
+			mine += b == nbatch - 1 ? total - b * per : per;
+	if (!(in = calloc((size_t)interp_ninputs(ip) + 1, sizeof *in)))
+		return err_nomem(e);
+	progress_init(&bar, stderr, progress_wanted(stderr, o->quiet), PROG,
+	    "samples", mine);
+	progress_update(&bar, 0);
+	for (long b = 0; b < nbatch; b++) {
+		int first = (int)(b * per);
+		int n = (int)(b == nbatch - 1 ? total - b * per : per);
+
+		if (!in_shard(o, b))
+			continue;
+		if (calib_data_load(d, ip, first, n, in, e) < 0)
+			goto out;
+		if (calib_run(c, in, e) < 0) {
+			if (n > 1)
+				err_prefix(e, "%s (batch of %d)",
+				    calib_data_name(d, first), n);
+			else
+				err_prefix(e, "%s", calib_data_name(d, first));
+			goto release;
+		}
+		for (int k = 0; k < interp_ninputs(ip); k++)
+			tensor_release(&in[k]);
+		done += n;
+		progress_update(&bar, done);
+	}
+	rc = 0;
+	goto out;
+release:
+	for (int k = 0; k < interp_ninputs(ip); k++)
+		tensor_release(&in[k]);
+out:
+	progress_end(&bar);
+	free(in);
+	if (rc == 0 && mine == 0)
+		warnx_("warning: shard %ld/%ld has none of the %ld batches",
+		    o->shard_k, o->shard_n, nbatch);
+	return rc;
+}
+
+/* -d: calibration on data. */
+static int
+run_calib(const struct opts *o, struct err *e)
+{
+	const char *path = o->nargs ? o->args[0] : "-";
+	char sha[65], *text = NULL;
+	unsigned char *keep = NULL;
+	size_t keeplen = 0, textlen = 0;
+	struct model *m;
+	struct graph *gr;
+	struct calib *c = NULL;
+	struct calib_data *d = NULL;
+	struct calib_opts co;
+	struct outfile *of;
+	struct stream_writer *w;
+	FILE *mem = NULL;
+	int opset, rc = -1;
+
+	if (!(m = load_prepared(path, sha, &opset, &gr,
+	    o->annotate_model ? &keep : NULL, &keeplen, e)))
+		return -1;
+	calib_opts_init(&co);
+	co.threads = o->threads;
+	co.mbits = o->mbits;
+	if (!(c = calib_new(m, &co, e))) {
+		err_prefix(e, "%s", path);
+		goto out;
+	}
+	if (!(d = calib_data_open((const char *const *)o->dirs, o->ndirs, e)))
+		goto out;
+	if (calib_data_has_images(d)) {
+		struct image_prep p = o->prep;
+
+		if (calib_image_prep(calib_interp(c), &p, o->prep_set, e) < 0) {
+			err_prefix(e, "%s", path);
+			goto out;
+		}
+		calib_data_set_prep(d, &p);
+	} else if (o->image_opts) {
+		err_set(e, "image options given, but no -d directory holds "
+		    "images");
+		goto out;
+	}
+	if (calibrate(o, c, d, e) < 0)
+		goto out;
+	warn_nonfinite(c);
+	/* the stream goes to memory first when the model copy gets it too */
+	if (o->annotate_model) {
+		if (!(mem = open_memstream(&text, &textlen))) {
+			err_nomem(e);
+			goto out;
+		}
+		if (!(w = stream_writer_new(mem, "<memory>"))) {
+			err_nomem(e);
+			goto out;
+		}
+		of = NULL;
+	} else if (!(w = open_output(o, &of, e)))
+		goto out;
+	stream_put_prog(w, PROG, ONNXQ_VERSION, o->argc, o->argv);
+	stream_put_model(w, path, sha, opset);
+	if (weights_emit(m, gr, w, e) < 0) {
+		err_prefix(e, "%s", path);
+		goto fail_w;
+	}
+	if (calib_write(c, w, o->annotate, e) < 0)
+		goto fail_w;
+	if (!o->annotate_model) {
+		rc = close_output(w, of, 1, e);
+		goto out;
+	}
+	if (stream_write_end(w, e) < 0) {
+		stream_writer_free(w);
+		goto out;
+	}
+	stream_writer_free(w);
+	if (fclose(mem) != 0) {
+		mem = NULL;
+		err_nomem(e);
+		goto out;
+	}
+	mem = NULL;
+	if (save_annotated(o->annotate_model, keep, keeplen, path, text,
+	    textlen, e) < 0)
+		goto out;
+	if (!(of = outfile_open(o->out, e)))
+		goto out;
+	if (fwrite(text, 1, textlen, outfile_fp(of)) != textlen) {
+		err_errno(e, "%s", strcmp(o->out, "-") == 0 ? "<stdout>" :
+		    o->out);
+		outfile_abort(of);
+		goto out;
+	}
+	rc = outfile_commit(of, e);
+	goto out;
+fail_w:
+	if (of)
+		close_output(w, of, 0, NULL);
+	else
+		stream_writer_free(w);
+out:
+	if (mem)
+		fclose(mem);
+	free(text);
+	free(keep);
+	calib_data_free(d);
+	calib_free(c);
 	graph_free(gr);
 	model_free(m);
 	return rc;
@@ -779,7 +1068,9 @@ run(const struct opts *o, struct err *e)
 {
 	if (o->merge)
 		return run_merge(o, e);
-	return run_weights(o, e);
+	if (o->weights_only)
+		return run_weights(o, e);
+	return run_calib(o, e);
 }
 
 /* A positive count for an option, or -1. */
@@ -796,9 +1087,92 @@ count_arg(const char *s)
 	return v;
 }
 
+/* "K/N" with 1 <= K <= N. */
+static int
+shard_arg(const char *s, long *k, long *n)
+{
+	char *end;
+
+	errno = 0;
+	*k = strtol(s, &end, 10);
+	if (errno || end == s || *end != '/')
+		return -1;
+	s = end + 1;
+	*n = strtol(s, &end, 10);
+	if (errno || end == s || *end || *n < 1 || *k < 1 || *k > *n)
+		return -1;
+	return 0;
+}
+
 enum {
 	OPT_LIMIT = 256, OPT_BATCH, OPT_ANNOTATE, OPT_WEIGHTS_ONLY, OPT_MERGE,
+	OPT_SHARD, OPT_THREADS, OPT_HIST_BITS, OPT_ANNOTATE_MODEL, OPT_SIZE,
+	OPT_RESIZE, OPT_SHORT, OPT_PAD, OPT_SCALE, OPT_MEAN, OPT_STD, OPT_BGR,
+	OPT_LAYOUT,
 };
+
+/* The image options: parsed into o->prep. -1 to go on, else the exit status. */
+static int
+image_opt(struct opts *o, int c, const char *arg)
+{
+	struct err e;
+	long v;
+	int f;
+
+	o->image_opts = 1;
+	switch (c) {
+	case OPT_SIZE:
+		if (image_parse_size(arg, &o->prep.width, &o->prep.height, &e) < 0)
+			return usage_error("--size: %s", e.msg);
+		o->prep_set |= CALIB_PREP_SIZE;
+		break;
+	case OPT_RESIZE:
+		if ((f = image_fit_from_name(arg)) < 0)
+			return usage_error("--resize: '%s' is not stretch, fit, "
+			    "fit-topleft or crop", arg);
+		o->prep.fit = f;
+		break;
+	case OPT_SHORT:
+		if ((v = count_arg(arg)) < 0 || v > 65536)
+			return usage_error("--short: '%s' is not a positive "
+			    "count", arg);
+		o->prep.short_side = (int)v;
+		break;
+	case OPT_PAD:
+		if (image_parse_scale(arg, &o->prep.pad, &e) < 0)
+			return usage_error("--pad: %s", e.msg);
+		break;
+	case OPT_SCALE:
+		if (image_parse_scale(arg, &o->prep.scale, &e) < 0)
+			return usage_error("--scale: %s", e.msg);
+		break;
+	case OPT_MEAN:
+		if (image_parse_triple(arg, o->prep.mean, &e) < 0)
+			return usage_error("--mean: %s", e.msg);
+		break;
+	case OPT_STD:
+		if (image_parse_triple(arg, o->prep.std, &e) < 0)
+			return usage_error("--std: %s", e.msg);
+		for (int k = 0; k < 3; k++)
+			if (o->prep.std[k] == 0)
+				return usage_error("--std: '%s' has a zero", arg);
+		break;
+	case OPT_BGR:
+		o->prep.bgr = 1;
+		break;
+	case OPT_LAYOUT:
+		if (strcmp(arg, "nchw") == 0 || strcmp(arg, "NCHW") == 0)
+			o->prep.layout = IMAGE_NCHW;
+		else if (strcmp(arg, "nhwc") == 0 || strcmp(arg, "NHWC") == 0)
+			o->prep.layout = IMAGE_NHWC;
+		else
+			return usage_error("--layout: '%s' is not nchw or nhwc",
+			    arg);
+		o->prep_set |= CALIB_PREP_LAYOUT;
+		break;
+	}
+	return -1;
+}
 
 /*
  * Fill o from the command line: -1 to go on, else the exit status (help,
@@ -812,15 +1186,30 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "shard", required_argument, NULL, OPT_SHARD },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "hist-bits", required_argument, NULL, OPT_HIST_BITS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+		{ "annotate-model", required_argument, NULL,
+		    OPT_ANNOTATE_MODEL },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "resize", required_argument, NULL, OPT_RESIZE },
+		{ "short", required_argument, NULL, OPT_SHORT },
+		{ "pad", required_argument, NULL, OPT_PAD },
+		{ "scale", required_argument, NULL, OPT_SCALE },
+		{ "mean", required_argument, NULL, OPT_MEAN },
+		{ "std", required_argument, NULL, OPT_STD },
+		{ "bgr", no_argument, NULL, OPT_BGR },
+		{ "layout", required_argument, NULL, OPT_LAYOUT },
 		{ "weights-only", no_argument, NULL, OPT_WEIGHTS_ONLY },
 		{ "merge", no_argument, NULL, OPT_MERGE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, calib_opt = 0, r;
+	long v;
 
 	while ((c = getopt_long(argc, argv, "d:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -836,15 +1225,48 @@ parse_opts(int argc, char **argv, struct opts *o)
 				    "positive count", optarg);
 			break;
 		case OPT_BATCH:
-			if ((o->batch = count_arg(optarg)) < 0)
+			if ((o->batch = count_arg(optarg)) < 0 ||
+			    o->batch > INT_MAX)
 				return usage_error("--batch: '%s' is not a "
 				    "positive count", optarg);
+			break;
+		case OPT_SHARD:
+			if (shard_arg(optarg, &o->shard_k, &o->shard_n) < 0)
+				return usage_error("--shard: '%s' is not K/N "
+				    "with 1 <= K <= N", optarg);
+			calib_opt = 1;
+			break;
+		case OPT_THREADS:
+			if ((v = count_arg(optarg)) < 0 || v > 1024)
+				return usage_error("--threads: '%s' is not a "
+				    "positive count", optarg);
+			o->threads = (int)v;
+			calib_opt = 1;
+			break;
+		case OPT_HIST_BITS:
+			if ((v = strcmp(optarg, "0") == 0 ? 0 :
+			    count_arg(optarg)) < 0 || v > HIST_MBITS_MAX)
+				return usage_error("--hist-bits: '%s' is not 0 "
+				    "to %d", optarg, HIST_MBITS_MAX);
+			o->mbits = (int)v;
+			calib_opt = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
 			break;
 		case OPT_ANNOTATE:
 			o->annotate = 1;
+			break;
+		case OPT_ANNOTATE_MODEL:
+			o->annotate_model = optarg;
+			calib_opt = 1;
+			break;
+		case OPT_SIZE: case OPT_RESIZE: case OPT_SHORT: case OPT_PAD:
+		case OPT_SCALE: case OPT_MEAN: case OPT_STD: case OPT_BGR:
+		case OPT_LAYOUT:
+			if ((r = image_opt(o, c, optarg)) >= 0)
+				return r;
+			calib_opt = 1;
 			break;
 		case OPT_WEIGHTS_ONLY:
 			o->weights_only = 1;
@@ -873,39 +1295,42 @@ parse_opts(int argc, char **argv, struct opts *o)
 		    o->merge ? "--merge" : "--weights-only");
 	if ((o->weights_only || o->merge) && (o->limit || o->batch))
 		return usage_error("--limit and --batch need -d");
+	if ((o->weights_only || o->merge) && calib_opt)
+		return usage_error("the calibration options need -d");
 	if (!o->weights_only && !o->merge && !o->ndirs)
 		return usage_error("no calibration data: give -d DIR (or "
 		    "--weights-only, or --merge)");
 	if (!o->merge && o->nargs > 1)
 		return usage_error("one model expected, got %d arguments",
 		    o->nargs);
+	if (o->annotate_model && strcmp(o->annotate_model, "-") == 0 &&
+	    strcmp(o->out, "-") == 0)
+		return usage_error("--annotate-model -: the stream goes to "
+		    "stdout already");
 	return -1;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .out = "-", .argc = argc, .argv = argv };
+	struct opts o = { .out = "-", .argc = argc, .argv = argv,
+	    .mbits = HIST_MBITS_DEFAULT };
 	struct err e;
 	int rc;
 
+	/* before anything else: it may run the program again */
+	interp_exec_passive(argv);
+	image_prep_init(&o.prep);
 	if (!(o.dirs = calloc((size_t)argc + 1, sizeof *o.dirs))) {
 		warnx_("out of memory");
 		return 1;
 	}
 	if ((rc = parse_opts(argc, argv, &o)) < 0) {
-		if (o.ndirs) {
-			/* the interpreter-driven calibration slots in here */
-			warnx_("calibration on data is not implemented yet; "
-			    "use --weights-only");
+		outfile_cleanup_on_signals();
+		rc = 0;
+		if (run(&o, &e) < 0) {
+			warnx_("%s", e.msg);
 			rc = 1;
-		} else {
-			outfile_cleanup_on_signals();
-			rc = 0;
-			if (run(&o, &e) < 0) {
-				warnx_("%s", e.msg);
-				rc = 1;
-			}
 		}
 	}
 	free(o.dirs);

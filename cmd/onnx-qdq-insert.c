@@ -1,31 +1,45 @@
 /*
  * onnx-qdq-insert: rewrite an fp32 ONNX model into a QDQ model, with
- * QuantizeLinear/DequantizeLinear pairs where the qparam records of an
- * onnxq stream say. The rewriting comes with a later issue; until then the
- * program takes its options and says that it cannot do the work yet.
+ * QuantizeLinear/DequantizeLinear nodes where the qparam, fold and convert
+ * records of an onnxq stream say (lib/qdq.h does the rewriting).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "err.h"
+#include "model.h"
+#include "outfile.h"
+#include "prep.h"
+#include "qdq.h"
+#include "sha256.h"
+#include "stream.h"
 
 #define PROG	"onnx-qdq-insert"
-#define ISSUE	6	/* the issue that brings the rewriting */
+#define MODEL_MAX ((size_t)4 << 30)	/* protobuf's limit is 2 GiB */
 
 struct opts {
 	const char	*model;		/* fp32 model to rewrite */
 	const char	*qparams;	/* stream with qparam records, "-" stdin */
 	const char	*out;		/* QDQ model, "-" stdout */
 	int		 dedicated_pairs; /* a DequantizeLinear per consumer */
+	int		 weights_float;	/* weights float behind Q -> DQ */
 	int		 external_data;	/* initializers in a file beside out */
+	enum qdq_domain	 domain;
 	int		 verbose;
 };
 
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "usage: %s [-v] [--dedicated-pairs] [--external-data] "
-	    "[-o FILE] MODEL [QPARAMS]\n", PROG);
+	fprintf(fp, "usage: %s [-v] [--dedicated-pairs] [--weights-float]\n"
+	    "                       [--qdq-domain auto|onnx|com.microsoft] "
+	    "[--external-data]\n"
+	    "                       [-o FILE] MODEL [QPARAMS]\n", PROG);
 }
 
 /* Say what getopt_long did not like: c is its ':' or '?'. */
@@ -47,10 +61,15 @@ bad_option(int c, char **argv)
 static int
 parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DEDICATED = 256, OPT_EXTERNAL, OPT_HELP, OPT_VERSION };
+	enum { OPT_DEDICATED = 256, OPT_WFLOAT, OPT_DOMAIN, OPT_EXTERNAL,
+	    OPT_HELP, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "dedicated-pairs",	no_argument,	NULL, OPT_DEDICATED },
+		{ "weights-float",	no_argument,	NULL, OPT_WFLOAT },
+		{ "qdq-domain",		required_argument, NULL, OPT_DOMAIN },
 		{ "external-data",	no_argument,	NULL, OPT_EXTERNAL },
+		{ "output",		required_argument, NULL, 'o' },
+		{ "verbose",		no_argument,	NULL, 'v' },
 		{ "help",		no_argument,	NULL, OPT_HELP },
 		{ "version",		no_argument,	NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
@@ -60,6 +79,7 @@ parse_args(struct opts *o, int argc, char **argv)
 	memset(o, 0, sizeof *o);
 	o->qparams = "-";
 	o->out = "-";
+	o->domain = QDQ_DOMAIN_AUTO;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:v", longopts, NULL)) != -1) {
 		switch (c) {
@@ -71,6 +91,18 @@ parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_DEDICATED:
 			o->dedicated_pairs = 1;
+			break;
+		case OPT_WFLOAT:
+			o->weights_float = 1;
+			break;
+		case OPT_DOMAIN:
+			if (qdq_domain_parse(optarg, &o->domain) != 0) {
+				fprintf(stderr, "%s: --qdq-domain: '%s' is not "
+				    "auto, onnx or com.microsoft\n", PROG,
+				    optarg);
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case OPT_EXTERNAL:
 			o->external_data = 1;
@@ -96,16 +128,158 @@ parse_args(struct opts *o, int argc, char **argv)
 	o->model = argv[0];
 	if (argc == 2)
 		o->qparams = argv[1];
+	if (strcmp(o->model, "-") == 0 && strcmp(o->qparams, "-") == 0) {
+		fprintf(stderr, "%s: MODEL and QPARAMS cannot both be the "
+		    "standard input\n", PROG);
+		usage(stderr);
+		return 2;
+	}
 	return 0;
+}
+
+/* Read a whole file ("-": stdin) into a malloc'd buffer. */
+static int
+slurp(const char *path, void **buf, size_t *len, struct err *e)
+{
+	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	size_t cap = 1 << 16, n = 0, got;
+	char *b = NULL, *nb;
+
+	if (fp == NULL)
+		return err_errno(e, "%s", path);
+	for (;;) {
+		if ((nb = realloc(b, cap)) == NULL) {
+			err_nomem(e);
+			goto fail;
+		}
+		b = nb;
+		got = fread(b + n, 1, cap - n, fp);
+		n += got;
+		if (n < cap)
+			break;
+		if (cap >= MODEL_MAX) {
+			err_set(e, "%s: larger than %zu bytes", path,
+			    MODEL_MAX);
+			goto fail;
+		}
+		cap *= 2;
+	}
+	if (ferror(fp)) {
+		err_errno(e, "%s: read", path);
+		goto fail;
+	}
+	if (fp != stdin)
+		fclose(fp);
+	*buf = b;
+	*len = n;
+	return 0;
+fail:
+	if (fp != stdin)
+		fclose(fp);
+	free(b);
+	return -1;
+}
+
+static void
+print_note(void *ctx, const char *msg)
+{
+	const char *model = ctx;
+
+	fprintf(stderr, "%s: %s: %s\n", PROG, model, msg);
+}
+
+static void
+report(const struct opts *o, const struct qdq_report *r, size_t before,
+    size_t after)
+{
+	fprintf(stderr, "%s: %s: %d activations, %d weights, %d biases "
+	    "quantized; %d converted, %d folded, %d left alone\n", PROG,
+	    o->model, r->acts, r->weights, r->biases, r->converts, r->folds,
+	    r->skipped);
+	fprintf(stderr, "%s: %s: %d QuantizeLinear, %d DequantizeLinear "
+	    "(%s); opset %d", PROG, o->model, r->quantize, r->dequantize,
+	    r->ms_domain ? "com.microsoft" : "onnx", r->opset_from);
+	if (r->opset_to != r->opset_from)
+		fprintf(stderr, " raised to %d (%d nodes rewritten)",
+		    r->opset_to, r->rewritten);
+	fprintf(stderr, "\n%s: %s: %zu bytes -> %zu bytes (%.1f%%)\n", PROG,
+	    o->model, before, after, before ? 100.0 * (double)after /
+	    (double)before : 0.0);
 }
 
 static int
 run(const struct opts *o)
 {
-	(void)o;
-	fprintf(stderr, "%s: not implemented yet (see issue %d)\n", PROG,
-	    ISSUE);
-	return 1;
+	struct err e;
+	struct stream_reader *r = NULL;
+	struct qdq_plan *plan = NULL;
+	struct model *m = NULL;
+	struct qdq_opts qo = { 0 };
+	struct qdq_report rep;
+	struct model_save_opts so = { 0 };
+	void *buf = NULL;
+	size_t len = 0, after;
+	char hex[65], *dir = NULL, *tmp = NULL;
+	const char *sha;
+	int rc = 1;
+
+	if (slurp(o->model, &buf, &len, &e) != 0)
+		goto fail;
+	if (strcmp(o->model, "-") != 0) {
+		if ((tmp = strdup(o->model)) == NULL) {
+			err_nomem(&e);
+			goto fail;
+		}
+		dir = dirname(tmp);
+	}
+	if ((m = model_load_mem(buf, len, o->model, dir, &e)) == NULL)
+		goto fail;
+	sha256_hex(buf, len, hex);
+	free(buf);
+	buf = NULL;
+	if ((r = stream_open(o->qparams, &e)) == NULL ||
+	    (plan = qdq_plan_new()) == NULL) {
+		if (r != NULL)
+			err_nomem(&e);
+		goto fail;
+	}
+	if (qdq_plan_read(plan, r, &e) != 0)
+		goto fail;
+	sha = qdq_plan_model_sha256(plan);
+	if (sha != NULL && strcmp(sha, hex) != 0)
+		fprintf(stderr, "%s: warning: %s was made from another model "
+		    "(sha256 %.12s..., %s has %.12s...)\n", PROG,
+		    stream_name(r), sha, o->model, hex);
+	if (prep_model(m, NULL, &e) != 0) {
+		err_prefix(&e, "%s", o->model);
+		goto fail;
+	}
+	qo.dedicated_pairs = o->dedicated_pairs;
+	qo.weights_float = o->weights_float;
+	qo.domain = o->domain;
+	if (o->verbose) {
+		qo.note = print_note;
+		qo.note_ctx = (void *)o->model;
+	}
+	if (qdq_apply(m, plan, &qo, &rep, &e) != 0)
+		goto fail;
+	after = protobuf_c_message_get_packed_size(&m->proto->base);
+	so.external_data = o->external_data;
+	if (model_save(m, o->out, &so, &e) != 0)
+		goto fail;
+	if (o->verbose)
+		report(o, &rep, len, after);
+	rc = 0;
+	goto done;
+fail:
+	fprintf(stderr, "%s: %s\n", PROG, e.msg);
+done:
+	free(buf);
+	free(tmp);
+	qdq_plan_free(plan);
+	stream_reader_free(r);
+	model_free(m);
+	return rc;
 }
 
 int
@@ -115,9 +289,10 @@ main(int argc, char **argv)
 	int status;
 
 	status = parse_args(&o, argc, argv);
-	if (status == 0)
+	if (status == 0) {
+		outfile_cleanup_on_signals();
 		status = run(&o);
-	else if (status < 0)
+	} else if (status < 0)
 		status = 0;
 	if (fclose(stdout) == EOF) {
 		fprintf(stderr, "%s: stdout: %s\n", PROG, strerror(errno));

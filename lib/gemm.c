@@ -186,6 +186,21 @@ gemm_pack_a(const float *a, int64_t m, int64_t k, int64_t lda, float *dst)
 	}
 }
 
+void
+gemm_pack_a_t(const float *a, int64_t m, int64_t k, int64_t lda, float *dst)
+{
+	for (int64_t p = 0; p < m; p += GEMM_MR) {
+		int64_t mr = m - p < GEMM_MR ? m - p : GEMM_MR;
+
+		for (int64_t kk = 0; kk < k; kk++) {
+			memcpy(dst, a + kk * lda + p, sizeof(float) * (size_t)mr);
+			for (int64_t i = mr; i < GEMM_MR; i++)
+				dst[i] = 0;
+			dst += GEMM_MR;
+		}
+	}
+}
+
 int64_t
 gemm_packed_scratch(void)
 {
@@ -231,6 +246,30 @@ gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
 			_mm512_store_ps(d, _mm512_maskz_loadu_ps(m0, src));
 			_mm512_store_ps(d + 16,
 			    _mm512_maskz_loadu_ps(m1, src + 16));
+		}
+		dst += kc * GEMM_NR;
+	}
+}
+
+void
+gemm_fill_rows_t(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+    float *dst)
+{
+	const struct gemm_rows *r = ctx;
+	int64_t kc = k1 - k0;
+
+	for (int64_t j = j0; j < j1; j += GEMM_NR) {
+		int64_t nr = j1 - j < GEMM_NR ? j1 - j : GEMM_NR;
+
+		for (int64_t jj = 0; jj < GEMM_NR; jj++) {
+			const float *src = r->b + (j + jj) * r->ldb + k0;
+
+			if (jj < nr)
+				for (int64_t kk = 0; kk < kc; kk++)
+					dst[kk * GEMM_NR + jj] = src[kk];
+			else
+				for (int64_t kk = 0; kk < kc; kk++)
+					dst[kk * GEMM_NR + jj] = 0;
 		}
 		dst += kc * GEMM_NR;
 	}
@@ -480,6 +519,13 @@ gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
 void
 gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
     float *dst)
+{
+	(void)ctx, (void)k0, (void)k1, (void)j0, (void)j1, (void)dst;
+}
+
+void
+gemm_fill_rows_t(void *ctx, int64_t k0, int64_t k1, int64_t j0,
+    int64_t j1, float *dst)
 {
 	(void)ctx, (void)k0, (void)k1, (void)j0, (void)j1, (void)dst;
 }

@@ -55,6 +55,9 @@ int64_t gemm_pack_a_size(int64_t m, int64_t k);
 /* Pack a (m x k, row stride lda) into dst. */
 void gemm_pack_a(const float *a, int64_t m, int64_t k, int64_t lda,
     float *dst);
+/* Pack the transpose of a (k x m, row stride lda) into dst. */
+void gemm_pack_a_t(const float *a, int64_t m, int64_t k, int64_t lda,
+    float *dst);
 
 /*
  * Fill rows [k0, k1) and columns [j0, j1) of the right-hand matrix into
@@ -70,6 +73,9 @@ struct gemm_rows {
 	int64_t ldb;
 };
 void gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0,
+    int64_t j1, float *dst);
+/* The same for the transpose of the matrix in ctx (element k, j at b[j * ldb + k]). */
+void gemm_fill_rows_t(void *ctx, int64_t k0, int64_t k1, int64_t j0,
     int64_t j1, float *dst);
 
 /*

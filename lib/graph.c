@@ -42,7 +42,7 @@ struct names {
 	struct strmap *seen;
 };
 
-/* Copy s for a one-line message: control bytes become '?', long names are cut. */
+/* s for a one-line message: control bytes become '?', long names are cut. */
 static const char *
 safe_str(const char *s, char *buf, size_t size)
 {

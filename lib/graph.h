@@ -59,7 +59,10 @@ char *graph_unique_name(struct graph *gr, const char *base);
 Onnx__NodeProto *graph_add_node(struct graph *gr, const char *op_type,
     const char *domain, const char *name, const char *const *inputs, int nin,
     const char *const *outputs, int nout, struct err *e);
-/* Add an initializer; takes ownership of tp (malloc'd, name set), also on failure. */
+/*
+ * Add an initializer; takes ownership of tp (malloc'd, name set), also on
+ * failure (then freed). Fails on a name already a value at the last index.
+ */
 int graph_add_initializer(struct graph *gr, Onnx__TensorProto *tp,
     struct err *e);
 /* Make input `slot` of node `node` read `name` instead. */

@@ -41,7 +41,7 @@ shown_out(const char *path)
 	return strcmp(path, "-") == 0 ? "stdout" : path;
 }
 
-/* Copy s for a one-line message: control bytes become '?', long names are cut. */
+/* s for a one-line message: control bytes become '?', long names are cut. */
 static const char *
 safe_str(const char *s, char *buf, size_t size)
 {
@@ -478,7 +478,7 @@ host_is_le(void)
 	return *(const uint8_t *)&one == 1;
 }
 
-/* Reverse the bytes of each element (little-endian file <-> big-endian host). */
+/* Reverse each element's bytes (little-endian file, big-endian host). */
 static void
 swap_elems(void *data, int64_t n, size_t es)
 {

@@ -133,30 +133,54 @@ ceildiv(int64_t a, int64_t b)
 }
 
 /*
- * Scratch memory: kept in the node's state between runs when the
- * interpreter offers one, else allocated for this call (and freed by the
- * caller through *tmp).
+ * Per-node state: scratch memory, and for convolutions the weights as
+ * last packed (with the copy they were packed from, compared on every
+ * run, since weights need not be constants). Kept between runs when the
+ * interpreter offers a state pointer; else scratch is allocated for the
+ * call (and freed by the caller through *tmp) and nothing is cached.
  */
-struct scratch {
-	float *p;
+struct nn_state {
+	float *p;			/* scratch */
 	size_t n;
+	float *wcopy;			/* weights the packing was made from */
+	float *packed;
+	int64_t nw, npacked;
 };
 
 static void
-scratch_free(void *state)
+nn_state_free(void *state)
 {
-	struct scratch *s = state;
+	struct nn_state *s = state;
 
 	if (s) {
 		free(s->p);
+		free(s->wcopy);
+		free(s->packed);
 		free(s);
 	}
+}
+
+static struct nn_state *
+nn_state(struct op_ctx *c)
+{
+	struct nn_state *s;
+
+	if (!c->state)
+		return NULL;
+	if (!(s = *c->state)) {
+		if (!(s = calloc(1, sizeof *s))) {
+			err_nomem(c->err);
+			return NULL;
+		}
+		*c->state = s;
+	}
+	return s;
 }
 
 static float *
 scratch_get(struct op_ctx *c, int64_t nfloats, float **tmp)
 {
-	struct scratch *s;
+	struct nn_state *s;
 	float *p;
 
 	*tmp = NULL;
@@ -172,13 +196,8 @@ scratch_get(struct op_ctx *c, int64_t nfloats, float **tmp)
 			err_nomem(c->err);
 		return *tmp;
 	}
-	if (!(s = *c->state)) {
-		if (!(s = calloc(1, sizeof *s))) {
-			err_nomem(c->err);
-			return NULL;
-		}
-		*c->state = s;
-	}
+	if (!(s = nn_state(c)))
+		return NULL;
 	if (s->n < (size_t)nfloats) {
 		if (!(p = malloc((size_t)nfloats * sizeof(float)))) {
 			err_nomem(c->err);
@@ -189,6 +208,53 @@ scratch_get(struct op_ctx *c, int64_t nfloats, float **tmp)
 		s->n = (size_t)nfloats;
 	}
 	return s->p;
+}
+
+/*
+ * The weights of a convolution packed per group for gemm_packed: taken
+ * from the state when they were packed from the same values, else packed
+ * (into the state, or into *tmp to be freed by the caller).
+ */
+static const float *
+packed_weights(struct op_ctx *c, const float *w, int64_t group, int64_t mg,
+    int64_t K, int trans, float **tmp)
+{
+	int64_t asz = gemm_pack_a_size(mg, K), nw = group * mg * K;
+	struct nn_state *s = NULL;
+	float *pk;
+
+	*tmp = NULL;
+	if (c->state && !(s = nn_state(c)))
+		return NULL;
+	if (s && s->packed && s->nw == nw && s->npacked == asz * group &&
+	    memcmp(s->wcopy, w, sizeof(float) * (size_t)nw) == 0)
+		return s->packed;
+	if (s) {
+		float *wc = malloc(sizeof(float) * (size_t)(nw ? nw : 1));
+
+		if (!wc || !(pk = malloc(sizeof(float) * (size_t)(asz *
+		    group)))) {
+			free(wc);
+			err_nomem(c->err);
+			return NULL;
+		}
+		memcpy(wc, w, sizeof(float) * (size_t)nw);
+		free(s->wcopy);
+		free(s->packed);
+		s->wcopy = wc, s->packed = pk;
+		s->nw = nw, s->npacked = asz * group;
+	} else if (!(pk = *tmp = malloc(sizeof(float) * (size_t)(asz *
+	    group)))) {
+		err_nomem(c->err);
+		return NULL;
+	}
+	/* trans: each group's weights are K x mg, packed transposed. */
+	for (int64_t gi = 0; gi < group; gi++)
+		if (trans)
+			gemm_pack_a_t(w + gi * mg * K, mg, K, mg, pk + gi * asz);
+		else
+			gemm_pack_a(w + gi * mg * K, mg, K, K, pk + gi * asz);
+	return pk;
 }
 
 /*
@@ -557,10 +623,11 @@ fill_bias(float *y, int64_t m, int64_t ld, int64_t p0, int64_t p1,
     const float *bias)
 {
 	for (int64_t i = 0; i < m; i++) {
-		float *r = y + i * ld;
+		float *r = y + i * ld, b = bias[i];
 
+#pragma omp simd
 		for (int64_t p = p0; p < p1; p++)
-			r[p] = bias[i];
+			r[p] = b;
 	}
 }
 
@@ -682,14 +749,17 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 	int64_t P = g->out[0] * g->out[1], K = cg * g->k[0] * g->k[1];
 	int64_t asz = gemm_pack_a_size(mg, K), bsz = gemm_packed_scratch();
 	int64_t tw, ntiles, items;
-	float *buf, *tmp;
+	const float *pa;
+	float *buf, *tmp, *ptmp;
 
 	if (mg * P * K < PAR_MIN * 8)
 		threads = 1;
-	if (!(buf = scratch_get(c, asz * group + bsz * threads, &tmp)))
+	if (!(pa = packed_weights(c, w, group, mg, K, 0, &ptmp)))
 		return -1;
-	for (int64_t gi = 0; gi < group; gi++)
-		gemm_pack_a(w + gi * mg * K, mg, K, K, buf + gi * asz);
+	if (!(buf = scratch_get(c, bsz * threads, &tmp))) {
+		free(ptmp);
+		return -1;
+	}
 	tw = (P + 4 * threads - 1) / (4 * threads);
 	tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
 	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw > 4096 ? 4096 : tw;
@@ -704,11 +774,10 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 			const float *xg = x + (ni * cin + gi * cg) * S;
 			struct gemm_unfold u;
 			struct gemm_rows rows = { xg, P };
-			float *sb = buf + asz * group + bsz *
-			    (int64_t)omp_get_thread_num();
+			float *sb = buf + bsz * (int64_t)omp_get_thread_num();
 
 			unfold_init(&u, xg, g);
-			gemm_packed(buf + gi * asz, mg, K, 0, mg, j0, j1,
+			gemm_packed(pa + gi * asz, mg, K, 0, mg, j0, j1,
 			    pointwise ? gemm_fill_rows : gemm_fill_unfold,
 			    pointwise ? (void *)&rows : (void *)&u,
 			    bias ? bias + gi * mg : NULL, 0,
@@ -733,17 +802,18 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 					int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
 
 					if (i0 < i1)
-						gemm_packed(buf + gi * asz, mg, K, i0,
+						gemm_packed(pa + gi * asz, mg, K, i0,
 						    i1, 0, P, pointwise ?
 						    gemm_fill_rows : gemm_fill_unfold,
 						    pointwise ? (void *)&rows :
 						    (void *)&u, bias ? bias + gi * mg :
 						    NULL, 0, y + (ni * m + gi * mg) * P,
-						    P, buf + asz * group + bsz * t);
+						    P, buf + bsz * t);
 				}
 			}
 	}
 	free(tmp);
+	free(ptmp);
 	return 0;
 }
 
@@ -916,8 +986,8 @@ dw_plane(const float *x, const float *wk, float bias, float *y,
 	int64_t ld;
 
 	dw_pad_geom(g, &p);
-	if (OW >= 4 * DW_BLOCK) {
-		/* Wide rows: the borders checked, no copy. */
+	if (OW >= 4 * DW_BLOCK && H * W > 16384) {
+		/* Big planes: the borders checked, no copy. */
 		dw_plane_wide(x, wk, bias, y, g);
 		return;
 	}
@@ -1108,15 +1178,22 @@ col2im(const float *col, int64_t mo, const struct win *g, int64_t p0,
 
 				if (oh >= 0 && oh < OH) {
 					float *yr = y + oh * OW;
+					const float *cs = cr + p - p0 - iw0;
+					int64_t lo, hi;
 
-					for (int64_t iw = iw0; iw < iw1; iw++) {
-						int64_t ow = iw * g->stride[1] +
-						    off;
-
-						if (ow >= 0 && ow < OW)
-							yr[ow] += cr[p - p0 +
-							    iw - iw0];
-					}
+					/* iw whose output column is inside */
+					valid_range(iw1, g->stride[1], off, OW,
+					    &lo, &hi);
+					if (lo < iw0)
+						lo = iw0;
+					if (g->stride[1] == 1) {
+#pragma omp simd
+						for (int64_t iw = lo; iw < hi; iw++)
+							yr[iw + off] += cs[iw];
+					} else
+						for (int64_t iw = lo; iw < hi; iw++)
+							yr[iw * g->stride[1] +
+							    off] += cs[iw];
 				}
 				p += iw1 - iw0;
 			}
@@ -1158,6 +1235,96 @@ col2im(const float *col, int64_t mo, const struct win *g, int64_t p0,
 			}
 		}
 	}
+}
+
+/*
+ * ConvTranspose on gemm_packed, 2-D: per tile of input positions,
+ * columns (K x tile) = Wg^T Xg into per-thread scratch, then folded into
+ * the output (already holding the bias). When windows of different input
+ * positions never overlap, tiles run in parallel; else one tile at a
+ * time, its product and its fold each split over the threads.
+ */
+static int
+convt_packed(struct op_ctx *c, const float *x, const float *w,
+    const float *bias, float *y, int64_t n, int64_t cin, int64_t mg,
+    int64_t group, const struct win *g)
+{
+	int threads = c->threads > 0 ? c->threads : 1;
+	int64_t cg = cin / group, m = mg * group, S = g->in[0] * g->in[1];
+	int64_t P = g->out[0] * g->out[1], K = mg * g->k[0] * g->k[1];
+	int64_t asz = gemm_pack_a_size(K, cg), bsz = gemm_packed_scratch();
+	int64_t tw, ntiles, per;
+	int overlap = (g->k[0] - 1) * g->dil[0] + 1 > g->stride[0] ||
+	    (g->k[1] - 1) * g->dil[1] + 1 > g->stride[1];
+	const float *pa;
+	float *buf, *tmp, *ptmp;
+
+	if (mg * P * cg < PAR_MIN)
+		threads = 1;
+	tw = 65536 / (K ? K : 1);
+	tw = tw < GEMM_NR ? GEMM_NR : (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+	if (tw > S)
+		tw = S;
+	ntiles = (S + tw - 1) / tw;
+	per = K * tw + bsz;
+	if (!(pa = packed_weights(c, w, group, K, cg, 1, &ptmp)))
+		return -1;
+	if (!(buf = scratch_get(c, per * threads, &tmp))) {
+		free(ptmp);
+		return -1;
+	}
+	if (bias)
+		for (int64_t i = 0; i < n * m; i++)
+			fill_bias(y + i * P, 1, 0, 0, P, bias + i % m);
+	if (!overlap) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+		for (int64_t it = 0; it < n * group * ntiles; it++) {
+			int64_t ni = it / (group * ntiles);
+			int64_t gi = it / ntiles % group, t = it % ntiles;
+			int64_t p0 = t * tw, p1 = p0 + tw < S ? p0 + tw : S;
+			float *col = buf + per * omp_get_thread_num();
+			struct gemm_rows r = { x + (ni * cin + gi * cg) * S + p0,
+			    S };
+
+			gemm_packed(pa + gi * asz, K, cg, 0, K, 0, p1 - p0,
+			    gemm_fill_rows, &r, NULL, 0, col, p1 - p0,
+			    col + K * tw);
+			for (int64_t mo = 0; mo < mg; mo++)
+				col2im(col, mo, g, p0, p1,
+				    y + (ni * m + gi * mg + mo) * P);
+		}
+	} else
+		for (int64_t it = 0; it < n * group * ntiles; it++) {
+			int64_t ni = it / (group * ntiles);
+			int64_t gi = it / ntiles % group, t = it % ntiles;
+			int64_t p0 = t * tw, p1 = p0 + tw < S ? p0 + tw : S;
+			struct gemm_rows r = { x + (ni * cin + gi * cg) * S + p0,
+			    S };
+			float *yg = y + (ni * m + gi * mg) * P;
+
+#pragma omp parallel num_threads(threads)
+			{
+				int th = omp_get_thread_num();
+				int nt = omp_get_num_threads();
+				int64_t np = (p1 - p0 + GEMM_NR - 1) / GEMM_NR;
+				int64_t j0 = np * th / nt * GEMM_NR;
+				int64_t j1 = np * (th + 1) / nt * GEMM_NR;
+
+				if (j1 > p1 - p0)
+					j1 = p1 - p0;
+				if (j0 < j1)
+					gemm_packed(pa + gi * asz, K, cg, 0, K, j0,
+					    j1, gemm_fill_rows, &r, NULL, 0, buf,
+					    p1 - p0, buf + K * tw + bsz * th);
+#pragma omp barrier
+#pragma omp for schedule(static)
+				for (int64_t mo = 0; mo < mg; mo++)
+					col2im(buf, mo, g, p0, p1, yg + mo * P);
+			}
+		}
+	free(tmp);
+	free(ptmp);
+	return 0;
 }
 
 static int
@@ -1260,6 +1427,9 @@ convt_run(struct op_ctx *c)
 		return 0;
 	}
 	win_to_2d(&g);
+	if (g.nd == 2 && gemm_packed_ok())
+		return convt_packed(c, x->data, w->data, b ? b->data : NULL,
+		    c->out[0].data, n, cin, mg, group, &g);
 	K = mg * prod(g.k, g.nd), S = prod(g.in, g.nd), P = prod(g.out, g.nd);
 	tw = FOLD_FLOATS / K;
 	tw = tw < 16 ? 16 : tw;
@@ -1312,6 +1482,129 @@ generic_type(int dt)
 	case DT_INT32: case DT_INT64: case DT_UINT32: case DT_UINT64:
 		return 1;
 	}
+	return 0;
+}
+
+/*
+ * Batched products on gemm_packed: C[i] = alpha A[i] op(B[i]) (+ C[i]
+ * when accumulate), each A packed into per-thread scratch. Many small
+ * products go one per thread; else each product's columns (or, when there
+ * are few, its rows) are spread over the threads.
+ */
+static int
+batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
+    const int64_t *boff, int tb, int64_t M, int64_t N, int64_t K,
+    float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+    int accumulate, float *y)
+{
+	int threads = c->threads > 0 ? c->threads : 1;
+	int64_t asz = gemm_pack_a_size(M, K), bsz = gemm_packed_scratch();
+	gemm_fill_fn fill = tb ? gemm_fill_rows_t : gemm_fill_rows;
+	float *buf, *tmp;
+
+	if (batch * M * N * K < PAR_MIN * 8)
+		threads = 1;
+	if (!(buf = scratch_get(c, (asz + bsz) * threads, &tmp)))
+		return -1;
+	if (batch >= threads) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+		for (int64_t i = 0; i < batch; i++) {
+			float *pa = buf + (asz + bsz) * omp_get_thread_num();
+			struct gemm_rows r = { b + boff[i], ldb };
+
+			gemm_pack_a(a + aoff[i], M, K, lda, pa);
+			if (alpha != 1)
+				for (int64_t q = 0; q < asz; q++)
+					pa[q] *= alpha;
+			gemm_packed(pa, M, K, 0, M, 0, N, fill, &r, NULL,
+			    accumulate, y + i * M * N, N, pa + asz);
+		}
+		free(tmp);
+		return 0;
+	}
+	for (int64_t i = 0; i < batch; i++) {
+		struct gemm_rows r = { b + boff[i], ldb };
+		int64_t tw = (N + 4 * threads - 1) / (4 * threads), ntiles;
+		float *yi = y + i * M * N;
+
+		gemm_pack_a(a + aoff[i], M, K, lda, buf);
+		if (alpha != 1)
+			for (int64_t q = 0; q < asz; q++)
+				buf[q] *= alpha;
+		tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+		tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw;
+		ntiles = (N + tw - 1) / tw;
+		if (ntiles >= threads || M <= GEMM_MR) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+			for (int64_t t = 0; t < ntiles; t++) {
+				int64_t j1 = (t + 1) * tw < N ? (t + 1) * tw : N;
+
+				gemm_packed(buf, M, K, 0, M, t * tw, j1, fill, &r,
+				    NULL, accumulate, yi, N, buf + asz + bsz *
+				    omp_get_thread_num());
+			}
+		} else {
+			int64_t panels = (M + GEMM_MR - 1) / GEMM_MR;
+
+#pragma omp parallel num_threads(threads)
+			{
+				int t = omp_get_thread_num();
+				int nt = omp_get_num_threads();
+				int64_t i0 = panels * t / nt * GEMM_MR;
+				int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
+
+				if (i0 < i1)
+					gemm_packed(buf, M, K, i0, i1, 0, N, fill,
+					    &r, NULL, accumulate, yi, N,
+					    buf + asz + bsz * t);
+			}
+		}
+	}
+	free(tmp);
+	return 0;
+}
+
+/*
+ * Batched products C[i] = A[i] * B[i] over `batch` matrices whose offsets
+ * (in floats) are in aoff/boff; C is contiguous. Many small products run
+ * one per thread, few large ones use all threads each.
+ */
+static int
+batched_sgemm(struct op_ctx *c, int64_t batch, const int64_t *aoff,
+    const int64_t *boff, int ta, int tb, int64_t M, int64_t N, int64_t K,
+    const float *a, int64_t lda, const float *b, int64_t ldb, float *y)
+{
+	int threads = c->threads > 0 ? c->threads : 1;
+
+	if (!ta && gemm_packed_ok() && M * N * K > 0)
+		return batched_packed(c, batch, aoff, boff, tb, M, N, K, 1, a,
+		    lda, b, ldb, 0, y);
+
+	if (batch >= threads && M * N * K < ((int64_t)1 << 20) &&
+	    threads > 1 && batch * M * N * K >= PAR_MIN) {
+		int bad = 0;
+
+		gemm_init_threads();
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+		for (int64_t i = 0; i < batch; i++) {
+			struct err e;
+
+			if (gemm_sgemm1(ta, tb, M, N, K, 1, a + aoff[i], lda,
+			    b + boff[i], ldb, 0, y + i * M * N, N, &e) == -1)
+#pragma omp atomic write
+				bad = 1;
+		}
+		if (bad)
+			return err_set(c->err, "matrix product %lldx%lldx%lld "
+			    "is too large", (long long)M, (long long)K,
+			    (long long)N);
+		return 0;
+	}
+	for (int64_t i = 0; i < batch; i++)
+		if (gemm_sgemm(ta, tb, M, N, K, 1, a + aoff[i], lda,
+		    b + boff[i], ldb, 0, y + i * M * N, N, threads,
+		    c->err) == -1)
+			return -1;
 	return 0;
 }
 
@@ -1383,49 +1676,15 @@ gemm_run(struct op_ctx *c)
 			for (int64_t i = 0; i < M * N; i++)
 				yd[i] *= beta;
 	}
+	if (!ta && gemm_packed_ok() && M * N * K > 0) {
+		int64_t zero = 0;
+
+		return batched_packed(c, 1, &zero, &zero, tb, M, N, K, alpha,
+		    a->data, K, b->data, tb ? K : N, cc && beta != 0, y->data);
+	}
 	return gemm_sgemm(ta, tb, M, N, K, alpha, a->data, ta ? M : K,
 	    b->data, tb ? K : N, cc && beta != 0 ? 1 : 0, y->data, N,
 	    c->threads, c->err);
-}
-
-/*
- * Batched products C[i] = A[i] * B[i] over `batch` matrices whose offsets
- * (in floats) are in aoff/boff; C is contiguous. Many small products run
- * one per thread, few large ones use all threads each.
- */
-static int
-batched_sgemm(struct op_ctx *c, int64_t batch, const int64_t *aoff,
-    const int64_t *boff, int ta, int tb, int64_t M, int64_t N, int64_t K,
-    const float *a, int64_t lda, const float *b, int64_t ldb, float *y)
-{
-	int threads = c->threads > 0 ? c->threads : 1;
-
-	if (batch >= threads && M * N * K < ((int64_t)1 << 20) &&
-	    threads > 1 && batch * M * N * K >= PAR_MIN) {
-		int bad = 0;
-
-		gemm_init_threads();
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t i = 0; i < batch; i++) {
-			struct err e;
-
-			if (gemm_sgemm1(ta, tb, M, N, K, 1, a + aoff[i], lda,
-			    b + boff[i], ldb, 0, y + i * M * N, N, &e) == -1)
-#pragma omp atomic write
-				bad = 1;
-		}
-		if (bad)
-			return err_set(c->err, "matrix product %lldx%lldx%lld "
-			    "is too large", (long long)M, (long long)K,
-			    (long long)N);
-		return 0;
-	}
-	for (int64_t i = 0; i < batch; i++)
-		if (gemm_sgemm(ta, tb, M, N, K, 1, a + aoff[i], lda,
-		    b + boff[i], ldb, 0, y + i * M * N, N, threads,
-		    c->err) == -1)
-			return -1;
-	return 0;
 }
 
 static int
@@ -1525,8 +1784,10 @@ matmul_run(struct op_ctx *c)
 	} else if (batch > 1 && boff[batch - 1] == 0 && aoff[batch - 1] ==
 	    (batch - 1) * M * K) {
 		/* One right-hand matrix for a contiguous stack: one product. */
-		rc = gemm_sgemm(0, 0, batch * M, N, K, 1, a->data, K, b->data,
-		    N, 0, c->out[0].data, N, c->threads, c->err);
+		int64_t zero = 0;
+
+		rc = batched_sgemm(c, 1, &zero, &zero, 0, 0, batch * M, N, K,
+		    a->data, K, b->data, N, c->out[0].data);
 	} else
 		rc = batched_sgemm(c, batch, aoff, boff, 0, 0, M, N, K,
 		    a->data, K, b->data, N, c->out[0].data);
@@ -2199,6 +2460,82 @@ pool_plane(const struct pool *pl, const float *x, float *y, int64_t *idx,
 	}
 }
 
+/* Taps k in [*k0, *k1) of a window starting at s land inside [0, n). */
+static void
+tap_range(int64_t s, int64_t d, int64_t k, int64_t n, int64_t *k0,
+    int64_t *k1)
+{
+	*k0 = s < 0 ? ceildiv(-s, d) : 0;
+	*k1 = floordiv(n - 1 - s, d) + 1;
+	if (*k1 > k)
+		*k1 = k;
+	if (*k1 < *k0)
+		*k1 = *k0;
+}
+
+/* The 2-D case of pool_plane, with the window bounds worked out once. */
+static void
+pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
+    int64_t plane)
+{
+	const struct win *g = &pl->g;
+	int64_t H = g->in[0], W = g->in[1], OW = g->out[1];
+	int64_t dh = g->dil[0], dw = g->dil[1];
+
+	for (int64_t oh = 0; oh < g->out[0]; oh++) {
+		int64_t hs = oh * g->stride[0] - g->pb[0], kh0, kh1, ph0, ph1;
+
+		tap_range(hs, dh, g->k[0], H, &kh0, &kh1);
+		/* Taps inside the padded input, for count_include_pad. */
+		tap_range(hs + g->pb[0], dh, g->k[0], H + g->pb[0] + g->pe[0],
+		    &ph0, &ph1);
+		for (int64_t ow = 0; ow < OW; ow++) {
+			int64_t ws = ow * g->stride[1] - g->pb[1], kw0, kw1;
+			int64_t pw0, pw1, n, best_at = -1;
+			float best = -FLT_MAX;
+			double acc = 0;
+
+			tap_range(ws, dw, g->k[1], W, &kw0, &kw1);
+			tap_range(ws + g->pb[1], dw, g->k[1], W + g->pb[1] +
+			    g->pe[1], &pw0, &pw1);
+			n = (kh1 - kh0) * (kw1 - kw0);
+			for (int64_t kh = kh0; kh < kh1; kh++) {
+				const float *xr = x + (hs + kh * dh) * W + ws;
+
+				for (int64_t kw = kw0; kw < kw1; kw++) {
+					float v = xr[kw * dw];
+
+					if (pl->kind == POOL_MAX) {
+						if (v > best || best_at < 0) {
+							best = v;
+							best_at = (hs + kh * dh) * W +
+							    ws + kw * dw;
+						}
+					} else if (pl->kind == POOL_AVG)
+						acc += v;
+					else
+						acc += pow(fabs(v), pl->p);
+				}
+			}
+			if (pl->kind == POOL_MAX) {
+				y[oh * OW + ow] = best;
+				if (idx) {
+					int64_t f = best_at < 0 ? 0 : best_at;
+
+					if (pl->col_major)
+						f = f / W + f % W * H;
+					idx[oh * OW + ow] = plane * H * W + f;
+				}
+			} else if (pl->kind == POOL_AVG) {
+				if (pl->count_pad)
+					n = (ph1 - ph0) * (pw1 - pw0);
+				y[oh * OW + ow] = n ? (float)(acc / n) : 0;
+			} else
+				y[oh * OW + ow] = (float)pow(acc, 1.0 / pl->p);
+		}
+	}
+}
+
 static int
 pool_run(struct op_ctx *c, int kind)
 {
@@ -2260,10 +2597,18 @@ pool_run(struct op_ctx *c, int kind)
 		tensor_to_float(x, xf);
 	}
 	threads = threads_for(c, planes * P * prod(pl.g.k, pl.g.nd));
+	win_to_2d(&pl.g);
 #pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < planes; i++)
-		pool_plane(&pl, (xf ? xf : (const float *)x->data) + i * S,
-		    yf + i * P, idx ? idx + i * P : NULL, i);
+	for (int64_t i = 0; i < planes; i++) {
+		const float *xp = (xf ? xf : (const float *)x->data) + i * S;
+
+		if (pl.g.nd == 2)
+			pool_plane_2d(&pl, xp, yf + i * P,
+			    idx ? idx + i * P : NULL, i);
+		else
+			pool_plane(&pl, xp, yf + i * P,
+			    idx ? idx + i * P : NULL, i);
+	}
 	if (xf) {
 		for (int64_t i = 0; i < c->out[0].nelem; i++)
 			tensor_set(&c->out[0], i, yf[i]);
@@ -3336,11 +3681,11 @@ upsample_run(struct op_ctx *c)
 }
 
 const struct op_def op_nn_defs[] = {
-	{ "", "Conv", conv_run, scratch_free },
-	{ "", "ConvTranspose", convt_run, scratch_free },
-	{ "", "Gemm", gemm_run, NULL },
-	{ "", "MatMul", matmul_run, NULL },
-	{ "", "Einsum", einsum_run, NULL },
+	{ "", "Conv", conv_run, nn_state_free },
+	{ "", "ConvTranspose", convt_run, nn_state_free },
+	{ "", "Gemm", gemm_run, nn_state_free },
+	{ "", "MatMul", matmul_run, nn_state_free },
+	{ "", "Einsum", einsum_run, nn_state_free },
 	{ "", "MaxPool", maxpool_run, NULL },
 	{ "", "AveragePool", avgpool_run, NULL },
 	{ "", "LpPool", lppool_run, NULL },

@@ -21,6 +21,7 @@ struct outfile {
 	char *path;		/* target; NULL for stdout */
 	char *tmp;		/* temporary beside it */
 	int slot;
+	int direct;		/* writing straight to a non-regular file */
 };
 
 static char *volatile open_tmps[MAX_OPEN];
@@ -41,6 +42,7 @@ outfile_open(const char *path, struct err *e)
 {
 	struct outfile *o = calloc(1, sizeof *o);
 	const char *slash;
+	struct stat st;
 	size_t dirlen;
 	int fd;
 
@@ -51,6 +53,17 @@ outfile_open(const char *path, struct err *e)
 	o->slot = -1;
 	if (strcmp(path, "-") == 0) {
 		o->fp = stdout;
+		return o;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A device or FIFO (/dev/null, a named pipe): renaming over it
+		 * would replace it, so write to it directly. */
+		if (!(o->fp = fopen(path, "w"))) {
+			err_errno(e, "%s", path);
+			free(o);
+			return NULL;
+		}
+		o->direct = 1;
 		return o;
 	}
 	slash = strrchr(path, '/');
@@ -106,9 +119,17 @@ outfile_commit(struct outfile *o, struct err *e)
 {
 	int rc = 0;
 
-	if (!o->path) {
+	if (!o->path && !o->direct) {
 		if (fflush(stdout) != 0 || ferror(stdout))
 			rc = err_errno(e, "standard output");
+		forget(o);
+		return rc;
+	}
+	if (o->direct) {
+		if (fflush(o->fp) != 0 || ferror(o->fp))
+			rc = err_errno(e, "output");
+		if (fclose(o->fp) != 0 && rc == 0)
+			rc = err_errno(e, "output");
 		forget(o);
 		return rc;
 	}
@@ -131,7 +152,7 @@ outfile_abort(struct outfile *o)
 {
 	if (!o)
 		return;
-	if (o->path && o->fp)
+	if ((o->path || o->direct) && o->fp)
 		fclose(o->fp);
 	if (o->tmp)
 		unlink(o->tmp);

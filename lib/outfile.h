@@ -4,7 +4,8 @@
  * into place, outfile_abort() removes it. So an interrupted or failing
  * program never leaves a partial file where a good one was, and writing
  * over one's own input works. Path "-" means stdout (commit checks the
- * final flush; abort does nothing).
+ * final flush; abort does nothing). An existing target that is not a
+ * regular file (a device, a FIFO) is written directly, never replaced.
  */
 #ifndef ONNXQ_OUTFILE_H
 #define ONNXQ_OUTFILE_H

@@ -1,0 +1,811 @@
+/*
+ * calib: the calibration engine and its samples. See calib.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "calib.h"
+#include "dataset.h"
+#include "graph.h"
+#include "strmap.h"
+
+struct ctensor {
+	char *name;
+	int seen;		/* produced as a float tensor at least once */
+	struct tstats ts;
+};
+
+struct calib {
+	const struct model *m;
+	struct interp *ip;
+	int mbits;
+	struct ctensor *t;	/* in the model's order */
+	int nt;
+	struct strmap *index;	/* name -> position in t */
+	float *scratch;		/* float copies of float16/double tensors */
+	size_t scratch_cap;
+	uint64_t batches;
+	struct tensor *outs;	/* graph outputs of a run, released at once */
+};
+
+void
+calib_opts_init(struct calib_opts *o)
+{
+	o->threads = 0;
+	o->mbits = HIST_MBITS_DEFAULT;
+}
+
+static int
+add_tensor(struct calib *c, const char *name, struct err *e)
+{
+	struct ctensor *t;
+
+	if (!name || !name[0] || strmap_get(c->index, name, NULL))
+		return 0;
+	t = &c->t[c->nt];
+	if (!(t->name = strdup(name)))
+		return err_nomem(e);
+	if (tstats_init(&t->ts, c->mbits, e) < 0) {
+		free(t->name);
+		return -1;
+	}
+	if (strmap_put(c->index, name, c->nt) < 0) {
+		tstats_release(&t->ts);
+		free(t->name);
+		return err_nomem(e);
+	}
+	c->nt++;
+	return 0;
+}
+
+/* The tensors in the model's order (see calib.h). */
+static int
+list_tensors(struct calib *c, struct err *e)
+{
+	Onnx__GraphProto *g = c->m->proto->graph;
+	struct graph *gr;
+	const int *topo;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < g->n_node; i++)
+		cap += g->node[i]->n_output;
+	cap += (size_t)interp_ninputs(c->ip) + 1;
+	if (!(c->t = calloc(cap, sizeof *c->t)) || !(c->index = strmap_new()))
+		return err_nomem(e);
+	for (int i = 0; i < interp_ninputs(c->ip); i++)
+		if (add_tensor(c, interp_input_name(c->ip, i), e) < 0)
+			return -1;
+	if (!(gr = graph_new(g, e)))
+		return -1;
+	topo = graph_topo(gr);
+	for (size_t k = 0; k < g->n_node; k++) {
+		const Onnx__NodeProto *n = g->node[topo[k]];
+
+		for (size_t j = 0; j < n->n_output; j++)
+			if (add_tensor(c, n->output[j], e) < 0) {
+				graph_free(gr);
+				return -1;
+			}
+	}
+	graph_free(gr);
+	return 0;
+}
+
+static int observe(void *ctx, const char *name, const struct tensor *t,
+    struct err *e);
+
+struct calib *
+calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
+{
+	struct calib_opts def;
+	struct interp_opts io = { 0 };
+	struct calib *c;
+
+	if (!o) {
+		calib_opts_init(&def);
+		o = &def;
+	}
+	if (!(c = calloc(1, sizeof *c))) {
+		err_nomem(e);
+		return NULL;
+	}
+	c->m = m;
+	c->mbits = o->mbits;
+	io.threads = o->threads;
+	io.observe = observe;
+	io.observe_ctx = c;
+	if (!(c->ip = interp_new(m, &io, e)))
+		goto fail;
+	if (list_tensors(c, e) < 0)
+		goto fail;
+	if (!(c->outs = calloc((size_t)interp_noutputs(c->ip) + 1,
+	    sizeof *c->outs))) {
+		err_nomem(e);
+		goto fail;
+	}
+	return c;
+fail:
+	calib_free(c);
+	return NULL;
+}
+
+void
+calib_free(struct calib *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nt; i++) {
+		free(c->t[i].name);
+		tstats_release(&c->t[i].ts);
+	}
+	free(c->t);
+	strmap_free(c->index);
+	free(c->scratch);
+	free(c->outs);
+	interp_free(c->ip);
+	free(c);
+}
+
+const struct interp *
+calib_interp(const struct calib *c)
+{
+	return c->ip;
+}
+
+uint64_t
+calib_batches(const struct calib *c)
+{
+	return c->batches;
+}
+
+/* The interpreter shows us each tensor once it is made. */
+static int
+observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
+{
+	struct calib *c = ctx;
+	struct ctensor *ct;
+	const float *x;
+	int i;
+
+	if (!dtype_is_float(t->dtype) || !strmap_get(c->index, name, &i))
+		return 0;
+	ct = &c->t[i];
+	if (!ct->seen) {
+		ct->seen = 1;
+		ct->ts.dtype = t->dtype;
+	} else if (ct->ts.dtype != t->dtype)
+		return err_set(e, "tensor %s: type %s, earlier %s", name,
+		    dtype_name(t->dtype), dtype_name(ct->ts.dtype));
+	if (t->dtype == DT_FLOAT)
+		x = t->data;
+	else {
+		size_t n = (size_t)t->nelem;
+
+		if (n > c->scratch_cap) {
+			float *s = realloc(c->scratch, n * sizeof *s);
+
+			if (!s)
+				return err_nomem(e);
+			c->scratch = s;
+			c->scratch_cap = n;
+		}
+		tensor_to_float(t, c->scratch);
+		x = c->scratch;
+	}
+	tstats_add_shape(&ct->ts, t->rank, t->dims);
+	if (tstats_add_batch(&ct->ts, x, (size_t)t->nelem, e) < 0)
+		return err_prefix(e, "tensor %s", name);
+	return 0;
+}
+
+int
+calib_run(struct calib *c, const struct tensor *inputs, struct err *e)
+{
+	int r = interp_run(c->ip, inputs, c->outs, e);
+
+	for (int i = 0; r == 0 && i < interp_noutputs(c->ip); i++)
+		tensor_release(&c->outs[i]);
+	if (r == 0)
+		c->batches++;
+	return r;
+}
+
+int
+calib_ntensors(const struct calib *c)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->nt; i++)
+		n += c->t[i].seen;
+	return n;
+}
+
+/* The i-th tensor seen. */
+static const struct ctensor *
+seen_at(const struct calib *c, int i)
+{
+	for (int k = 0; k < c->nt; k++)
+		if (c->t[k].seen && i-- == 0)
+			return &c->t[k];
+	return NULL;
+}
+
+const char *
+calib_tensor_name(const struct calib *c, int i)
+{
+	const struct ctensor *t = seen_at(c, i);
+
+	return t ? t->name : NULL;
+}
+
+const struct tstats *
+calib_tensor_stats(const struct calib *c, int i)
+{
+	const struct ctensor *t = seen_at(c, i);
+
+	return t ? &t->ts : NULL;
+}
+
+int
+calib_write(const struct calib *c, struct stream_writer *w, int annotate,
+    struct err *e)
+{
+	for (int i = 0; i < c->nt; i++)
+		if (c->t[i].seen && tstats_write(&c->t[i].ts, c->t[i].name, w,
+		    annotate, e) < 0)
+			return -1;
+	return stream_writer_error(w, e);
+}
+
+/* Samples. */
+
+struct csample {
+	struct dataset *ds;	/* NULL for an image */
+	int index;		/* in ds */
+	char *path;		/* an image's path */
+};
+
+struct calib_data {
+	struct dataset **sets;
+	int nsets;
+	struct csample *s;
+	int n;
+	int has_images;
+	struct image_prep prep;
+};
+
+static char *
+path_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p;
+
+	while (a > 1 && dir[a - 1] == '/')
+		a--;
+	if (!(p = malloc(a + 1 + b + 1)))
+		return NULL;
+	memcpy(p, dir, a);
+	p[a] = '/';
+	memcpy(p + a + 1, name, b + 1);
+	return p;
+}
+
+/* Natural order, as dataset.h sorts samples: digit runs by value. */
+static int
+natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *sa = a, *sb = b;
+			size_t la, lb;
+
+			while (*sa == '0' && sa[1] >= '0' && sa[1] <= '9')
+				sa++;
+			while (*sb == '0' && sb[1] >= '0' && sb[1] <= '9')
+				sb++;
+			for (a = sa; *a >= '0' && *a <= '9'; a++)
+				;
+			for (b = sb; *b >= '0' && *b <= '9'; b++)
+				;
+			la = (size_t)(a - sa);
+			lb = (size_t)(b - sb);
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			if (memcmp(sa, sb, la) != 0)
+				return memcmp(sa, sb, la) < 0 ? -1 : 1;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++, b++;
+	}
+	if (*a || *b)
+		return *a ? 1 : -1;
+	return 0;
+}
+
+static int
+cmp_names(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+	int c = natural_cmp(a, b);
+
+	return c ? c : strcmp(a, b);
+}
+
+static int
+add_sample(struct calib_data *d, struct dataset *ds, int index, char *path,
+    struct err *e)
+{
+	struct csample *s;
+
+	if (d->n == INT32_MAX) {
+		free(path);
+		return err_set(e, "too many samples");
+	}
+	if (!(s = realloc(d->s, ((size_t)d->n + 1) * sizeof *s))) {
+		free(path);
+		return err_nomem(e);
+	}
+	d->s = s;
+	s[d->n].ds = ds;
+	s[d->n].index = index;
+	s[d->n].path = path;
+	d->n++;
+	return 0;
+}
+
+/*
+ * The image files directly in dir, sorted: 1 when there are some, 0 when
+ * none, -1 on error.
+ */
+static int
+scan_images(struct calib_data *d, const char *dir, struct err *e)
+{
+	DIR *dp;
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int r = -1;
+
+	if (!(dp = opendir(dir)))
+		return err_errno(e, "%s", dir);
+	while ((de = readdir(dp))) {
+		struct stat st;
+		char *p;
+
+		if (de->d_name[0] == '.' || !image_name_ok(de->d_name))
+			continue;
+		if (!(p = path_join(dir, de->d_name))) {
+			err_nomem(e);
+			goto out;
+		}
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(p);
+			continue;
+		}
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			char **nn = realloc(names, c * sizeof *nn);
+
+			if (!nn) {
+				free(p);
+				err_nomem(e);
+				goto out;
+			}
+			names = nn;
+			cap = c;
+		}
+		names[n++] = p;
+	}
+	if (n > 1)
+		qsort(names, n, sizeof *names, cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		char *p = names[i];
+
+		names[i] = NULL;
+		if (add_sample(d, NULL, 0, p, e) < 0)
+			goto out;
+	}
+	r = n > 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(dp);
+	return r;
+}
+
+struct calib_data *
+calib_data_open(const char *const *dirs, int ndirs, struct err *e)
+{
+	struct calib_data *d;
+
+	if (!(d = calloc(1, sizeof *d)) ||
+	    !(d->sets = calloc((size_t)ndirs + 1, sizeof *d->sets))) {
+		free(d);
+		err_nomem(e);
+		return NULL;
+	}
+	image_prep_init(&d->prep);
+	for (int k = 0; k < ndirs; k++) {
+		struct dataset *ds;
+		struct err de;
+		int r;
+
+		/* the layouts of dataset.h first; else images */
+		if ((ds = dataset_open(&dirs[k], 1, &de))) {
+			d->sets[d->nsets++] = ds;
+			for (int i = 0; i < dataset_count(ds); i++)
+				if (add_sample(d, ds, i, NULL, e) < 0)
+					goto fail;
+			continue;
+		}
+		if ((r = scan_images(d, dirs[k], e)) < 0)
+			goto fail;
+		if (r == 0) {
+			err_set(e, "%s", de.msg);
+			if (strstr(e->msg, "no samples"))
+				err_set(e, "%s: no samples (test_data_set_N/, "
+				    "SAMPLE/NAME.npy, SAMPLE.npz or .png/.jpg "
+				    "images)", dirs[k]);
+			goto fail;
+		}
+		d->has_images = 1;
+	}
+	return d;
+fail:
+	calib_data_free(d);
+	return NULL;
+}
+
+void
+calib_data_set_prep(struct calib_data *d, const struct image_prep *p)
+{
+	d->prep = *p;
+}
+
+void
+calib_data_free(struct calib_data *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < d->nsets; i++)
+		dataset_free(d->sets[i]);
+	for (int i = 0; i < d->n; i++)
+		free(d->s[i].path);
+	free(d->sets);
+	free(d->s);
+	free(d);
+}
+
+int
+calib_data_count(const struct calib_data *d)
+{
+	return d->n;
+}
+
+const char *
+calib_data_name(const struct calib_data *d, int i)
+{
+	const struct csample *s = &d->s[i];
+
+	return s->ds ? dataset_sample_name(s->ds, s->index) : s->path;
+}
+
+int
+calib_data_has_images(const struct calib_data *d)
+{
+	return d->has_images;
+}
+
+/*
+ * The file that holds input k of sample i, for messages: the .pb or
+ * .npy file when there is one, else the sample (an .npz, an image).
+ * malloc'd; NULL when out of memory.
+ */
+static char *
+input_file(const struct calib_data *d, int i, int k, const char *input)
+{
+	const char *name = calib_data_name(d, i);
+	char buf[64], *fname, *p;
+	struct stat st;
+	size_t len = strlen(name);
+
+	if (!d->s[i].ds || (len > 4 && strcmp(name + len - 4, ".npz") == 0))
+		return strdup(name);
+	snprintf(buf, sizeof buf, "input_%d.pb", k);
+	if ((p = path_join(name, buf)) && stat(p, &st) == 0)
+		return p;
+	free(p);
+	if (!(fname = dataset_file_name(input)))
+		return NULL;
+	if ((p = malloc(len + strlen(fname) + 6)))
+		sprintf(p, "%s/%s.npy", name, fname);
+	free(fname);
+	return p;
+}
+
+static void
+dims_str(int rank, const int64_t *dims, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (rank == 0) {
+		snprintf(buf, size, "scalar");
+		return;
+	}
+	buf[0] = '\0';
+	for (int k = 0; k < rank && n < size; k++)
+		n += (size_t)snprintf(buf + n, size - n, dims[k] < 0 ? "%s?" :
+		    "%s%lld", k ? "x" : "", (long long)dims[k]);
+}
+
+/*
+ * Does t fit input k? batched: only the first dimension may differ from a
+ * static one (it is checked on the whole batch).
+ */
+static int
+check_fit(const struct calib_data *d, const struct interp *ip, int i, int k,
+    const struct tensor *t, int batched, struct err *e)
+{
+	int64_t dims[TENSOR_MAX_RANK];
+	char have[256], want[256], *file;
+	int rank, dt, bad;
+
+	dt = interp_input_type(ip, k, &rank, dims);
+	bad = dt != DT_UNDEFINED && t->dtype != dt;
+	if (!bad && rank >= 0) {
+		bad = rank != t->rank;
+		for (int j = batched ? 1 : 0; !bad && j < rank; j++)
+			bad = dims[j] >= 0 && dims[j] != t->dims[j];
+	}
+	if (!bad)
+		return 0;
+	if (!(file = input_file(d, i, k, interp_input_name(ip, k))))
+		return err_nomem(e);
+	if (dt != DT_UNDEFINED && t->dtype != dt)
+		err_set(e, "%s: input %s: type %s, the model wants %s", file,
+		    interp_input_name(ip, k), dtype_name(t->dtype) ?
+		    dtype_name(t->dtype) : "?", dtype_name(dt));
+	else {
+		dims_str(t->rank, t->dims, have, sizeof have);
+		dims_str(rank, dims, want, sizeof want);
+		err_set(e, "%s: input %s: shape %s, the model wants %s", file,
+		    interp_input_name(ip, k), have, want);
+	}
+	free(file);
+	return -1;
+}
+
+/* One sample's inputs. */
+static int
+load_one(struct calib_data *d, const struct interp *ip, int i,
+    struct tensor *in, struct err *e)
+{
+	const struct csample *s = &d->s[i];
+	int n = interp_ninputs(ip);
+
+	if (s->ds) {
+		const char **names = calloc((size_t)n + 1, sizeof *names);
+		int *dtypes = calloc((size_t)n + 1, sizeof *dtypes);
+		struct dataset_spec spec = { 0 };
+		int64_t dims[TENSOR_MAX_RANK];
+		int rank, r;
+
+		if (!names || !dtypes) {
+			free(names);
+			free(dtypes);
+			return err_nomem(e);
+		}
+		for (int k = 0; k < n; k++) {
+			names[k] = interp_input_name(ip, k);
+			dtypes[k] = interp_input_type(ip, k, &rank, dims);
+		}
+		spec.ninputs = n;
+		spec.input_names = names;
+		spec.input_dtypes = dtypes;
+		r = dataset_load(s->ds, s->index, &spec, in, NULL, e);
+		free(names);
+		free(dtypes);
+		return r;
+	} else {
+		struct image img;
+		int r;
+
+		if (n != 1)
+			return err_set(e, "%s: images feed models with one input, "
+			    "this one has %d", s->path, n);
+		if (image_load(s->path, &img, e) < 0)
+			return -1;
+		r = image_to_tensor(&img, &d->prep, &in[0], e);
+		image_release(&img);
+		if (r < 0)
+			return err_prefix(e, "%s", s->path);
+		return 0;
+	}
+}
+
+static void
+release_n(struct tensor *t, int n)
+{
+	for (int k = 0; k < n; k++)
+		tensor_release(&t[k]);
+}
+
+/* dst (empty) = the concatenation of parts[0..n-1] along axis 0. */
+static int
+concat0(struct tensor *dst, struct tensor *const *parts, int n, struct err *e)
+{
+	int64_t dims[TENSOR_MAX_RANK], total = 0;
+	const struct tensor *a = parts[0];
+	size_t es = dtype_size(a->dtype);
+	char *p;
+
+	for (int j = 0; j < n; j++)
+		total += parts[j]->dims[0];
+	memcpy(dims, a->dims, sizeof dims);
+	dims[0] = total;
+	if (tensor_alloc(dst, a->dtype, a->rank, dims, e) < 0)
+		return -1;
+	p = dst->data;
+	for (int j = 0; j < n; j++) {
+		size_t b = (size_t)parts[j]->nelem * es;
+
+		memcpy(p, parts[j]->data, b);
+		p += b;
+	}
+	return 0;
+}
+
+int
+calib_data_load(struct calib_data *d, const struct interp *ip, int first,
+    int n, struct tensor *inputs, struct err *e)
+{
+	int nin = interp_ninputs(ip), r = -1;
+	struct tensor *all = NULL, **parts = NULL;
+
+	for (int k = 0; k < nin; k++)
+		memset(&inputs[k], 0, sizeof inputs[k]);
+	if (first < 0 || n < 1 || first > d->n - n)
+		return err_set(e, "no samples %d to %d", first, first + n - 1);
+	if (n == 1) {
+		if (load_one(d, ip, first, inputs, e) < 0)
+			return -1;
+		for (int k = 0; k < nin; k++)
+			if (check_fit(d, ip, first, k, &inputs[k], 0, e) < 0) {
+				release_n(inputs, nin);
+				return -1;
+			}
+		return 0;
+	}
+	for (int k = 0; k < nin; k++) {
+		int64_t dims[TENSOR_MAX_RANK];
+		char want[256];
+		int rank;
+
+		interp_input_type(ip, k, &rank, dims);
+		if (rank > 0 && dims[0] >= 0) {
+			dims_str(rank, dims, want, sizeof want);
+			return err_set(e, "input %s: the model's first dimension "
+			    "is fixed (%s), so samples cannot be batched: leave "
+			    "out --batch", interp_input_name(ip, k), want);
+		}
+	}
+	all = calloc((size_t)n * nin + 1, sizeof *all);
+	parts = calloc((size_t)n + 1, sizeof *parts);
+	if (!all || !parts) {
+		err_nomem(e);
+		goto out;
+	}
+	for (int j = 0; j < n; j++) {
+		struct tensor *in = all + (size_t)j * nin;
+
+		if (load_one(d, ip, first + j, in, e) < 0)
+			goto out;
+		for (int k = 0; k < nin; k++) {
+			const struct tensor *a = &all[k];
+			int same = in[k].dtype == a->dtype &&
+			    in[k].rank == a->rank && in[k].rank > 0;
+
+			if (check_fit(d, ip, first + j, k, &in[k], 1, e) < 0)
+				goto out;
+			for (int q = 1; same && q < a->rank; q++)
+				same = in[k].dims[q] == a->dims[q];
+			if (!same) {
+				char have[256], want[256], *file;
+
+				dims_str(in[k].rank, in[k].dims, have, sizeof have);
+				dims_str(a->rank, a->dims, want, sizeof want);
+				if (!(file = input_file(d, first + j, k,
+				    interp_input_name(ip, k)))) {
+					err_nomem(e);
+					goto out;
+				}
+				err_set(e, "%s: input %s: shape %s cannot join "
+				    "the batch of %s (%s)", file,
+				    interp_input_name(ip, k), have,
+				    calib_data_name(d, first), want);
+				free(file);
+				goto out;
+			}
+		}
+	}
+	for (int k = 0; k < nin; k++) {
+		for (int j = 0; j < n; j++)
+			parts[j] = &all[(size_t)j * nin + k];
+		if (concat0(&inputs[k], parts, n, e) < 0)
+			goto fail_in;
+	}
+	r = 0;
+	goto out;
+fail_in:
+	release_n(inputs, nin);
+out:
+	if (all)
+		release_n(all, n * nin);
+	free(all);
+	free(parts);
+	return r;
+}
+
+int
+calib_image_prep(const struct interp *ip, struct image_prep *p, int set,
+    struct err *e)
+{
+	int64_t dims[TENSOR_MAX_RANK];
+	int rank, dt, hd, wd, cd;
+	const char *name;
+	char want[256];
+
+	if (interp_ninputs(ip) != 1)
+		return err_set(e, "images feed models with one input, this one "
+		    "has %d", interp_ninputs(ip));
+	name = interp_input_name(ip, 0);
+	dt = interp_input_type(ip, 0, &rank, dims);
+	if (dt != DT_UNDEFINED && dt != DT_FLOAT && dt != DT_UINT8)
+		return err_set(e, "input %s: type %s: images become float or "
+		    "uint8 tensors", name, dtype_name(dt) ? dtype_name(dt) : "?");
+	p->dtype = dt == DT_UINT8 ? DT_UINT8 : DT_FLOAT;
+	if (rank < 0) {
+		if (!(set & CALIB_PREP_SIZE))
+			return err_set(e, "input %s: shape unknown: give --size "
+			    "WxH", name);
+		return 0;
+	}
+	dims_str(rank, dims, want, sizeof want);
+	if (rank != 4)
+		return err_set(e, "input %s: shape %s is not an image batch "
+		    "(NCHW or NHWC)", name, want);
+	if (!(set & CALIB_PREP_LAYOUT)) {
+		if (dims[1] == 1 || dims[1] == 3)
+			p->layout = IMAGE_NCHW;
+		else if (dims[3] == 1 || dims[3] == 3)
+			p->layout = IMAGE_NHWC;
+		else
+			p->layout = IMAGE_NCHW;
+	}
+	if (p->layout == IMAGE_NCHW)
+		cd = 1, hd = 2, wd = 3;
+	else
+		hd = 1, wd = 2, cd = 3;
+	if (dims[cd] >= 0 && dims[cd] != 1 && dims[cd] != 3)
+		return err_set(e, "input %s: shape %s has %lld channels "
+		    "(images give 1 or 3)", name, want, (long long)dims[cd]);
+	p->channels = dims[cd] == 1 ? 1 : 3;
+	if (!(set & CALIB_PREP_SIZE)) {
+		if (dims[hd] < 0 || dims[wd] < 0)
+			return err_set(e, "input %s: shape %s: the image size is "
+			    "not fixed: give --size WxH", name, want);
+		if (dims[hd] > 65536 || dims[wd] > 65536)
+			return err_set(e, "input %s: shape %s: image too large",
+			    name, want);
+		p->height = (int)dims[hd];
+		p->width = (int)dims[wd];
+	}
+	return 0;
+}

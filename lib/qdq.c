@@ -1,0 +1,1544 @@
+/*
+ * qdq: see qdq.h. Names follow ONNX Runtime's quantizer: X_scale,
+ * X_zero_point, X_QuantizeLinear(_Output), X_DequantizeLinear(_Output),
+ * W_quantized; every new name goes through graph_unique_name().
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr.h"
+#include "graph.h"
+#include "opset.h"
+#include "qdq.h"
+#include "qparams.h"
+#include "strmap.h"
+#include "weights.h"
+
+#define MS_DOMAIN "com.microsoft"
+
+enum role { ROLE_ACT, ROLE_WEIGHT, ROLE_BIAS };
+
+/* Parameters of one tensor: per tensor (axis < 0, n == 1) or per axis. */
+struct qparm {
+	int type;
+	int axis;		/* -1: per tensor */
+	size_t n;
+	float *scale;
+	int32_t *zp;
+};
+
+struct qp {
+	char *name;
+	enum role role;
+	struct qparm q;
+	long line;
+};
+
+struct cv {
+	char *name;
+	struct qparm q;
+	char **recv;		/* one block (stream_rec_names); NULL: all readers */
+	size_t nrecv;
+	long line;
+};
+
+struct fold {
+	char *node;
+	char *into;
+	long line;
+};
+
+struct st {
+	char *name;
+	int dtype;
+	int rank;
+};
+
+struct qdq_plan {
+	char *file;		/* the stream's name, for messages */
+	char *sha256;
+	struct qp *qp;
+	size_t nqp, capqp;
+	struct cv *cv;
+	size_t ncv, capcv;
+	struct fold *fd;
+	size_t nfd, capfd;
+	struct st *st;
+	size_t nst, capst;
+	struct strmap *qpidx, *cvidx, *stidx;
+};
+
+static const char *
+str_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static int
+is_default_domain(const char *d)
+{
+	return d == NULL || *d == '\0' || strcmp(d, "ai.onnx") == 0;
+}
+
+/* Grow an array of elements of size sz to hold one more. */
+static int
+grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	void *nv;
+	size_t ncap;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	if (ncap > SIZE_MAX / sz || (nv = realloc(*v, ncap * sz)) == NULL)
+		return -1;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+int
+qdq_domain_parse(const char *s, enum qdq_domain *d)
+{
+	if (strcmp(s, "auto") == 0)
+		*d = QDQ_DOMAIN_AUTO;
+	else if (strcmp(s, "onnx") == 0 || strcmp(s, "ai.onnx") == 0)
+		*d = QDQ_DOMAIN_ONNX;
+	else if (strcmp(s, MS_DOMAIN) == 0)
+		*d = QDQ_DOMAIN_MS;
+	else
+		return -1;
+	return 0;
+}
+
+/* ---- the plan ---- */
+
+struct qdq_plan *
+qdq_plan_new(void)
+{
+	struct qdq_plan *p = calloc(1, sizeof *p);
+
+	if (p == NULL)
+		return NULL;
+	p->qpidx = strmap_new();
+	p->cvidx = strmap_new();
+	p->stidx = strmap_new();
+	if (!p->qpidx || !p->cvidx || !p->stidx) {
+		qdq_plan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void
+qparm_release(struct qparm *q)
+{
+	free(q->scale);
+	free(q->zp);
+}
+
+void
+qdq_plan_free(struct qdq_plan *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->nqp; i++) {
+		free(p->qp[i].name);
+		qparm_release(&p->qp[i].q);
+	}
+	for (i = 0; i < p->ncv; i++) {
+		free(p->cv[i].name);
+		free(p->cv[i].recv);
+		qparm_release(&p->cv[i].q);
+	}
+	for (i = 0; i < p->nfd; i++) {
+		free(p->fd[i].node);
+		free(p->fd[i].into);
+	}
+	for (i = 0; i < p->nst; i++)
+		free(p->st[i].name);
+	free(p->qp);
+	free(p->cv);
+	free(p->fd);
+	free(p->st);
+	strmap_free(p->qpidx);
+	strmap_free(p->cvidx);
+	strmap_free(p->stidx);
+	free(p->file);
+	free(p->sha256);
+	free(p);
+}
+
+const char *
+qdq_plan_model_sha256(const struct qdq_plan *p)
+{
+	return p->sha256;
+}
+
+size_t
+qdq_plan_size(const struct qdq_plan *p)
+{
+	return p->nqp + p->ncv + p->nfd;
+}
+
+/* type=, scale=, zp=, axis= of a qparam or convert record into q. */
+static int
+read_qparm(const struct stream_rec *rec, int allow_int32, struct qparm *q,
+    struct err *e)
+{
+	char *tname = NULL;
+	int64_t *zp = NULL, axis, lo, hi;
+	size_t nz, i;
+
+	memset(q, 0, sizeof *q);
+	q->axis = -1;
+	if (stream_rec_name(rec, "type", &tname, e) != 0)
+		return -1;
+	q->type = qparams_type_parse(tname);
+	if (q->type == DT_UNDEFINED && allow_int32 &&
+	    strcmp(tname, "int32") == 0)
+		q->type = DT_INT32;
+	if (q->type == DT_UNDEFINED) {
+		stream_rec_err(rec, e, "key type: unsupported type '%.40s'",
+		    tname);
+		free(tname);
+		return -1;
+	}
+	free(tname);
+	if (stream_rec_floats(rec, "scale", &q->scale, &q->n, e) != 0 ||
+	    stream_rec_ints(rec, "zp", &zp, &nz, e) != 0)
+		goto fail;
+	if (q->n == 0 || nz != q->n) {
+		stream_rec_err(rec, e, "%zu scales and %zu zero points", q->n,
+		    nz);
+		goto fail;
+	}
+	if (stream_rec_has(rec, "axis")) {
+		if (stream_rec_int(rec, "axis", &axis, e) != 0)
+			goto fail;
+		if (axis < -TENSOR_MAX_RANK || axis >= TENSOR_MAX_RANK) {
+			stream_rec_err(rec, e, "key axis: %lld is out of range",
+			    (long long)axis);
+			goto fail;
+		}
+		q->axis = (int)axis;
+	} else if (q->n != 1) {
+		stream_rec_err(rec, e, "%zu scales but no axis", q->n);
+		goto fail;
+	}
+	if (q->type == DT_INT32)
+		lo = INT32_MIN, hi = INT32_MAX;
+	else
+		qparams_type_limits(q->type, &lo, &hi);
+	if ((q->zp = malloc(q->n * sizeof *q->zp)) == NULL) {
+		err_nomem(e);
+		goto fail;
+	}
+	for (i = 0; i < q->n; i++) {
+		if (!(q->scale[i] > 0) || !isfinite(q->scale[i])) {
+			stream_rec_err(rec, e, "key scale: %g is not a positive "
+			    "finite scale", q->scale[i]);
+			goto fail;
+		}
+		if (zp[i] < lo || zp[i] > hi) {
+			stream_rec_err(rec, e, "key zp: %lld is out of the "
+			    "range of %s", (long long)zp[i],
+			    dtype_name(q->type));
+			goto fail;
+		}
+		q->zp[i] = (int32_t)zp[i];
+	}
+	free(zp);
+	return 0;
+fail:
+	free(zp);
+	qparm_release(q);
+	memset(q, 0, sizeof *q);
+	return -1;
+}
+
+static int
+read_qparam(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+{
+	struct qp *qp;
+	const char *role = stream_rec_get(rec, "role");
+	enum role r;
+
+	if (role == NULL)
+		return stream_rec_err(rec, e, "key role is missing");
+	if (strcmp(role, "act") == 0)
+		r = ROLE_ACT;
+	else if (strcmp(role, "weight") == 0)
+		r = ROLE_WEIGHT;
+	else if (strcmp(role, "bias") == 0)
+		r = ROLE_BIAS;
+	else
+		return stream_rec_err(rec, e, "key role: unknown role '%.40s'",
+		    role);
+	if (strmap_get(p->qpidx, rec->subject, NULL))
+		return stream_rec_err(rec, e, "a second qparam record for %s",
+		    rec->subject);
+	if (grow((void **)&p->qp, &p->capqp, p->nqp, sizeof *p->qp) != 0)
+		return err_nomem(e);
+	qp = &p->qp[p->nqp];
+	memset(qp, 0, sizeof *qp);
+	qp->role = r;
+	qp->line = rec->line;
+	if (read_qparm(rec, r == ROLE_BIAS, &qp->q, e) != 0)
+		return -1;
+	if ((r == ROLE_BIAS) != (qp->q.type == DT_INT32)) {
+		qparm_release(&qp->q);
+		return stream_rec_err(rec, e, "role %s with type %s", role,
+		    dtype_name(qp->q.type));
+	}
+	if (r == ROLE_ACT && qp->q.axis >= 0 && qp->q.n > 1) {
+		qparm_release(&qp->q);
+		return stream_rec_err(rec, e, "an activation quantized per "
+		    "axis");
+	}
+	if ((qp->name = strdup(rec->subject)) == NULL ||
+	    strmap_put(p->qpidx, qp->name, (int)p->nqp) != 0) {
+		free(qp->name);
+		qparm_release(&qp->q);
+		return err_nomem(e);
+	}
+	p->nqp++;
+	return 0;
+}
+
+static int
+read_convert(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+{
+	struct cv *cv;
+
+	if (strmap_get(p->cvidx, rec->subject, NULL))
+		return stream_rec_err(rec, e, "a second convert record for %s",
+		    rec->subject);
+	if (grow((void **)&p->cv, &p->capcv, p->ncv, sizeof *p->cv) != 0)
+		return err_nomem(e);
+	cv = &p->cv[p->ncv];
+	memset(cv, 0, sizeof *cv);
+	cv->line = rec->line;
+	if (read_qparm(rec, 0, &cv->q, e) != 0)
+		return -1;
+	if (cv->q.n != 1) {
+		qparm_release(&cv->q);
+		return stream_rec_err(rec, e, "a conversion per axis");
+	}
+	if (stream_rec_has(rec, "recv") && stream_rec_names(rec, "recv",
+	    &cv->recv, &cv->nrecv, e) != 0) {
+		qparm_release(&cv->q);
+		return -1;
+	}
+	if ((cv->name = strdup(rec->subject)) == NULL ||
+	    strmap_put(p->cvidx, cv->name, (int)p->ncv) != 0) {
+		free(cv->name);
+		free(cv->recv);
+		qparm_release(&cv->q);
+		return err_nomem(e);
+	}
+	p->ncv++;
+	return 0;
+}
+
+static int
+read_fold(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+{
+	struct fold *f;
+
+	if (grow((void **)&p->fd, &p->capfd, p->nfd, sizeof *p->fd) != 0)
+		return err_nomem(e);
+	f = &p->fd[p->nfd];
+	memset(f, 0, sizeof *f);
+	f->line = rec->line;
+	if (stream_rec_name(rec, "into", &f->into, e) != 0)
+		return -1;
+	if ((f->node = strdup(rec->subject)) == NULL) {
+		free(f->into);
+		return err_nomem(e);
+	}
+	p->nfd++;
+	return 0;
+}
+
+/* dtype and rank of a stat record, when it has them. */
+static int
+read_stat(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+{
+	const char *dt = stream_rec_get(rec, "dtype");
+	int64_t dims[TENSOR_MAX_RANK];
+	struct st *s;
+	struct err ignore;
+
+	if (strmap_get(p->stidx, rec->subject, NULL))
+		return 0;
+	if (grow((void **)&p->st, &p->capst, p->nst, sizeof *p->st) != 0)
+		return err_nomem(e);
+	s = &p->st[p->nst];
+	s->dtype = dt ? dtype_from_name(dt) : DT_UNDEFINED;
+	s->rank = -1;
+	if (stream_rec_has(rec, "shape") &&
+	    stream_rec_shape(rec, "shape", &s->rank, dims, &ignore) != 0)
+		s->rank = -1;	/* "*": the rank varied */
+	if ((s->name = strdup(rec->subject)) == NULL ||
+	    strmap_put(p->stidx, s->name, (int)p->nst) != 0) {
+		free(s->name);
+		return err_nomem(e);
+	}
+	p->nst++;
+	return 0;
+}
+
+static int
+read_model_header(struct qdq_plan *p, struct stream_reader *r,
+    struct err *e)
+{
+	const char *f;
+	size_t i;
+
+	for (i = 2; (f = stream_header_field(r, i)) != NULL; i++)
+		if (strncmp(f, "sha256=", 7) == 0) {
+			free(p->sha256);
+			if ((p->sha256 = stream_unescape(f + 7, e)) == NULL)
+				return err_prefix(e, "%s:%ld", stream_name(r),
+				    stream_lineno(r));
+		}
+	return 0;
+}
+
+int
+qdq_plan_read(struct qdq_plan *p, struct stream_reader *r, struct err *e)
+{
+	const struct stream_rec *rec;
+	const char *h;
+	int item, rc;
+
+	free(p->file);
+	if ((p->file = strdup(stream_name(r))) == NULL)
+		return err_nomem(e);
+	while ((item = stream_next(r, e)) > 0) {
+		if (item == STREAM_HEADER) {
+			h = stream_header_field(r, 0);
+			if (h != NULL && strcmp(h, "#model") == 0 &&
+			    read_model_header(p, r, e) != 0)
+				return -1;
+			continue;
+		}
+		rec = stream_record(r);
+		if (strcmp(rec->type, "qparam") == 0)
+			rc = read_qparam(p, rec, e);
+		else if (strcmp(rec->type, "convert") == 0)
+			rc = read_convert(p, rec, e);
+		else if (strcmp(rec->type, "fold") == 0)
+			rc = read_fold(p, rec, e);
+		else if (strcmp(rec->type, "stat") == 0)
+			rc = read_stat(p, rec, e);
+		else
+			rc = 0;
+		if (rc != 0)
+			return -1;
+	}
+	return item < 0 ? -1 : 0;
+}
+
+/* ---- the rewrite ---- */
+
+struct ctx {
+	struct model *m;
+	Onnx__GraphProto *g;
+	struct graph *gr;
+	const struct qdq_plan *p;
+	const struct qdq_opts *o;
+	struct qdq_report *rep;
+	const char *domain;	/* of the Q/DQ nodes: "" or MS_DOMAIN */
+	char **names;		/* stream names of the prepared graph's nodes */
+	Onnx__NodeProto **nodes;	/* those nodes (NULL once folded away) */
+	size_t nnodes;
+	struct strmap *byname;	/* stream node name -> index in nodes */
+	struct strmap *gone;	/* tensors folded away */
+	char *skip;		/* per qp: left alone */
+	char *weight;		/* per qp: a constant */
+};
+
+static void
+note(struct ctx *c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (c->o == NULL || c->o->note == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	c->o->note(c->o->note_ctx, buf);
+}
+
+/* "FILE:LINE: " errors of a record. */
+static int
+rec_err(struct ctx *c, long line, struct err *e, const char *fmt, ...)
+{
+	char buf[ERR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return err_set(e, "%s:%ld: %s", c->p->file ? c->p->file : "<stream>",
+	    line, buf);
+}
+
+static int
+stat_of(const struct qdq_plan *p, const char *name)
+{
+	int i;
+
+	return strmap_get(p->stidx, name, &i) ? i : -1;
+}
+
+/* The info callback of opset.h: the stream's stat records. */
+static void
+plan_info(void *ctx, const char *tensor, int *dtype, int *rank)
+{
+	const struct qdq_plan *p = ctx;
+	int i = stat_of(p, tensor);
+
+	*dtype = i >= 0 ? p->st[i].dtype : DT_UNDEFINED;
+	*rank = i >= 0 ? p->st[i].rank : -1;
+}
+
+/* Element type of a non-constant value: declared, else from its stat record. */
+static int
+value_dtype(struct ctx *c, const struct graph_value *v)
+{
+	int i;
+
+	if (v->info != NULL && v->info->type != NULL &&
+	    v->info->type->tensor_type != NULL &&
+	    v->info->type->tensor_type->has_elem_type &&
+	    v->info->type->tensor_type->elem_type != DT_UNDEFINED)
+		return v->info->type->tensor_type->elem_type;
+	if ((i = stat_of(c->p, v->name)) >= 0)
+		return c->p->st[i].dtype;
+	return DT_UNDEFINED;
+}
+
+static int
+is_graph_input(const Onnx__GraphProto *g, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_input; i++)
+		if (strcmp(str_or_empty(g->input[i]->name), name) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+node_reads(const Onnx__NodeProto *n, const char *name)
+{
+	size_t j;
+
+	for (j = 0; j < n->n_input; j++)
+		if (strcmp(str_or_empty(n->input[j]), name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Index of node n in the graph now, or -1. */
+static int
+node_index(const struct ctx *c, const Onnx__NodeProto *n)
+{
+	size_t i;
+
+	for (i = 0; i < c->g->n_node; i++)
+		if (c->g->node[i] == n)
+			return (int)i;
+	return -1;
+}
+
+/* Nodes of the main graph that read name as an input (each node once). */
+static int
+readers(struct ctx *c, const char *name, size_t limit, int **out, size_t *n,
+    struct err *e)
+{
+	size_t i, k = 0;
+	int *v;
+
+	if ((v = malloc((limit ? limit : 1) * sizeof *v)) == NULL)
+		return err_nomem(e);
+	for (i = 0; i < limit && i < c->g->n_node; i++)
+		if (node_reads(c->g->node[i], name))
+			v[k++] = (int)i;
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* Does a subgraph of some node read name? */
+static int
+subgraph_reads(struct ctx *c, const char *name)
+{
+	struct graph_value *v = graph_value(c->gr, name);
+	int i;
+
+	if (v == NULL)
+		return 0;
+	for (i = 0; i < v->nconsumers; i++)
+		if (!node_reads(c->g->node[v->consumers[i]], name))
+			return 1;
+	return 0;
+}
+
+/* Replace every input `from` of node n by `to`. */
+static int
+rewire(struct ctx *c, int node, const char *from, const char *to,
+    struct err *e)
+{
+	Onnx__NodeProto *n = c->g->node[node];
+	size_t j;
+
+	for (j = 0; j < n->n_input; j++)
+		if (strcmp(str_or_empty(n->input[j]), from) == 0 &&
+		    graph_rewire_input(c->gr, node, (int)j, to, e) != 0)
+			return -1;
+	return 0;
+}
+
+static char *
+join(const char *a, const char *b)
+{
+	size_t len = strlen(a) + strlen(b) + 1;
+	char *s = malloc(len);
+
+	if (s != NULL)
+		snprintf(s, len, "%s%s", a, b);
+	return s;
+}
+
+/* A unique name base + suffix (malloc'd), or NULL. */
+static char *
+new_name(struct ctx *c, const char *base, const char *suffix)
+{
+	char *b = join(base, suffix), *n;
+
+	if (b == NULL)
+		return NULL;
+	n = graph_unique_name(c->gr, b);
+	free(b);
+	return n;
+}
+
+/* Add an initializer holding t under a unique name base + suffix. */
+static char *
+add_tensor(struct ctx *c, const char *base, const char *suffix,
+    const struct tensor *t, struct err *e)
+{
+	Onnx__TensorProto *tp;
+	char *name;
+
+	if ((name = new_name(c, base, suffix)) == NULL) {
+		err_nomem(e);
+		return NULL;
+	}
+	if ((tp = malloc(sizeof *tp)) == NULL)
+		goto nomem;
+	onnx__tensor_proto__init(tp);
+	if ((tp->name = strdup(name)) == NULL) {
+		free(tp);
+		goto nomem;
+	}
+	if (model_tensor_write(tp, t, e) != 0) {
+		protobuf_c_message_free_unpacked(&tp->base, NULL);
+		free(name);
+		return NULL;
+	}
+	if (graph_add_initializer(c->gr, tp, e) != 0) {
+		free(name);
+		return NULL;
+	}
+	return name;
+nomem:
+	free(name);
+	err_nomem(e);
+	return NULL;
+}
+
+/* Scale and zero-point initializers of q, named after base. */
+static int
+add_params(struct ctx *c, const char *base, const struct qparm *q,
+    char **sname, char **zname, struct err *e)
+{
+	struct tensor s = { 0 }, z = { 0 };
+	int64_t dim = (int64_t)q->n;
+	int rank = q->axis >= 0 ? 1 : 0;
+	size_t i;
+
+	*sname = *zname = NULL;
+	if (tensor_alloc(&s, DT_FLOAT, rank, &dim, e) != 0 ||
+	    tensor_alloc(&z, q->type, rank, &dim, e) != 0)
+		goto fail;
+	memcpy(s.data, q->scale, q->n * sizeof *q->scale);
+	for (i = 0; i < q->n; i++)
+		tensor_set(&z, (int64_t)i, q->zp[i]);
+	if ((*sname = add_tensor(c, base, "_scale", &s, e)) == NULL ||
+	    (*zname = add_tensor(c, base, "_zero_point", &z, e)) == NULL)
+		goto fail;
+	tensor_release(&s);
+	tensor_release(&z);
+	return 0;
+fail:
+	tensor_release(&s);
+	tensor_release(&z);
+	free(*sname);
+	*sname = NULL;
+	return -1;
+}
+
+static int
+set_axis(Onnx__NodeProto *n, int axis, struct err *e)
+{
+	Onnx__AttributeProto *a, **as;
+
+	if ((a = malloc(sizeof *a)) == NULL)
+		return err_nomem(e);
+	onnx__attribute_proto__init(a);
+	if ((a->name = strdup("axis")) == NULL) {
+		free(a);
+		return err_nomem(e);
+	}
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a->has_i = 1;
+	a->i = axis;
+	if ((as = realloc(n->attribute, (n->n_attribute + 1) *
+	    sizeof *as)) == NULL) {
+		protobuf_c_message_free_unpacked(&a->base, NULL);
+		return err_nomem(e);
+	}
+	n->attribute = as;
+	n->attribute[n->n_attribute++] = a;
+	return 0;
+}
+
+/*
+ * A QuantizeLinear (quant) or DequantizeLinear node reading in with the
+ * given parameters, writing out (a unique name base + suffix when out is
+ * NULL). Returns the output name (malloc'd) or NULL.
+ */
+static char *
+add_qdq(struct ctx *c, int quant, const char *base, const char *in,
+    const char *sname, const char *zname, int axis, const char *out,
+    struct err *e)
+{
+	const char *op = quant ? "QuantizeLinear" : "DequantizeLinear";
+	const char *ins[3], *outs[1];
+	char *oname, *nname;
+	Onnx__NodeProto *n;
+
+	oname = out ? strdup(out) : new_name(c, base, quant ?
+	    "_QuantizeLinear_Output" : "_DequantizeLinear_Output");
+	nname = new_name(c, base, quant ? "_QuantizeLinear" :
+	    "_DequantizeLinear");
+	if (oname == NULL || nname == NULL) {
+		free(oname);
+		free(nname);
+		err_nomem(e);
+		return NULL;
+	}
+	ins[0] = in;
+	ins[1] = sname;
+	ins[2] = zname;
+	outs[0] = oname;
+	n = graph_add_node(c->gr, op, c->domain, nname, ins, 3, outs, 1, e);
+	free(nname);
+	if (n == NULL || (axis >= 0 && set_axis(n, axis, e) != 0)) {
+		free(oname);
+		return NULL;
+	}
+	if (quant)
+		c->rep->quantize++;
+	else
+		c->rep->dequantize++;
+	return oname;
+}
+
+/* ---- folds ---- */
+
+static int
+check_fold(struct ctx *c, const struct fold *f, int *node, int *into,
+    struct err *e)
+{
+	const Onnx__NodeProto *n, *p;
+	struct graph_value *v;
+	size_t j;
+	int qi;
+
+	if (!strmap_get(c->byname, f->node, node))
+		return rec_err(c, f->line, e, "node %s is not in %s", f->node,
+		    c->m->path);
+	if (!strmap_get(c->byname, f->into, into))
+		return rec_err(c, f->line, e, "node %s is not in %s", f->into,
+		    c->m->path);
+	n = c->nodes[*node];
+	p = c->nodes[*into];
+	if (n == NULL || p == NULL)
+		return rec_err(c, f->line, e, "fold %s: node folded twice",
+		    f->node);
+	if (!is_default_domain(n->domain) ||
+	    (strcmp(str_or_empty(n->op_type), "Relu") != 0 &&
+	    strcmp(str_or_empty(n->op_type), "Clip") != 0) ||
+	    n->n_input < 1 || n->n_output != 1)
+		return rec_err(c, f->line, e, "fold %s: not a Relu or Clip",
+		    f->node);
+	for (j = 0; j < p->n_output; j++)
+		if (strcmp(str_or_empty(p->output[j]), n->input[0]) == 0)
+			break;
+	if (j == p->n_output)
+		return rec_err(c, f->line, e, "fold %s: its input %s does not "
+		    "come from %s", f->node, n->input[0], f->into);
+	v = graph_value(c->gr, n->input[0]);
+	if (v == NULL || v->nconsumers != 1 || v->is_output)
+		return rec_err(c, f->line, e, "fold %s: %s has other readers",
+		    f->node, n->input[0]);
+	if (!strmap_get(c->p->qpidx, n->output[0], &qi) ||
+	    c->p->qp[qi].role != ROLE_ACT)
+		return rec_err(c, f->line, e, "fold %s: its output %s has no "
+		    "activation qparam to clamp it", f->node, n->output[0]);
+	return 0;
+}
+
+static int
+apply_folds(struct ctx *c, struct err *e)
+{
+	size_t i, j, k;
+	int ni, pi, at;
+
+	for (i = 0; i < c->p->nfd; i++) {
+		const struct fold *f = &c->p->fd[i];
+		Onnx__NodeProto *n, *p;
+		char *out;
+
+		if (check_fold(c, f, &ni, &pi, e) != 0)
+			return -1;
+		n = c->nodes[ni];
+		p = c->nodes[pi];
+		for (j = 0; j < p->n_output; j++)
+			if (strcmp(str_or_empty(p->output[j]), n->input[0]) == 0)
+				break;
+		if ((out = strdup(n->output[0])) == NULL)
+			return err_nomem(e);
+		/* Forget the value_info of the tensor that goes away. */
+		for (k = 0; k < c->g->n_value_info; k++)
+			if (strcmp(str_or_empty(c->g->value_info[k]->name),
+			    p->output[j]) == 0) {
+				protobuf_c_message_free_unpacked(
+				    &c->g->value_info[k]->base, NULL);
+				memmove(&c->g->value_info[k],
+				    &c->g->value_info[k + 1],
+				    (c->g->n_value_info - k - 1) *
+				    sizeof *c->g->value_info);
+				c->g->n_value_info--;
+				break;
+			}
+		if (strmap_put(c->gone, p->output[j], 0) != 0) {
+			free(out);
+			return err_nomem(e);
+		}
+		free(p->output[j]);
+		p->output[j] = out;
+		at = node_index(c, n);
+		protobuf_c_message_free_unpacked(&n->base, NULL);
+		memmove(&c->g->node[at], &c->g->node[at + 1],
+		    (c->g->n_node - (size_t)at - 1) * sizeof *c->g->node);
+		c->g->n_node--;
+		c->nodes[ni] = NULL;
+		c->rep->folds++;
+		if (graph_reindex(c->gr, e) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- which records apply, and what opset they need ---- */
+
+/*
+ * Float inputs that are parameters, not data: quantizing them changes what
+ * the node computes (a Resize scale of 1.99 for 2 changes the output
+ * shape), so a constant read there stays float whatever the stream says.
+ */
+static const struct {
+	const char *op;
+	unsigned slots;		/* bit per input slot */
+} param_slots[] = {
+	{ "Resize", 0x6 },	/* roi, scales */
+	{ "Upsample", 0x2 },	/* scales */
+	{ "Clip", 0x6 },	/* min, max */
+	{ "RoiAlign", 0x2 },	/* rois */
+	{ "Dropout", 0x2 },	/* ratio */
+};
+
+/* The first node reading name in a parameter slot, or NULL. */
+static const Onnx__NodeProto *
+read_as_param(const struct ctx *c, const char *name)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < c->g->n_node; i++) {
+		const Onnx__NodeProto *n = c->g->node[i];
+
+		if (!is_default_domain(n->domain))
+			continue;
+		for (k = 0; k < sizeof param_slots / sizeof param_slots[0]; k++)
+			if (strcmp(str_or_empty(n->op_type),
+			    param_slots[k].op) == 0)
+				break;
+		if (k == sizeof param_slots / sizeof param_slots[0])
+			continue;
+		for (j = 0; j < n->n_input && j < 32; j++)
+			if ((param_slots[k].slots >> j & 1) &&
+			    strcmp(str_or_empty(n->input[j]), name) == 0)
+				return n;
+	}
+	return NULL;
+}
+
+/* The opset the default-domain ops need for q on a tensor of rank `rank`. */
+static int
+need_opset(const struct qparm *q)
+{
+	if (q->type == DT_UINT16 || q->type == DT_INT16 ||
+	    q->type == DT_UINT4 || q->type == DT_INT4)
+		return 21;
+	if (q->axis >= 0)
+		return 13;
+	return 10;
+}
+
+/* Make a per-axis qparm with one channel per tensor (same meaning, opset 10). */
+static void
+simplify(struct qparm *q)
+{
+	if (q->axis >= 0 && q->n == 1)
+		q->axis = -1;
+}
+
+/*
+ * Decide for each qparam record whether it applies (c->skip) and whether
+ * it is a constant (c->weight); check names; return the opset needed.
+ */
+static int
+classify(struct ctx *c, int *need, struct err *e)
+{
+	const struct qdq_plan *p = c->p;
+	size_t i, j;
+	const Onnx__NodeProto *pn;
+	int qi, ni, dt;
+
+	*need = 0;
+	for (i = 0; i < p->nqp; i++) {
+		struct qp *qp = &p->qp[i];
+		struct graph_value *v = graph_value(c->gr, qp->name);
+
+		if (v == NULL) {
+			/* A fold's input is gone with its Relu: fine. */
+			if (strmap_get(c->gone, qp->name, NULL)) {
+				c->skip[i] = 1;
+				note(c, "%s: folded into its reader's output",
+				    qp->name);
+				continue;
+			}
+			return rec_err(c, qp->line, e, "tensor %s is not in %s",
+			    qp->name, c->m->path);
+		}
+		if (v->kind == VALUE_INITIALIZER) {
+			c->weight[i] = 1;
+			if (is_graph_input(c->g, qp->name)) {
+				c->skip[i] = 1;
+				note(c, "%s: an initializer that is also a graph "
+				    "input (overridable): left in float",
+				    qp->name);
+				continue;
+			}
+			if (v->init->data_type != DT_FLOAT) {
+				c->skip[i] = 1;
+				note(c, "%s: a %s constant: left alone",
+				    qp->name, str_or_empty(dtype_name(
+				    v->init->data_type)));
+				continue;
+			}
+			if ((pn = read_as_param(c, qp->name)) != NULL) {
+				c->skip[i] = 1;
+				note(c, "%s: a parameter of %s (%s), not data: "
+				    "left in float", qp->name,
+				    str_or_empty(pn->name),
+				    str_or_empty(pn->op_type));
+				continue;
+			}
+		} else {
+			if (qp->role != ROLE_ACT) {
+				c->skip[i] = 1;
+				note(c, "%s: %s parameters for a tensor that is "
+				    "not constant: left alone", qp->name,
+				    qp->role == ROLE_BIAS ? "bias" : "weight");
+				continue;
+			}
+			dt = value_dtype(c, v);
+			if (dt != DT_UNDEFINED && dt != DT_FLOAT) {
+				c->skip[i] = 1;
+				note(c, "%s: a %s tensor: left alone", qp->name,
+				    str_or_empty(dtype_name(dt)));
+				continue;
+			}
+		}
+		simplify(&qp->q);
+		if (need_opset(&qp->q) > *need)
+			*need = need_opset(&qp->q);
+	}
+	for (i = 0; i < p->ncv; i++) {
+		struct cv *cv = &p->cv[i];
+
+		if (graph_value(c->gr, cv->name) == NULL)
+			return rec_err(c, cv->line, e, "tensor %s is not in %s",
+			    cv->name, c->m->path);
+		if (!strmap_get(p->qpidx, cv->name, &qi))
+			return rec_err(c, cv->line, e, "convert %s: no qparam "
+			    "record for it", cv->name);
+		if (c->weight[qi])
+			return rec_err(c, cv->line, e, "convert %s: a constant",
+			    cv->name);
+		for (j = 0; j < cv->nrecv; j++) {
+			if (!strmap_get(c->byname, cv->recv[j], &ni))
+				return rec_err(c, cv->line, e, "convert %s: node "
+				    "%s is not in %s", cv->name, cv->recv[j],
+				    c->m->path);
+			if (c->nodes[ni] == NULL ||
+			    !node_reads(c->nodes[ni], cv->name))
+				return rec_err(c, cv->line, e, "convert %s: node "
+				    "%s does not read it", cv->name,
+				    cv->recv[j]);
+		}
+		if (c->skip[qi])
+			continue;
+		if (need_opset(&cv->q) > *need)
+			*need = need_opset(&cv->q);
+	}
+	return 0;
+}
+
+static int
+add_ms_import(Onnx__ModelProto *mp, struct err *e)
+{
+	Onnx__OperatorSetIdProto *op, **v;
+	size_t i;
+
+	for (i = 0; i < mp->n_opset_import; i++)
+		if (strcmp(str_or_empty(mp->opset_import[i]->domain),
+		    MS_DOMAIN) == 0)
+			return 0;
+	if ((op = malloc(sizeof *op)) == NULL)
+		return err_nomem(e);
+	onnx__operator_set_id_proto__init(op);
+	if ((op->domain = strdup(MS_DOMAIN)) == NULL) {
+		free(op);
+		return err_nomem(e);
+	}
+	op->has_version = 1;
+	op->version = 1;
+	if ((v = realloc(mp->opset_import, (mp->n_opset_import + 1) *
+	    sizeof *v)) == NULL) {
+		protobuf_c_message_free_unpacked(&op->base, NULL);
+		return err_nomem(e);
+	}
+	mp->opset_import = v;
+	mp->opset_import[mp->n_opset_import++] = op;
+	return 0;
+}
+
+/* Choose the Q/DQ domain for opset `need`, raising the opset if allowed. */
+static int
+choose_domain(struct ctx *c, int need, struct err *e)
+{
+	enum qdq_domain d = c->o ? c->o->domain : QDQ_DOMAIN_AUTO;
+	struct opset_opts oo = { plan_info, (void *)c->p };
+	int from = model_opset(c->m, ""), n;
+	struct err why;
+
+	c->rep->opset_from = c->rep->opset_to = from;
+	c->domain = "";
+	if (need == 0)
+		return 0;
+	if (d == QDQ_DOMAIN_MS)
+		goto ms;
+	if (from >= need)
+		return 0;
+	if (opset_check(c->m, need, &oo, &why) != 0) {
+		if (d == QDQ_DOMAIN_AUTO) {
+			note(c, "opset %d cannot be raised to %d (%s): using "
+			    "the com.microsoft QuantizeLinear and "
+			    "DequantizeLinear", from, need, why.msg);
+			goto ms;
+		}
+		return err_set(e, "%s: the parameters need opset %d, the model "
+		    "has %d and cannot be raised: %s", c->m->path, need, from,
+		    why.msg);
+	}
+	if ((n = opset_raise(c->m, need, &oo, e)) < 0)
+		return err_prefix(e, "%s: raising opset %d to %d", c->m->path,
+		    from, need);
+	c->rep->rewritten = n;
+	c->rep->opset_to = need;
+	note(c, "opset raised from %d to %d (%d nodes rewritten)", from, need,
+	    n);
+	return graph_reindex(c->gr, e);
+ms:
+	c->domain = MS_DOMAIN;
+	c->rep->ms_domain = 1;
+	return add_ms_import(c->m->proto, e);
+}
+
+/* ---- weights and biases ---- */
+
+/* Quantize t (float) with q into a new tensor of q->type. */
+static int
+quantize_tensor(const struct tensor *t, const struct qparm *q, int axis,
+    int bias, struct tensor *out, struct err *e)
+{
+	const float *x = t->data;
+	int32_t *v;
+	int64_t i, inner = 1, nch = 1;
+	int k;
+
+	if ((size_t)t->nelem > SIZE_MAX / sizeof *v ||
+	    (v = malloc((size_t)(t->nelem ? t->nelem : 1) * sizeof *v)) == NULL)
+		return err_nomem(e);
+	if (axis >= 0) {
+		nch = t->dims[axis];
+		for (k = axis + 1; k < t->rank; k++)
+			inner *= t->dims[k];
+	}
+	for (i = 0; i < t->nelem; i++) {
+		size_t ch = axis >= 0 ? (size_t)((i / inner) % nch) : 0;
+
+		v[i] = bias ? qparams_quantize_bias(x[i], q->scale[ch]) :
+		    qparams_quantize(x[i], q->scale[ch], q->zp[ch], q->type);
+	}
+	if (tensor_alloc(out, q->type, t->rank, t->dims, e) != 0) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < t->nelem; i++)
+		tensor_set(out, i, v[i]);
+	free(v);
+	return 0;
+}
+
+static void
+remove_initializer(struct ctx *c, const char *name)
+{
+	Onnx__GraphProto *g = c->g;
+	size_t i;
+
+	for (i = 0; i < g->n_initializer; i++)
+		if (strcmp(str_or_empty(g->initializer[i]->name), name) == 0) {
+			protobuf_c_message_free_unpacked(
+			    &g->initializer[i]->base, NULL);
+			memmove(&g->initializer[i], &g->initializer[i + 1],
+			    (g->n_initializer - i - 1) * sizeof *g->initializer);
+			g->n_initializer--;
+			return;
+		}
+}
+
+static int
+apply_weight(struct ctx *c, struct qp *qp, size_t limit, struct err *e)
+{
+	struct graph_value *v = graph_value(c->gr, qp->name);
+	struct tensor t = { 0 }, q = { 0 };
+	char *sname = NULL, *zname = NULL, *qname = NULL, *dq = NULL;
+	char *name = NULL;
+	int bias = qp->role == ROLE_BIAS, axis = qp->q.axis, rc = -1;
+	int keep, *rd = NULL;
+	size_t nrd = 0, i;
+	struct qparm qa;
+
+	if ((name = strdup(qp->name)) == NULL)
+		return err_nomem(e);
+	if (model_tensor_read(c->m, v->init, &t, e) != 0)
+		goto done;
+	if (qp->q.axis >= 0 || qp->q.n > 1) {
+		if (axis < 0)
+			axis += t.rank;
+		if (axis < 0 || axis >= t.rank) {
+			rec_err(c, qp->line, e, "%s: axis %d is out of range "
+			    "for rank %d", name, qp->q.axis, t.rank);
+			goto done;
+		}
+		if ((int64_t)qp->q.n != t.dims[axis]) {
+			rec_err(c, qp->line, e, "%s: %zu channels, the tensor "
+			    "has %lld along axis %d", name, qp->q.n,
+			    (long long)t.dims[axis], axis);
+			goto done;
+		}
+	}
+	qa = qp->q;
+	qa.axis = axis;
+	if (add_params(c, name, &qa, &sname, &zname, e) != 0)
+		goto done;
+	keep = subgraph_reads(c, name) || v->is_output;
+	if (c->o && c->o->weights_float && !bias) {
+		/* Q reads the float weight; consumers read DQ. */
+		if ((qname = add_qdq(c, 1, name, name, sname, zname, axis,
+		    NULL, e)) == NULL)
+			goto done;
+		keep = 1;
+	} else {
+		if (quantize_tensor(&t, &qa, axis, bias, &q, e) != 0 ||
+		    (qname = add_tensor(c, name, "_quantized", &q, e)) == NULL)
+			goto done;
+	}
+	if ((dq = add_qdq(c, 0, name, qname, sname, zname, axis, NULL,
+	    e)) == NULL)
+		goto done;
+	if (readers(c, name, limit, &rd, &nrd, e) != 0)
+		goto done;
+	for (i = 0; i < nrd; i++)
+		if (rewire(c, rd[i], name, dq, e) != 0)
+			goto done;
+	if (!keep)
+		remove_initializer(c, name);
+	else if (!(c->o && c->o->weights_float && !bias))
+		note(c, "%s: also read by a subgraph or a graph output: the "
+		    "float copy is kept", name);
+	if (bias)
+		c->rep->biases++;
+	else
+		c->rep->weights++;
+	rc = 0;
+done:
+	tensor_release(&t);
+	tensor_release(&q);
+	free(rd);
+	free(sname);
+	free(zname);
+	free(qname);
+	free(dq);
+	free(name);
+	return rc;
+}
+
+/* ---- activations ---- */
+
+/*
+ * Rename the producer's output X to X_QuantizeLinear_Input, so that X
+ * itself can become a DequantizeLinear's output (graph outputs keep their
+ * names). The new name in *src.
+ */
+static int
+rename_output(struct ctx *c, const char *x, char **src, struct err *e)
+{
+	struct graph_value *v = graph_value(c->gr, x);
+	Onnx__NodeProto *p;
+	size_t j;
+
+	if (v == NULL || v->producer < 0)
+		return err_set(e, "%s: no producer", x);
+	p = c->g->node[v->producer];
+	for (j = 0; j < p->n_output; j++)
+		if (strcmp(str_or_empty(p->output[j]), x) == 0)
+			break;
+	if (j == p->n_output)
+		return err_set(e, "%s: not found among its producer's outputs",
+		    x);
+	if ((*src = new_name(c, x, "_QuantizeLinear_Input")) == NULL)
+		return err_nomem(e);
+	free(p->output[j]);
+	if ((p->output[j] = strdup(*src)) == NULL)
+		return err_nomem(e);
+	return 0;
+}
+
+static int
+in_list(const int *v, size_t n, int x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+/* One QuantizeLinear -> DequantizeLinear pair on src; DQ writes out (or a new name). */
+static char *
+add_pair(struct ctx *c, const char *base, const char *src, const char *sname,
+    const char *zname, const char *out, struct err *e)
+{
+	char *qo, *dq;
+
+	if ((qo = add_qdq(c, 1, base, src, sname, zname, -1, NULL, e)) == NULL)
+		return NULL;
+	dq = add_qdq(c, 0, base, qo, sname, zname, -1, out, e);
+	free(qo);
+	return dq;
+}
+
+/*
+ * The five cases of ORT's converted activations (see qdq.h): Q1 on src,
+ * DQ1 for the readers that keep type 1 (and the graph output), a DQ1
+ * clone, Q2 and DQ2 for the receiving nodes.
+ */
+static int
+apply_convert(struct ctx *c, const struct qp *qp, const struct cv *cv,
+    const char *src, int is_out, const int *rd, size_t nrd,
+    const char *sname, const char *zname, struct err *e)
+{
+	const char *x = qp->name;
+	char *s2 = NULL, *z2 = NULL, *q1 = NULL, *dq1 = NULL, *feed = NULL;
+	char *q2 = NULL, *dq2 = NULL, *base2 = NULL;
+	int *recv = NULL, ni, rc = -1;
+	size_t nrecv = 0, nother = 0, i, j;
+
+	if ((recv = malloc((nrd ? nrd : 1) * sizeof *recv)) == NULL)
+		return err_nomem(e);
+	for (i = 0; i < nrd; i++) {
+		int r = cv->recv == NULL;
+
+		for (j = 0; !r && j < cv->nrecv; j++)
+			r = strmap_get(c->byname, cv->recv[j], &ni) &&
+			    c->nodes[ni] == c->g->node[rd[i]];
+		if (r)
+			recv[nrecv++] = rd[i];
+		else
+			nother++;
+	}
+	if ((base2 = join(x, "_convert")) == NULL) {
+		err_nomem(e);
+		goto done;
+	}
+	if (add_params(c, base2, &cv->q, &s2, &z2, e) != 0 ||
+	    (q1 = add_qdq(c, 1, x, src, sname, zname, -1, NULL, e)) == NULL)
+		goto done;
+	if (is_out && nrd == 0) {
+		/* 5: a graph output nothing else reads is itself converted. */
+		if ((feed = add_qdq(c, 0, x, q1, sname, zname, -1, NULL,
+		    e)) == NULL ||
+		    (q2 = add_qdq(c, 1, base2, feed, s2, z2, -1, NULL,
+		    e)) == NULL ||
+		    (dq2 = add_qdq(c, 0, base2, q2, s2, z2, -1, x, e)) == NULL)
+			goto done;
+		rc = 0;
+		goto done;
+	}
+	if (is_out || nother > 0) {
+		/* DQ1: the readers that keep type 1, and the graph output. */
+		if ((dq1 = add_qdq(c, 0, x, q1, sname, zname, -1,
+		    is_out ? x : NULL, e)) == NULL)
+			goto done;
+		for (i = 0; !is_out && i < nrd; i++)
+			if (!in_list(recv, nrecv, rd[i]) &&
+			    rewire(c, rd[i], x, dq1, e) != 0)
+				goto done;
+	}
+	if (nrecv == 0) {
+		note(c, "%s: convert: no reader receives it", x);
+		rc = 0;
+		goto done;
+	}
+	if (is_out && nother == 0)
+		feed = strdup(x);	/* 3: Q2 reads DQ1, the graph output */
+	else	/* 1: one chain; 2, 4: a DQ1 clone feeds the conversion */
+		feed = add_qdq(c, 0, x, q1, sname, zname, -1, NULL, e);
+	if (feed == NULL) {
+		err_nomem(e);
+		goto done;
+	}
+	if ((q2 = add_qdq(c, 1, base2, feed, s2, z2, -1, NULL, e)) == NULL ||
+	    (dq2 = add_qdq(c, 0, base2, q2, s2, z2, -1, NULL, e)) == NULL)
+		goto done;
+	for (i = 0; i < nrecv; i++)
+		if (rewire(c, recv[i], x, dq2, e) != 0)
+			goto done;
+	rc = 0;
+done:
+	free(recv);
+	free(base2);
+	free(s2);
+	free(z2);
+	free(q1);
+	free(dq1);
+	free(feed);
+	free(q2);
+	free(dq2);
+	return rc;
+}
+
+static int
+apply_act(struct ctx *c, const struct qp *qp, size_t limit, struct err *e)
+{
+	const char *x = qp->name;
+	struct graph_value *v = graph_value(c->gr, x);
+	char *sname = NULL, *zname = NULL, *src = NULL, *dq = NULL;
+	int *rd = NULL, is_out, sub, ci, rc = -1;
+	size_t nrd = 0, i;
+
+	if (readers(c, x, limit, &rd, &nrd, e) != 0)
+		return -1;
+	is_out = v->is_output && v->kind != VALUE_INPUT;
+	sub = subgraph_reads(c, x);
+	if (nrd == 0 && !is_out) {
+		note(c, "%s: no node reads it%s: left alone", x, sub ?
+		    " (only subgraphs do)" : "");
+		c->rep->skipped++;
+		free(rd);
+		return 0;
+	}
+	if (add_params(c, x, &qp->q, &sname, &zname, e) != 0)
+		goto done;
+	if (is_out) {
+		if (rename_output(c, x, &src, e) != 0)
+			goto done;
+	} else if ((src = strdup(x)) == NULL) {
+		err_nomem(e);
+		goto done;
+	}
+	if (sub && !is_out)
+		note(c, "%s: a subgraph reads it: it reads the float value", x);
+	if (strmap_get(c->p->cvidx, x, &ci)) {
+		if (apply_convert(c, qp, &c->p->cv[ci], src, is_out, rd, nrd,
+		    sname, zname, e) != 0)
+			goto done;
+		c->rep->converts++;
+	} else if (c->o && c->o->dedicated_pairs && nrd + is_out > 1) {
+		for (i = 0; i < nrd; i++) {
+			free(dq);
+			if ((dq = add_pair(c, x, src, sname, zname, NULL,
+			    e)) == NULL || rewire(c, rd[i], x, dq, e) != 0)
+				goto done;
+		}
+		if (is_out) {
+			free(dq);
+			if ((dq = add_pair(c, x, src, sname, zname, x,
+			    e)) == NULL)
+				goto done;
+		}
+	} else {
+		if ((dq = add_pair(c, x, src, sname, zname, is_out ? x : NULL,
+		    e)) == NULL)
+			goto done;
+		for (i = 0; !is_out && i < nrd; i++)
+			if (rewire(c, rd[i], x, dq, e) != 0)
+				goto done;
+	}
+	c->rep->acts++;
+	rc = 0;
+done:
+	free(rd);
+	free(sname);
+	free(zname);
+	free(src);
+	free(dq);
+	return rc;
+}
+
+/* Put the nodes in topological order (the checker wants it). */
+static int
+sort_nodes(struct ctx *c, struct err *e)
+{
+	Onnx__NodeProto **v;
+	const int *topo;
+	size_t i, n = c->g->n_node;
+
+	if (graph_reindex(c->gr, e) != 0)
+		return -1;
+	if ((v = malloc((n ? n : 1) * sizeof *v)) == NULL)
+		return err_nomem(e);
+	topo = graph_topo(c->gr);
+	for (i = 0; i < n; i++)
+		v[i] = c->g->node[topo[i]];
+	memcpy(c->g->node, v, n * sizeof *v);
+	free(v);
+	return graph_reindex(c->gr, e);
+}
+
+int
+qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
+    struct qdq_report *report, struct err *e)
+{
+	struct ctx c = { 0 };
+	struct qdq_report dummy;
+	size_t i, limit;
+	int need, rc = -1;
+
+	if (report == NULL)
+		report = &dummy;
+	memset(report, 0, sizeof *report);
+	c.m = m;
+	c.g = m->proto->graph;
+	c.p = p;
+	c.o = o;
+	c.rep = report;
+	c.domain = "";
+	if (c.g == NULL)
+		return err_set(e, "%s: no graph", m->path);
+	if ((c.gr = graph_new(c.g, e)) == NULL)
+		return err_prefix(e, "%s", m->path);
+	if ((c.names = weights_node_names(c.g, e)) == NULL)
+		goto done;
+	c.nnodes = c.g->n_node;
+	c.nodes = malloc((c.nnodes ? c.nnodes : 1) * sizeof *c.nodes);
+	c.byname = strmap_new();
+	c.gone = strmap_new();
+	c.skip = calloc(p->nqp ? p->nqp : 1, 1);
+	c.weight = calloc(p->nqp ? p->nqp : 1, 1);
+	if (!c.nodes || !c.byname || !c.gone || !c.skip || !c.weight) {
+		err_nomem(e);
+		goto done;
+	}
+	for (i = 0; i < c.nnodes; i++) {
+		c.nodes[i] = c.g->node[i];
+		if (strmap_put(c.byname, c.names[i], (int)i) != 0) {
+			err_nomem(e);
+			goto done;
+		}
+	}
+	if (apply_folds(&c, e) != 0 || classify(&c, &need, e) != 0 ||
+	    choose_domain(&c, need, e) != 0)
+		goto done;
+	limit = c.g->n_node;
+	for (i = 0; i < p->nqp; i++) {
+		if (c.skip[i]) {
+			report->skipped++;
+			continue;
+		}
+		if (c.weight[i] && apply_weight(&c, &p->qp[i], limit, e) != 0)
+			goto fail_node;
+	}
+	if (graph_reindex(c.gr, e) != 0)
+		goto done;
+	for (i = 0; i < p->nqp; i++)
+		if (!c.skip[i] && !c.weight[i] &&
+		    apply_act(&c, &p->qp[i], limit, e) != 0)
+			goto fail_node;
+	if (sort_nodes(&c, e) != 0)
+		goto fail_node;
+	rc = 0;
+	goto done;
+fail_node:
+	err_prefix(e, "%s", m->path);
+done:
+	graph_free(c.gr);
+	free(c.names);
+	free(c.nodes);
+	strmap_free(c.byname);
+	strmap_free(c.gone);
+	free(c.skip);
+	free(c.weight);
+	return rc;
+}

@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""make-fixtures.py: the small models test/qdq.bats quantizes. Needs
+Debian's python3-onnx and numpy (run as /usr/bin/python3).
+
+    make-fixtures.py                      write the committed models here
+    make-fixtures.py samples MODEL DIR N SEED
+                                          N random samples for MODEL's
+                                          inputs in DIR/sK/NAME.npy
+    make-fixtures.py pr22020-samples DIR  the PR 22020 Conv's calibration
+                                          (constant 0, 6.375, 12.75) and
+                                          DIR/eval (constant 6.375)
+    make-fixtures.py external IN OUT      IN saved with external data
+
+Models (all float32):
+  conv.onnx      ORT PR 22020's Conv: weight 2x2x2x2 of +-1e-7, bias
+                 [5, -4.5] (opset 13)
+  ops.onnx       Conv, Relu, MaxPool, Mul by a constant, Add, Sigmoid,
+                 GlobalAveragePool, Transpose, Reshape, MatMul, Gemm,
+                 Concat, Softmax; graph outputs read by other nodes and
+                 not read at all (opset 13)
+  opset9.onnx    Clip, Slice, Squeeze, Unsqueeze, Pad with attributes,
+                 Softmax on a middle axis and on the last one, ReduceMean,
+                 Conv (opset 9: raising to 13 rewrites them)
+  upsample9.onnx Upsample (deprecated at 10: cannot be raised)
+  convert.onnx   the five cases of mixed-precision conversion (opset 13)
+  subgraph.onnx  an If whose branches read a tensor of the main graph
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+F = TensorProto.FLOAT
+
+
+def vi(name, shape, dtype=F):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def init(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def model(nodes, inputs, outputs, inits, opset=13, name="g"):
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="onnxq-fixtures")
+    m.ir_version = 7 if opset >= 12 else 4
+    onnx.checker.check_model(m)
+    return m
+
+
+def conv():
+    w = np.full((2, 2, 2, 2), 1e-7, dtype=np.float32)
+    w.reshape(-1)[0::2] *= -1
+    b = np.array([5.0, -4.5], dtype=np.float32)
+    n = helper.make_node("Conv", ["input_0", "weight", "bias"], ["output_0"],
+                         name="Conv0")
+    return model([n], [vi("input_0", [1, 2, 4, 4])],
+                 [vi("output_0", [1, 2, 3, 3])],
+                 [init("weight", w), init("bias", b)])
+
+
+def ops():
+    r = np.random.RandomState(1)
+    f32 = np.float32
+    nodes = [
+        helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Mul", ["p1", "K"], ["m1"], name="mul1"),
+        helper.make_node("Add", ["p1", "m1"], ["a1"], name="add1"),
+        helper.make_node("Sigmoid", ["a1"], ["s1"], name="sig1"),
+        helper.make_node("GlobalAveragePool", ["s1"], ["pool"], name="gap"),
+        helper.make_node("Transpose", ["a1"], ["t1"], name="tr1",
+                         perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["t1", "shape"], ["feat"], name="rs1"),
+        helper.make_node("MatMul", ["feat", "Wm"], ["mm"], name="matmul1"),
+        helper.make_node("Gemm", ["feat", "Wg", "Cg"], ["ge"], name="gemm1",
+                         transB=1),
+        helper.make_node("Concat", ["mm", "ge"], ["cc"], name="cat1", axis=1),
+        helper.make_node("Softmax", ["cc"], ["prob"], name="softmax1",
+                         axis=-1),
+    ]
+    inits = [
+        init("W1", (r.randn(4, 3, 3, 3) * 0.3).astype(f32)),
+        init("B1", (r.randn(4) * 0.1).astype(f32)),
+        init("K", (r.rand(1, 4, 1, 1) + 0.5).astype(f32)),
+        init("shape", np.array([1, 64], dtype=np.int64)),
+        init("Wm", (r.randn(64, 10) * 0.2).astype(f32)),
+        init("Wg", (r.randn(8, 64) * 0.2).astype(f32)),
+        init("Cg", (r.randn(8) * 0.1).astype(f32)),
+    ]
+    return model(nodes, [vi("x", [1, 3, 8, 8])],
+                 [vi("prob", [1, 18]), vi("feat", [1, 64]),
+                  vi("pool", [1, 4, 1, 1])], inits)
+
+
+def opset9():
+    r = np.random.RandomState(2)
+    nodes = [
+        helper.make_node("Clip", ["x"], ["cl"], name="clip", min=0.0,
+                         max=6.0),
+        helper.make_node("Slice", ["cl"], ["sl"], name="slice", starts=[1],
+                         ends=[5], axes=[2]),
+        helper.make_node("ReduceMean", ["sl"], ["rm"], name="mean",
+                         axes=[-1], keepdims=1),
+        helper.make_node("Squeeze", ["rm"], ["sq"], name="squeeze",
+                         axes=[3]),
+        helper.make_node("Softmax", ["sq"], ["sm"], name="softmax_mid",
+                         axis=1),
+        helper.make_node("Unsqueeze", ["sm"], ["us"], name="unsqueeze",
+                         axes=[1]),
+        helper.make_node("Conv", ["us", "W", "B"], ["y"], name="conv"),
+        helper.make_node("Softmax", ["sl"], ["z"], name="softmax_last",
+                         axis=3),
+        helper.make_node("Pad", ["cl"], ["pd"], name="pad",
+                         pads=[0, 0, 1, 1, 0, 0, 1, 1], value=0.5),
+        helper.make_node("Relu", ["pd"], ["pr"], name="relu"),
+    ]
+    inits = [init("W", (r.randn(3, 1, 1, 1)).astype(np.float32)),
+             init("B", (r.randn(3) * 0.1).astype(np.float32))]
+    return model(nodes, [vi("x", [1, 4, 6, 8])],
+                 [vi("y", [1, 3, 4, 4]), vi("z", [1, 4, 4, 8]),
+                  vi("pr", [1, 4, 8, 10])], inits, opset=9)
+
+
+def upsample9():
+    nodes = [helper.make_node("Upsample", ["x", "scales"], ["u"],
+                              name="up", mode="nearest"),
+             helper.make_node("Relu", ["u"], ["y"], name="relu")]
+    return model(nodes, [vi("x", [1, 2, 3, 3])], [vi("y", [1, 2, 6, 6])],
+                 [init("scales", np.array([1, 1, 2, 2], dtype=np.float32))],
+                 opset=9)
+
+
+def convert():
+    un = helper.make_node
+    nodes = [
+        un("Relu", ["x"], ["t1"], name="relu1"),
+        un("Sigmoid", ["t1"], ["out1"], name="sig1"),
+        un("Neg", ["x"], ["t2"], name="neg2"),
+        un("Abs", ["t2"], ["out2a"], name="abs2"),
+        un("Sigmoid", ["t2"], ["out2b"], name="sig2"),
+        un("Tanh", ["x"], ["t3"], name="tanh3"),
+        un("Abs", ["t3"], ["out3"], name="abs3"),
+        un("Sin", ["x"], ["t4"], name="sin4"),
+        un("Neg", ["t4"], ["out4a"], name="neg4"),
+        un("Relu", ["t4"], ["out4b"], name="relu4"),
+        un("Sigmoid", ["x"], ["t5"], name="sig5"),
+    ]
+    outs = ["out1", "out2a", "out2b", "t3", "out3", "t4", "out4a", "out4b",
+            "t5"]
+    return model(nodes, [vi("x", [1, 8])], [vi(o, [1, 8]) for o in outs], [])
+
+
+def subgraph():
+    un = helper.make_node
+    then_g = helper.make_graph([un("Relu", ["a"], ["tr"])], "then", [],
+                               [vi("tr", [1, 4])])
+    else_g = helper.make_graph([un("Neg", ["a"], ["er"])], "else", [],
+                               [vi("er", [1, 4])])
+    nodes = [
+        un("Sigmoid", ["x"], ["a"], name="sig"),
+        un("Abs", ["a"], ["b"], name="abs"),
+        un("If", ["cond"], ["c"], name="if", then_branch=then_g,
+           else_branch=else_g),
+        un("Add", ["b", "c"], ["y"], name="add"),
+    ]
+    return model(nodes, [vi("x", [1, 4]), vi("cond", [], TensorProto.BOOL)],
+                 [vi("y", [1, 4])], [])
+
+
+def save(m, name, out_dir=HERE):
+    with open(os.path.join(out_dir, name), "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def write_npy(path, a):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    np.save(path, a)
+
+
+def samples(model_path, out, n, seed):
+    m = onnx.load(model_path)
+    r = np.random.RandomState(seed)
+    inits = {i.name for i in m.graph.initializer}
+    for k in range(n):
+        for i in m.graph.input:
+            if i.name in inits:
+                continue
+            t = i.type.tensor_type
+            shape = [d.dim_value for d in t.shape.dim]
+            if t.elem_type == TensorProto.BOOL:
+                a = np.array(k % 2 == 0)
+            else:
+                a = (r.randn(*shape) * 2).astype(np.float32)
+            write_npy(os.path.join(out, "s%d" % k, i.name + ".npy"), a)
+
+
+def pr22020_samples(out):
+    for k, v in enumerate([0.0, 6.375, 12.75]):
+        write_npy(os.path.join(out, "calib", "s%d" % k, "input_0.npy"),
+                  np.full((1, 2, 4, 4), v, dtype=np.float32))
+    write_npy(os.path.join(out, "eval", "s0", "input_0.npy"),
+              np.full((1, 2, 4, 4), 6.375, dtype=np.float32))
+
+
+def main():
+    a = sys.argv[1:]
+    if not a:
+        for name, fn in [("conv", conv), ("ops", ops), ("opset9", opset9),
+                         ("upsample9", upsample9), ("convert", convert),
+                         ("subgraph", subgraph)]:
+            save(fn(), name + ".onnx")
+    elif a[0] == "samples" and len(a) == 5:
+        samples(a[1], a[2], int(a[3]), int(a[4]))
+    elif a[0] == "pr22020-samples" and len(a) == 2:
+        pr22020_samples(a[1])
+    elif a[0] == "external" and len(a) == 3:
+        m = onnx.load(a[1])
+        onnx.save(m, a[2], save_as_external_data=True,
+                  all_tensors_to_one_file=True,
+                  location=os.path.basename(a[2]) + ".data",
+                  size_threshold=64)
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
