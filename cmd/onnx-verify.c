@@ -660,7 +660,7 @@ weight_error(struct pertensor *pt, struct qt *q, const struct model *qm,
 		goto out;
 	q->qtype = qv.dtype;
 	dtype_int_range(qv.dtype, &q->tlo, &q->thi);
-	compare_add(&q->own, &dq, &ref, 0);
+	compare_add(&q->own, &dq, &ref, -1);	/* no sample: compared once */
 	q->carried = q->own;
 	count_clipped(q, &ref, &qv, &dq);
 	r = 0;
@@ -1026,7 +1026,7 @@ table_print(struct table *t, FILE *fp, int tsv)
 {
 	int w[64];
 
-	for (int c = 0; c < t->ncols && c < 64; c++) {
+	for (int c = 0; c < t->ncols; c++) {
 		w[c] = (int)strlen(t->head[c]);
 		if (t->minw && t->minw[c] > w[c])
 			w[c] = t->minw[c];
@@ -1228,7 +1228,7 @@ sample_name(const struct report *rp, int64_t i)
 }
 
 static void
-outputs_table(const struct report *rp, int tsv)
+outputs_table(const struct report *rp)
 {
 	static const char *const head1[] = { "output", "samples", "max_abs_err",
 	    "snr_db", "top1_%", "acc_%", "ref_acc_%", "status" };
@@ -1236,19 +1236,12 @@ outputs_table(const struct report *rp, int tsv)
 	static const char *const head2[] = { "output", "samples", "snr_db",
 	    "worst_db", "mse", "max_abs", "cosine", "top1_%", "acc_fp32_%",
 	    "acc_q_%", "status" };
-	static const char *const tsvhead[] = { "kind", "name", "samples",
-	    "snr_db", "worst_snr_db", "mse", "max_abs", "cosine", "top1_pct",
-	    "accuracy_pct", "ref_accuracy_pct", "outside_tol", "status" };
 	const char *h1[8];
 	int m1[8];
 	struct table t = { 0 };
 	int n1 = 0;
 
-	if (tsv) {
-		t.ncols = 13;
-		t.head = tsvhead;
-		t.left = "lllllllllllll";
-	} else if (rp->two) {
+	if (rp->two) {
 		t.ncols = 11;
 		t.head = head2;
 		t.left = "lrrrrrrrrrl";
@@ -1268,26 +1261,11 @@ outputs_table(const struct report *rp, int tsv)
 	for (int i = 0; i < rp->nout; i++) {
 		const struct outrow *r = &rp->rows[i];
 		const struct compare *c = &r->cmp;
-		char *row[13];
+		char *row[11];
 		int k = 0;
 
-		if (tsv) {
-			row[k++] = xstrdup("output");
-			row[k++] = fmt_name(r->name);
-			row[k++] = fmt("%lld", (long long)c->samples);
-			row[k++] = fmt_num(compare_snr(c), "%.9g");
-			row[k++] = fmt_num(c->samples ? c->worst_snr : NAN, "%.9g");
-			row[k++] = fmt_num(compare_mse(c), "%.9g");
-			row[k++] = fmt_num(compare_max_abs(c), "%.9g");
-			row[k++] = fmt_num(compare_cosine(c), "%.9g");
-			row[k++] = fmt_num(compare_agreement(c), "%.9g");
-			row[k++] = fmt_num(compare_accuracy_x(c), "%.9g");
-			row[k++] = fmt_num(compare_accuracy_ref(c), "%.9g");
-			row[k++] = rp->two ? xstrdup("-") :
-			    fmt("%lld", (long long)r->tol.nbad);
-			row[k++] = xstrdup(r->status);
-		} else if (rp->two) {
-			row[k++] = fmt_name(r->name);
+		row[k++] = fmt_name(r->name);
+		if (rp->two) {
 			row[k++] = fmt("%lld", (long long)c->samples);
 			row[k++] = fmt_num(compare_snr(c), "%.1f");
 			row[k++] = fmt_num(c->samples ? c->worst_snr : NAN, "%.1f");
@@ -1297,9 +1275,7 @@ outputs_table(const struct report *rp, int tsv)
 			row[k++] = fmt_num(compare_agreement(c), "%.2f");
 			row[k++] = fmt_num(compare_accuracy_ref(c), "%.2f");
 			row[k++] = fmt_num(compare_accuracy_x(c), "%.2f");
-			row[k++] = xstrdup(r->status);
 		} else {
-			row[k++] = fmt_name(r->name);
 			row[k++] = fmt("%lld", (long long)r->tol.samples);
 			row[k++] = r->tol.nelem ? fmt("%.3g", r->tol.max_abs) :
 			    xstrdup("-");
@@ -1309,65 +1285,132 @@ outputs_table(const struct report *rp, int tsv)
 				row[k++] = fmt_num(compare_accuracy_x(c), "%.2f");
 				row[k++] = fmt_num(compare_accuracy_ref(c), "%.2f");
 			}
-			row[k++] = xstrdup(r->status);
 		}
+		row[k++] = xstrdup(r->status);
 		table_add(&t, row);
 	}
-	table_print(&t, stdout, tsv);
+	table_print(&t, stdout, 0);
 }
 
 static void
-tensors_table(const struct report *rp, int tsv)
+tensors_table(const struct report *rp)
 {
 	static const char *const head[] = { "tensor", "role", "type", "snr_db",
 	    "worst_db", "mse", "max_abs", "cosine", "own_snr_db", "clip_%",
 	    "grid_%" };
-	static const char *const tsvhead[] = { "kind", "name", "dq", "role",
-	    "type", "order", "samples", "snr_db", "worst_snr_db", "mse",
-	    "max_abs", "cosine", "own_snr_db", "own_mse", "own_max_abs",
-	    "clip_pct", "grid_pct" };
 	struct table t = { 0 };
 	const struct pertensor *pt = rp->pt;
 
-	t.ncols = tsv ? 17 : 11;
-	t.head = tsv ? tsvhead : head;
-	t.left = tsv ? "lllllllllllllllll" : "lllrrrrrrrr";
+	t.ncols = 11;
+	t.head = head;
+	t.left = "lllrrrrrrrr";
 	for (int i = 0; i < pt->n; i++) {
 		const struct qt *q = &pt->t[rp->sorted[i]];
 		const struct compare *c = &q->carried;
 		const char *ty = dtype_name(q->qtype);
-		char *row[17];
+		char *row[11];
 		int k = 0;
 
-		if (tsv)
-			row[k++] = xstrdup("tensor");
 		row[k++] = fmt_name(q->name);
-		if (tsv)
-			row[k++] = fmt_name(q->dq);
 		row[k++] = xstrdup(role_names[q->role]);
 		row[k++] = xstrdup(ty ? ty : "?");
-		if (tsv) {
-			row[k++] = fmt("%d", q->order);
-			row[k++] = fmt("%lld", (long long)c->samples);
-		}
-		row[k++] = fmt_num(carried_snr(q), tsv ? "%.9g" : "%.1f");
-		row[k++] = fmt_num(c->samples ? c->worst_snr : NAN,
-		    tsv ? "%.9g" : "%.1f");
-		row[k++] = fmt_num(compare_mse(c), tsv ? "%.9g" : "%.3g");
-		row[k++] = fmt_num(compare_max_abs(c), tsv ? "%.9g" : "%.3g");
-		row[k++] = fmt_num(compare_cosine(c), tsv ? "%.9g" : "%.6f");
-		row[k++] = fmt_num(own_snr(q), tsv ? "%.9g" : "%.1f");
-		if (tsv) {
-			row[k++] = fmt_num(q->has_own ? compare_mse(&q->own) : NAN,
-			    "%.9g");
-			row[k++] = fmt_num(q->has_own ? compare_max_abs(&q->own) :
-			    NAN, "%.9g");
-		}
-		row[k++] = fmt_num(clip_pct(q), tsv ? "%.9g" : "%.2f");
-		row[k++] = fmt_num(grid_pct(q), tsv ? "%.9g" : "%.1f");
+		row[k++] = fmt_num(carried_snr(q), "%.1f");
+		row[k++] = fmt_num(c->samples ? c->worst_snr : NAN, "%.1f");
+		row[k++] = fmt_num(compare_mse(c), "%.3g");
+		row[k++] = fmt_num(compare_max_abs(c), "%.3g");
+		row[k++] = fmt_num(compare_cosine(c), "%.6f");
+		row[k++] = fmt_num(own_snr(q), "%.1f");
+		row[k++] = fmt_num(clip_pct(q), "%.2f");
+		row[k++] = fmt_num(grid_pct(q), "%.1f");
 		table_add(&t, row);
 	}
-	table_print(&t, stdout, tsv);
+	table_print(&t, stdout, 0);
+}
+
+/* The TSV columns: outputs and tensors in one table, "-" where a column does not apply. */
+enum {
+	TV_KIND, TV_NAME, TV_SAMPLES, TV_SNR, TV_WORST, TV_WORST_SAMPLE,
+	TV_MSE, TV_MAX_ABS, TV_COSINE, TV_TOP1, TV_ACC, TV_REF_ACC,
+	TV_OUTSIDE, TV_STATUS, TV_DQ, TV_ROLE, TV_TYPE, TV_ORDER, TV_OWN_SNR,
+	TV_OWN_MSE, TV_OWN_MAX_ABS, TV_CLIP, TV_GRID, TV_N
+};
+
+static const char *const tsv_head[TV_N] = { "kind", "name", "samples",
+	"snr_db", "worst_snr_db", "worst_sample", "mse", "max_abs", "cosine",
+	"top1_pct", "accuracy_pct", "ref_accuracy_pct", "outside_tol",
+	"status", "dq", "role", "type", "order", "own_snr_db", "own_mse",
+	"own_max_abs", "clip_pct", "grid_pct" };
+
+static void
+tsv_compare(char **row, const struct report *rp, const struct compare *c)
+{
+	const char *ws = sample_name(rp, c->worst_sample);
+
+	row[TV_SAMPLES] = fmt("%lld", (long long)c->samples);
+	row[TV_SNR] = fmt_num(c->samples ? compare_snr(c) : NAN, "%.9g");
+	row[TV_WORST] = fmt_num(c->samples ? c->worst_snr : NAN, "%.9g");
+	row[TV_WORST_SAMPLE] = ws ? fmt_name(ws) : xstrdup("-");
+	row[TV_MSE] = fmt_num(compare_mse(c), "%.9g");
+	row[TV_MAX_ABS] = fmt_num(compare_max_abs(c), "%.9g");
+	row[TV_COSINE] = fmt_num(compare_cosine(c), "%.9g");
+}
+
+static void
+tsv_report(const struct report *rp)
+{
+	static const char left[TV_N + 1] = "lllllllllllllllllllllll";
+	struct table t = { 0 };
+
+	t.ncols = TV_N;
+	t.head = tsv_head;
+	t.left = left;
+	for (int i = 0; i < rp->nout; i++) {
+		const struct outrow *r = &rp->rows[i];
+		char *row[TV_N];
+
+		for (int k = 0; k < TV_N; k++)
+			row[k] = NULL;
+		row[TV_KIND] = xstrdup("output");
+		row[TV_NAME] = fmt_name(r->name);
+		tsv_compare(row, rp, &r->cmp);
+		row[TV_TOP1] = fmt_num(compare_agreement(&r->cmp), "%.9g");
+		row[TV_ACC] = fmt_num(compare_accuracy_x(&r->cmp), "%.9g");
+		row[TV_REF_ACC] = fmt_num(compare_accuracy_ref(&r->cmp), "%.9g");
+		if (!rp->two)
+			row[TV_OUTSIDE] = fmt("%lld", (long long)r->tol.nbad);
+		row[TV_STATUS] = xstrdup(r->status);
+		for (int k = 0; k < TV_N; k++)
+			if (!row[k])
+				row[k] = xstrdup("-");
+		table_add(&t, row);
+	}
+	for (int i = 0; rp->pt && i < rp->pt->n; i++) {
+		const struct qt *q = &rp->pt->t[rp->sorted[i]];
+		const char *ty = dtype_name(q->qtype);
+		char *row[TV_N];
+
+		for (int k = 0; k < TV_N; k++)
+			row[k] = NULL;
+		row[TV_KIND] = xstrdup("tensor");
+		row[TV_NAME] = fmt_name(q->name);
+		tsv_compare(row, rp, &q->carried);
+		row[TV_DQ] = fmt_name(q->dq);
+		row[TV_ROLE] = xstrdup(role_names[q->role]);
+		row[TV_TYPE] = xstrdup(ty ? ty : "?");
+		row[TV_ORDER] = fmt("%d", q->order);
+		row[TV_OWN_SNR] = fmt_num(own_snr(q), "%.9g");
+		row[TV_OWN_MSE] = fmt_num(q->has_own ? compare_mse(&q->own) : NAN,
+		    "%.9g");
+		row[TV_OWN_MAX_ABS] = fmt_num(q->has_own ?
+		    compare_max_abs(&q->own) : NAN, "%.9g");
+		row[TV_CLIP] = fmt_num(clip_pct(q), "%.9g");
+		row[TV_GRID] = fmt_num(grid_pct(q), "%.9g");
+		for (int k = 0; k < TV_N; k++)
+			if (!row[k])
+				row[k] = xstrdup("-");
+		table_add(&t, row);
+	}
+	table_print(&t, stdout, 1);
 }
 
 static void
@@ -1629,12 +1672,13 @@ report(struct report *rp)
 		return worse;
 	if (o->format == FMT_JSON)
 		json_report(rp, worse);
+	else if (o->format == FMT_TSV)
+		tsv_report(rp);
 	else {
-		outputs_table(rp, o->format == FMT_TSV);
+		outputs_table(rp);
 		if (rp->pt) {
-			if (o->format == FMT_TABLE)
-				putchar('\n');
-			tensors_table(rp, o->format == FMT_TSV);
+			putchar('\n');
+			tensors_table(rp);
 		}
 	}
 	explain(rp);

@@ -69,44 +69,110 @@ alloc_rgb(struct image *img, size_t w, size_t h, const char *name,
 	return 0;
 }
 
+/* Reading from memory for libpng. */
+struct png_src {
+	const unsigned char *p;
+	size_t left;
+	char msg[256];
+};
+
+static void
+png_read_mem(png_structp png, png_bytep out, size_t n)
+{
+	struct png_src *src = png_get_io_ptr(png);
+
+	if (n > src->left)
+		png_error(png, "file truncated");
+	memcpy(out, src->p, n);
+	src->p += n;
+	src->left -= n;
+}
+
+static void
+png_fail(png_structp png, png_const_charp msg)
+{
+	struct png_src *src = png_get_error_ptr(png);
+
+	snprintf(src->msg, sizeof src->msg, "%s", msg);
+	png_longjmp(png, 1);
+}
+
+static void
+png_quiet(png_structp png, png_const_charp msg)
+{
+	(void)png;
+	(void)msg;
+}
+
+/*
+ * The classic interface rather than png_image: that one treats 16-bit
+ * files as linear light and gamma-encodes them on the way to 8 bits;
+ * OpenCV and PIL, which models are trained with, just drop the low byte.
+ */
 static int
 load_png(const void *buf, size_t len, const char *name, struct image *img,
     struct err *e)
 {
-	png_image pi;
-	unsigned char *px;
+	struct png_src src = { buf, len, "" };
+	png_structp png;
+	png_infop info = NULL;
+	unsigned char *volatile px = NULL;
+	png_bytep *volatile rows = NULL;
+	png_uint_32 w, h;
+	int depth, ctype;
 	size_t n;
 
-	memset(&pi, 0, sizeof pi);
-	pi.version = PNG_IMAGE_VERSION;
-	if (!png_image_begin_read_from_memory(&pi, buf, len))
-		return err_set(e, "%s: bad PNG: %s", name, pi.message);
-	/* RGBA then drop alpha: the colours as stored, as OpenCV and PIL read them */
-	pi.format = PNG_FORMAT_RGBA;
-	if (pi.width == 0 || pi.height == 0 ||
-	    pi.width > IMAGE_MAX_PIXELS / pi.height) {
-		png_image_free(&pi);
-		return err_set(e, "%s: image of %ux%u pixels is too large or empty",
-		    name, (unsigned)pi.width, (unsigned)pi.height);
-	}
-	n = (size_t)pi.width * pi.height;
-	if (!(px = malloc(n * 4))) {
-		png_image_free(&pi);
+	if (!(png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src,
+	    png_fail, png_quiet)) || !(info = png_create_info_struct(png))) {
+		png_destroy_read_struct(&png, NULL, NULL);
 		return err_nomem(e);
 	}
-	if (!png_image_finish_read(&pi, NULL, px, 0, NULL)) {
-		err_set(e, "%s: bad PNG: %s", name, pi.message);
-		png_image_free(&pi);
+	if (setjmp(png_jmpbuf(png))) {
+		png_destroy_read_struct(&png, &info, NULL);
+		free(px);
+		free(rows);
+		image_release(img);
+		return err_set(e, "%s: bad PNG: %s", name, src.msg);
+	}
+	png_set_read_fn(png, &src, png_read_mem);
+	png_set_user_limits(png, 1 << 20, 1 << 20);
+	png_read_info(png, info);
+	png_get_IHDR(png, info, &w, &h, &depth, &ctype, NULL, NULL, NULL);
+	if (w == 0 || h == 0 || w > IMAGE_MAX_PIXELS / h) {
+		png_destroy_read_struct(&png, &info, NULL);
+		return err_set(e, "%s: image of %ux%u pixels is too large or empty",
+		    name, (unsigned)w, (unsigned)h);
+	}
+	if (depth == 16)
+		png_set_strip_16(png);
+	if (ctype == PNG_COLOR_TYPE_PALETTE)
+		png_set_palette_to_rgb(png);
+	if (ctype == PNG_COLOR_TYPE_GRAY && depth < 8)
+		png_set_expand_gray_1_2_4_to_8(png);
+	if (ctype == PNG_COLOR_TYPE_GRAY || ctype == PNG_COLOR_TYPE_GRAY_ALPHA)
+		png_set_gray_to_rgb(png);
+	/* alpha and a transparent colour are dropped, as OpenCV and PIL do */
+	if (ctype & PNG_COLOR_MASK_ALPHA)
+		png_set_strip_alpha(png);
+	png_set_interlace_handling(png);
+	png_read_update_info(png, info);
+	if (png_get_rowbytes(png, info) != (size_t)w * 3)
+		png_error(png, "unexpected row size");
+	n = (size_t)w * h;
+	if (!(px = malloc(n * 3)) || !(rows = malloc(h * sizeof *rows)))
+		png_error(png, "out of memory");
+	for (png_uint_32 y = 0; y < h; y++)
+		rows[y] = px + (size_t)y * w * 3;
+	png_read_image(png, rows);
+	png_read_end(png, NULL);
+	png_destroy_read_struct(&png, &info, NULL);
+	free(rows);
+	if (alloc_rgb(img, w, h, name, e) < 0) {
 		free(px);
 		return -1;
 	}
-	if (alloc_rgb(img, pi.width, pi.height, name, e) < 0) {
-		free(px);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < 3; c++)
-			img->rgb[i * 3 + c] = px[i * 4 + c];
+	for (size_t i = 0; i < n * 3; i++)
+		img->rgb[i] = px[i];
 	free(px);
 	return 0;
 }
