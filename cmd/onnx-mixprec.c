@@ -1,39 +1,113 @@
 /*
- * onnx-mixprec: promote regions of a model to 16-bit quantization by adding
- * convert records to an onnxq stream: the regions a YAML file names, or as
- * many as it takes to reach a target SNR on evaluation data. That work
- * comes with a later issue; until then the program takes its options and
- * says that it cannot do the work yet.
+ * onnx-mixprec: promote regions of a quantized model to another type
+ * (16 bits, usually) by rewriting the qparam records of an onnxq stream
+ * and adding convert records at the region edges (see onnx-mixprec(1),
+ * lib/mixprec.h). The regions are the ones a YAML file names
+ * (onnxq-regions(5)), or those a greedy search picks until the quantized
+ * model reaches a target SNR or top-1 agreement on evaluation samples.
+ *
+ * The search: every candidate (a quantized activation, with the tensors
+ * that share its parameters through data movement) is measured alone,
+ * promoted in the all-8-bit model; then candidates are taken in order of
+ * output noise removed per unit of cost (elements, weighted by the extra
+ * bits), each step checked by a run, until the target is met. The fp32
+ * outputs are computed once and kept; only the quantized model is run
+ * again for every candidate.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#define PROG	"onnx-mixprec"
-#define ISSUE	8	/* the issue that brings mixed precision */
+#include "compare.h"
+#include "dataset.h"
+#include "interp.h"
+#include "mixprec.h"
+#include "model.h"
+#include "outfile.h"
+#include "prep.h"
+#include "progress.h"
+#include "qdq.h"
+#include "qparams.h"
+#include "sha256.h"
+#include "stream.h"
+#include "tensor.h"
+
+#define PROG		"onnx-mixprec"
+#define MODEL_MAX	((size_t)4 << 30)	/* protobuf's limit is 2 GiB */
 
 struct opts {
 	const char	*model;		/* the fp32 model */
 	const char	*regions;	/* -c: YAML file naming regions */
-	const char	*eval_dir;	/* -d: evaluation data for --target-snr */
+	const char	**dirs;		/* -d: evaluation data */
+	int		 ndirs;
 	const char	*out;		/* stream out, "-" stdout */
-	double		 target_snr;	/* dB; NAN unless --target-snr */
+	double		 target_snr;	/* dB; NAN unless given */
+	double		 target_agree;	/* %; NAN unless given */
+	double		 budget;	/* % of elements; NAN: none */
+	int		 allow_float;
+	int		 type;		/* promotion type; DT_UNDEFINED: auto */
+	int		 limit;		/* samples; 0: all */
+	int		 threads;
 	int		 verbose;
+	int		 quiet;
+	int		 argc;
+	char		**argv;
 };
+
+static const char usage_text[] =
+    "usage: onnx-mixprec [-v] [-o FILE] -c REGIONS.yaml MODEL\n"
+    "       onnx-mixprec [-qv] [-o FILE] [--target-snr DB] "
+    "[--target-agreement PCT]\n"
+    "                    [--budget PCT] [--allow-float] [--type TYPE] "
+    "[--limit N]\n"
+    "                    [--threads N] -d EVAL_DIR [-d EVAL_DIR ...] MODEL\n";
 
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "usage: %s [-v] [-o FILE] -c REGIONS.yaml MODEL\n"
-	    "       %s [-v] [-o FILE] --target-snr DB -d EVAL_DIR MODEL\n",
-	    PROG, PROG);
+	fputs(usage_text, fp);
+}
+
+static void
+warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int
+usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage(stderr);
+	return 2;
 }
 
 /* Say what getopt_long did not like: c is its ':' or '?'. */
-static void
+static int
 bad_option(int c, char **argv)
 {
 	const char *what = c == ':' ? "needs an argument" : "is unknown";
@@ -41,54 +115,110 @@ bad_option(int c, char **argv)
 	if (c == '?' && optopt >= 256)
 		what = "takes no argument";
 	if (optopt > 0 && optopt < 256)
-		fprintf(stderr, "%s: option -%c %s\n", PROG, optopt, what);
-	else
-		fprintf(stderr, "%s: option %s %s\n", PROG, argv[optind - 1],
-		    what);
+		return usage_error("option -%c %s", optopt, what);
+	return usage_error("option %s %s", argv[optind - 1], what);
+}
+
+static int
+parse_number(const char *opt, const char *s, double lo, double hi, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno != 0 || !isfinite(*v) ||
+	    *v < lo || *v > hi)
+		return usage_error("%s: '%s' is not a number in [%g, %g]", opt,
+		    s, lo, hi);
+	return 0;
 }
 
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
 static int
 parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_TARGET_SNR = 256, OPT_HELP, OPT_VERSION };
+	enum { OPT_TARGET_SNR = 256, OPT_TARGET_AGREE, OPT_BUDGET,
+	    OPT_ALLOW_FLOAT, OPT_TYPE, OPT_LIMIT, OPT_THREADS, OPT_HELP,
+	    OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "target-snr",	required_argument, NULL, OPT_TARGET_SNR },
+		{ "target-agreement", required_argument, NULL, OPT_TARGET_AGREE },
+		{ "budget",	required_argument, NULL, OPT_BUDGET },
+		{ "allow-float", no_argument,	NULL, OPT_ALLOW_FLOAT },
+		{ "type",	required_argument, NULL, OPT_TYPE },
+		{ "limit",	required_argument, NULL, OPT_LIMIT },
+		{ "threads",	required_argument, NULL, OPT_THREADS },
+		{ "output",	required_argument, NULL, 'o' },
+		{ "quiet",	no_argument,	NULL, 'q' },
+		{ "verbose",	no_argument,	NULL, 'v' },
 		{ "help",	no_argument,	NULL, OPT_HELP },
 		{ "version",	no_argument,	NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
-	char *end;
-	int c;
+	double x;
+	int c, by_target;
 
 	memset(o, 0, sizeof *o);
 	o->out = "-";
-	o->target_snr = NAN;
+	o->target_snr = o->target_agree = o->budget = NAN;
+	o->argc = argc;
+	o->argv = argv;
+	if ((o->dirs = calloc((size_t)argc + 1, sizeof *o->dirs)) == NULL) {
+		warnx_("out of memory");
+		return 1;
+	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:d:o:v", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:d:o:qv", longopts, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 'c':
 			o->regions = optarg;
 			break;
 		case 'd':
-			o->eval_dir = optarg;
+			o->dirs[o->ndirs++] = optarg;
 			break;
 		case 'o':
 			o->out = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
 			break;
 		case 'v':
 			o->verbose = 1;
 			break;
 		case OPT_TARGET_SNR:
-			errno = 0;
-			o->target_snr = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || errno != 0 ||
-			    !isfinite(o->target_snr)) {
-				fprintf(stderr, "%s: --target-snr: not a number "
-				    "of dB: %s\n", PROG, optarg);
-				usage(stderr);
+			if (parse_number("--target-snr", optarg, -1000, 1000,
+			    &o->target_snr))
 				return 2;
-			}
+			break;
+		case OPT_TARGET_AGREE:
+			if (parse_number("--target-agreement", optarg, 0, 100,
+			    &o->target_agree))
+				return 2;
+			break;
+		case OPT_BUDGET:
+			if (parse_number("--budget", optarg, 0, 100, &o->budget))
+				return 2;
+			break;
+		case OPT_ALLOW_FLOAT:
+			o->allow_float = 1;
+			break;
+		case OPT_TYPE:
+			if ((o->type = qparams_type_parse(optarg)) ==
+			    DT_UNDEFINED)
+				return usage_error("--type: unknown type '%s' "
+				    "(uint8, int8, uint16, int16, uint4, int4)",
+				    optarg);
+			break;
+		case OPT_LIMIT:
+			if (parse_number("--limit", optarg, 1, 1e9, &x))
+				return 2;
+			o->limit = (int)x;
+			break;
+		case OPT_THREADS:
+			if (parse_number("--threads", optarg, 1, 1024, &x))
+				return 2;
+			o->threads = (int)x;
 			break;
 		case OPT_HELP:
 			usage(stdout);
@@ -97,39 +227,871 @@ parse_args(struct opts *o, int argc, char **argv)
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return -1;
 		default:
-			bad_option(c, argv);
-			usage(stderr);
-			return 2;
+			return bad_option(c, argv);
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc != 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (argc != 1)
+		return usage_error(argc ? "one MODEL, please" : "no MODEL");
 	o->model = argv[0];
-	if ((o->regions != NULL) == !isnan(o->target_snr)) {
-		fprintf(stderr, "%s: give either -c or --target-snr\n", PROG);
-		usage(stderr);
-		return 2;
+	by_target = !isnan(o->target_snr) || !isnan(o->target_agree);
+	if ((o->regions != NULL) == by_target)
+		return usage_error("give either -c or --target-snr / "
+		    "--target-agreement");
+	if (by_target && o->ndirs == 0)
+		return usage_error("--target-snr and --target-agreement need "
+		    "-d EVAL_DIR");
+	if (!by_target && (o->ndirs || !isnan(o->budget) || o->allow_float ||
+	    o->type || o->limit || o->threads))
+		return usage_error("-d, --budget, --allow-float, --type, "
+		    "--limit and --threads go with --target-snr or "
+		    "--target-agreement");
+	if (strcmp(o->model, "-") == 0)
+		return usage_error("MODEL cannot be the standard input (the "
+		    "stream is)");
+	return 0;
+}
+
+/* Read a whole file into a malloc'd buffer. */
+static int
+slurp(const char *path, void **buf, size_t *len, struct err *e)
+{
+	FILE *fp = fopen(path, "rb");
+	size_t cap = 1 << 16, n = 0, got;
+	char *b = NULL, *nb;
+
+	if (fp == NULL)
+		return err_errno(e, "%s", path);
+	for (;;) {
+		if ((nb = realloc(b, cap)) == NULL) {
+			err_nomem(e);
+			goto fail;
+		}
+		b = nb;
+		got = fread(b + n, 1, cap - n, fp);
+		n += got;
+		if (n < cap)
+			break;
+		if (cap >= MODEL_MAX) {
+			err_set(e, "%s: larger than %zu bytes", path, MODEL_MAX);
+			goto fail;
+		}
+		cap *= 2;
 	}
-	if ((o->eval_dir != NULL) != !isnan(o->target_snr)) {
-		fprintf(stderr, o->eval_dir ? "%s: -d goes with --target-snr\n" :
-		    "%s: --target-snr needs -d EVAL_DIR\n", PROG);
-		usage(stderr);
-		return 2;
+	if (ferror(fp)) {
+		err_errno(e, "%s: read", path);
+		goto fail;
+	}
+	fclose(fp);
+	*buf = b;
+	*len = n;
+	return 0;
+fail:
+	fclose(fp);
+	free(b);
+	return -1;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+print_note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "%s: note: %s\n", PROG, msg);
+}
+
+static void
+print_msgs(const struct mixprec_msgs *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(stderr, "%s: %s\n", PROG, m->v[i]);
+	if (m->dropped)
+		fprintf(stderr, "%s: ... and %zu more\n", PROG, m->dropped);
+}
+
+static void
+print_summary(const struct mixprec *mp, const char *what)
+{
+	struct mixprec_summary s;
+
+	mixprec_summarize(mp, &s);
+	fprintf(stderr, "%s: %s: %d of %d tensors promoted, %d left in float "
+	    "(%.2f%% of the elements); %d converts; %d bias scales "
+	    "recomputed, %d weight scales raised\n", PROG, what, s.promoted,
+	    s.tensors, s.floated, s.elems > 0 ? 100 * s.elems_promoted /
+	    s.elems : 0.0, s.converts, s.biases, s.weights);
+}
+
+/* The stream as resolved, to a file. */
+static int
+write_out(const struct opts *o, const struct mixprec *mp, struct err *e)
+{
+	struct mixprec_write_opts wo = { 0 };
+	struct stream_writer *w;
+	struct outfile *of;
+
+	if ((of = outfile_open(o->out, e)) == NULL)
+		return -1;
+	if ((w = stream_writer_new(outfile_fp(of), o->out)) == NULL) {
+		outfile_abort(of);
+		return err_nomem(e);
+	}
+	wo.prog = PROG;
+	wo.version = ONNXQ_VERSION;
+	wo.argc = o->argc;
+	wo.argv = o->argv;
+	if (mixprec_write(mp, w, &wo, e) < 0 || stream_write_end(w, e) < 0) {
+		stream_writer_free(w);
+		outfile_abort(of);
+		return -1;
+	}
+	stream_writer_free(w);
+	return outfile_commit(of, e);
+}
+
+/* By hand: the regions of a YAML file. */
+static int
+by_hand(const struct opts *o, struct mixprec *mp, struct err *e)
+{
+	struct mixprec_regions *rg;
+	struct mixprec_msgs msgs = { 0 };
+	long problems;
+
+	if ((rg = mixprec_regions_load(o->regions, &msgs, e)) == NULL) {
+		if (msgs.n > 1)
+			print_msgs(&msgs);
+		mixprec_msgs_release(&msgs);
+		return -1;
+	}
+	if (mixprec_request_regions(mp, rg, &msgs) > 0 ||
+	    (problems = mixprec_resolve(mp, &msgs, e)) != 0) {
+		if (msgs.n > 0) {
+			print_msgs(&msgs);
+			err_set(e, "%s: %zu problem%s", o->regions,
+			    msgs.n + msgs.dropped, msgs.n + msgs.dropped == 1 ?
+			    "" : "s");
+		}
+		mixprec_msgs_release(&msgs);
+		mixprec_regions_free(rg);
+		return -1;
+	}
+	mixprec_regions_free(rg);
+	if (o->verbose)
+		print_summary(mp, o->regions);
+	return write_out(o, mp, e);
+}
+
+/* By target. */
+
+/* The evaluation data and the fp32 outputs, computed once. */
+struct evaldata {
+	const struct opts *o;
+	const void *mbuf;	/* the fp32 model's bytes */
+	size_t mlen;
+	const char *mdir;
+	int nsamples;
+	int ninputs, noutputs;
+	const char **out_names;
+	struct tensor *inputs;	/* nsamples * ninputs */
+	struct tensor *ref;	/* nsamples * noutputs */
+	int classifier;		/* some output is classifier-like */
+	int runs;		/* quantized models run so far */
+	double run_time;
+};
+
+/* How good one quantized model is. */
+struct score {
+	double snr;		/* the worst output's pooled SNR, dB */
+	double agree;		/* top-1 agreement over classifier outputs, %; NaN */
+	double noise;		/* sum over outputs of noise / signal */
+};
+
+static void
+evaldata_release(struct evaldata *ev)
+{
+	for (int i = 0; i < ev->nsamples * ev->ninputs; i++)
+		tensor_release(&ev->inputs[i]);
+	for (int i = 0; i < ev->nsamples * ev->noutputs; i++)
+		tensor_release(&ev->ref[i]);
+	free(ev->inputs);
+	free(ev->ref);
+	free(ev->out_names);
+}
+
+static int
+evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
+    size_t mlen, const char *mdir, struct err *e)
+{
+	struct interp_opts io = { .threads = o->threads };
+	const char **in_names = NULL;
+	int *in_dtypes = NULL;
+	struct dataset_spec spec;
+	struct dataset *ds = NULL;
+	struct interp *ip = NULL;
+	struct model *m = NULL;
+	int64_t dims[TENSOR_MAX_RANK];
+	int rank, rc = -1;
+
+	memset(ev, 0, sizeof *ev);
+	ev->o = o;
+	ev->mbuf = mbuf;
+	ev->mlen = mlen;
+	ev->mdir = mdir;
+	if ((m = model_load_mem(mbuf, mlen, o->model, mdir, e)) == NULL ||
+	    (ip = interp_new(m, &io, e)) == NULL ||
+	    (ds = dataset_open(o->dirs, o->ndirs, e)) == NULL)
+		goto out;
+	ev->ninputs = interp_ninputs(ip);
+	ev->noutputs = interp_noutputs(ip);
+	ev->nsamples = dataset_count(ds);
+	if (o->limit > 0 && ev->nsamples > o->limit)
+		ev->nsamples = o->limit;
+	in_names = calloc((size_t)ev->ninputs + 1, sizeof *in_names);
+	in_dtypes = calloc((size_t)ev->ninputs + 1, sizeof *in_dtypes);
+	ev->out_names = calloc((size_t)ev->noutputs + 1, sizeof *ev->out_names);
+	ev->inputs = calloc((size_t)(ev->nsamples * ev->ninputs) + 1,
+	    sizeof *ev->inputs);
+	ev->ref = calloc((size_t)(ev->nsamples * ev->noutputs) + 1,
+	    sizeof *ev->ref);
+	if (!in_names || !in_dtypes || !ev->out_names || !ev->inputs ||
+	    !ev->ref) {
+		err_nomem(e);
+		goto out;
+	}
+	for (int i = 0; i < ev->ninputs; i++) {
+		in_names[i] = interp_input_name(ip, i);
+		in_dtypes[i] = interp_input_type(ip, i, &rank, dims);
+	}
+	for (int i = 0; i < ev->noutputs; i++)
+		ev->out_names[i] = NULL;
+	spec.ninputs = ev->ninputs;
+	spec.input_names = in_names;
+	spec.input_dtypes = in_dtypes;
+	spec.noutputs = 0;
+	spec.output_names = NULL;
+	for (int s = 0; s < ev->nsamples; s++) {
+		struct tensor *in = &ev->inputs[s * ev->ninputs];
+		struct tensor *ref = &ev->ref[s * ev->noutputs];
+
+		if (dataset_load(ds, s, &spec, in, NULL, e) < 0)
+			goto out;
+		if (interp_run(ip, in, ref, e) < 0) {
+			err_prefix(e, "%s: %s", dataset_sample_name(ds, s),
+			    o->model);
+			goto out;
+		}
+		for (int k = 0; k < ev->noutputs; k++)
+			if (compare_is_classifier(&ref[k]))
+				ev->classifier = 1;
+	}
+	rc = 0;
+out:
+	/* Output names outlive the interpreter: copy them. */
+	if (rc == 0)
+		for (int i = 0; i < ev->noutputs && rc == 0; i++)
+			if ((ev->out_names[i] = strdup(interp_output_name(ip,
+			    i))) == NULL)
+				rc = err_nomem(e);
+	free(in_names);
+	free(in_dtypes);
+	dataset_free(ds);
+	interp_free(ip);
+	model_free(m);
+	return rc;
+}
+
+/* The stream of mp's current result, as a qdq plan. */
+static struct qdq_plan *
+plan_of(const struct mixprec *mp, struct err *e)
+{
+	struct mixprec_write_opts wo = { .skip_hist = 1 };
+	struct stream_writer *w = NULL;
+	struct stream_reader *r = NULL;
+	struct qdq_plan *p = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL) {
+		err_errno(e, "open_memstream");
+		return NULL;
+	}
+	if ((w = stream_writer_new(fp, "<memory>")) == NULL) {
+		err_nomem(e);
+		fclose(fp);
+		goto out;
+	}
+	if (mixprec_write(mp, w, &wo, e) < 0 || stream_write_end(w, e) < 0) {
+		fclose(fp);
+		goto out;
+	}
+	if (fclose(fp) != 0) {
+		err_errno(e, "<memory>");
+		goto out;
+	}
+	if ((fp = fmemopen(buf, len, "r")) == NULL) {
+		err_errno(e, "fmemopen");
+		goto out;
+	}
+	if ((r = stream_reader_new(fp, "<memory>", e)) == NULL) {
+		fclose(fp);
+		goto out;
+	}
+	if ((p = qdq_plan_new()) == NULL)
+		err_nomem(e);
+	else if (qdq_plan_read(p, r, e) < 0) {
+		qdq_plan_free(p);
+		p = NULL;
+	}
+	stream_reader_free(r);
+	fclose(fp);
+out:
+	stream_writer_free(w);
+	free(buf);
+	return p;
+}
+
+/* Run the QDQ model of mp's current result on the samples. */
+static int
+evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
+    struct score *sc, struct err *e)
+{
+	struct interp_opts io = { .threads = ev->o->threads };
+	struct qdq_opts qo = { 0 };
+	struct compare *cmp = NULL, top1;
+	struct qdq_plan *plan = NULL;
+	struct interp *ip = NULL;
+	struct model *m = NULL;
+	struct tensor *out = NULL;
+	int *pos = NULL, nout, rc = -1;
+	double t0 = now();
+
+	if (nsamples <= 0 || nsamples > ev->nsamples)
+		nsamples = ev->nsamples;
+	if ((plan = plan_of(mp, e)) == NULL)
+		return -1;
+	qo.domain = QDQ_DOMAIN_AUTO;
+	if ((m = model_load_mem(ev->mbuf, ev->mlen, ev->o->model, ev->mdir,
+	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
+	    qdq_apply(m, plan, &qo, NULL, e) < 0 ||
+	    (ip = interp_new(m, &io, e)) == NULL)
+		goto out;
+	nout = interp_noutputs(ip);
+	cmp = calloc((size_t)ev->noutputs + 1, sizeof *cmp);
+	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
+	out = calloc((size_t)nout + 1, sizeof *out);
+	if (!cmp || !pos || !out) {
+		err_nomem(e);
+		goto out;
+	}
+	for (int k = 0; k < ev->noutputs; k++) {
+		compare_init(&cmp[k]);
+		pos[k] = -1;
+		for (int j = 0; j < nout; j++)
+			if (strcmp(interp_output_name(ip, j),
+			    ev->out_names[k]) == 0)
+				pos[k] = j;
+		if (pos[k] < 0) {
+			err_set(e, "the quantized model has no output %s",
+			    ev->out_names[k]);
+			goto out;
+		}
+	}
+	compare_init(&top1);
+	for (int s = 0; s < nsamples; s++) {
+		if (interp_run(ip, &ev->inputs[s * ev->ninputs], out, e) < 0)
+			goto out;
+		for (int k = 0; k < ev->noutputs; k++) {
+			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
+
+			compare_add(&cmp[k], &out[pos[k]], ref, s);
+			if (compare_is_classifier(ref))
+				compare_add_top1(&top1, &out[pos[k]], ref, NULL,
+				    0);
+		}
+		for (int j = 0; j < nout; j++)
+			tensor_release(&out[j]);
+	}
+	sc->snr = INFINITY;
+	sc->noise = 0;
+	for (int k = 0; k < ev->noutputs; k++) {
+		double snr = compare_snr(&cmp[k]);
+
+		if (snr < sc->snr || isnan(snr))
+			sc->snr = snr;
+		if (cmp[k].nonfinite > 0 || cmp[k].nmismatch > 0)
+			sc->noise = INFINITY;
+		else if (cmp[k].signal > 0)
+			sc->noise += cmp[k].noise / cmp[k].signal;
+		else if (cmp[k].noise > 0)
+			sc->noise = INFINITY;
+	}
+	sc->agree = compare_agreement(&top1);
+	rc = 0;
+out:
+	ev->runs++;
+	ev->run_time += now() - t0;
+	if (out)
+		for (int j = 0; ip && j < interp_noutputs(ip); j++)
+			tensor_release(&out[j]);
+	free(out);
+	free(cmp);
+	free(pos);
+	interp_free(ip);
+	model_free(m);
+	qdq_plan_free(plan);
+	return rc;
+}
+
+/* A candidate: tensors quantized together (sharing parameters). */
+struct cand {
+	int *t;			/* tensors */
+	int nt;
+	int to_float;		/* the producers left in float instead */
+	char *label;		/* "conv5_out (+2)" */
+	double gain;		/* noise removed when taken alone */
+	double cost;		/* extra bits per sample / 8, alone */
+	double score;
+	int state;		/* 0 open, 1 taken, 2 rejected */
+};
+
+struct search {
+	const struct opts *o;
+	struct mixprec *mp;
+	struct evaldata *ev;
+	struct mixprec_type t16, tfloat;
+	struct cand *c;
+	int nc;
+	int *taken;		/* candidate indices, in order */
+	int ntaken;
+	double elems;		/* of all quantized activations */
+};
+
+static int
+find_root(int *parent, int i)
+{
+	while (parent[i] != i) {
+		parent[i] = parent[parent[i]];
+		i = parent[i];
+	}
+	return i;
+}
+
+/* The quantized activation groups: a tensor and those sharing its grid. */
+static int
+make_candidates(struct search *S, struct err *e)
+{
+	struct mixprec *mp = S->mp;
+	int nt = mixprec_ntensors(mp), *parent, *root_cand;
+
+	if ((parent = calloc((size_t)nt + 1, sizeof *parent)) == NULL ||
+	    (root_cand = calloc((size_t)nt + 1, sizeof *root_cand)) == NULL ||
+	    (S->c = calloc(2 * (size_t)nt + 1, sizeof *S->c)) == NULL) {
+		free(parent);
+		return err_nomem(e);
+	}
+	for (int i = 0; i < nt; i++) {
+		parent[i] = i;
+		root_cand[i] = -1;
+	}
+	/*
+	 * Tensors a data-movement node passes through keep their source's
+	 * grid: promoting one without the other changes nothing.
+	 */
+	for (int i = 0; i < nt; i++) {
+		int src = mixprec_tensor_shared_from(mp, i);
+
+		if (src >= 0)
+			parent[find_root(parent, i)] = find_root(parent, src);
+	}
+	for (int i = 0; i < nt; i++) {
+		struct cand *c;
+		int r;
+
+		if (!mixprec_tensor_quantized(mp, i))
+			continue;
+		S->elems += mixprec_tensor_elems(mp, i);
+		r = find_root(parent, i);
+		if (root_cand[r] < 0) {
+			root_cand[r] = S->nc;
+			memset(&S->c[S->nc], 0, sizeof S->c[S->nc]);
+			S->nc++;
+		}
+		c = &S->c[root_cand[r]];
+		if ((c->t = realloc(c->t, ((size_t)c->nt + 1) *
+		    sizeof *c->t)) == NULL) {
+			free(parent);
+			free(root_cand);
+			return err_nomem(e);
+		}
+		c->t[c->nt++] = i;
+	}
+	free(parent);
+	free(root_cand);
+	/* Float variants: the producers left in float. */
+	if (S->o->allow_float) {
+		int n = S->nc;
+
+		for (int i = 0; i < n; i++) {
+			struct cand *c = &S->c[S->nc];
+
+			*c = S->c[i];
+			if ((c->t = malloc((size_t)c->nt * sizeof *c->t)) == NULL)
+				return err_nomem(e);
+			memcpy(c->t, S->c[i].t, (size_t)c->nt * sizeof *c->t);
+			c->to_float = 1;
+			S->nc++;
+		}
+	}
+	for (int i = 0; i < S->nc; i++) {
+		struct cand *c = &S->c[i];
+		const char *name = mixprec_tensor_name(mp, c->t[0]);
+
+		if (c->nt > 1)
+			c->label = malloc(strlen(name) + 32);
+		else
+			c->label = malloc(strlen(name) + 16);
+		if (c->label == NULL)
+			return err_nomem(e);
+		if (c->nt > 1)
+			sprintf(c->label, "%s (+%d)", name, c->nt - 1);
+		else
+			strcpy(c->label, name);
 	}
 	return 0;
+}
+
+/* Request one candidate; -1 when it conflicts with what is requested. */
+static int
+request_cand(struct search *S, const struct cand *c, struct mixprec_msgs *m)
+{
+	struct mixprec *mp = S->mp;
+	int rc = 0;
+
+	for (int i = 0; i < c->nt; i++) {
+		int t = c->t[i], p = mixprec_tensor_producer(mp, t), f;
+
+		if (c->to_float) {
+			if (p < 0)
+				continue;	/* a graph input stays quantized */
+			if (mixprec_request_node(mp, p, &S->tfloat, c->label,
+			    m) < 0)
+				rc = -1;
+			if ((f = mixprec_node_fold_partner(mp, p)) >= 0 &&
+			    mixprec_request_node(mp, f, &S->tfloat, c->label,
+			    m) < 0)
+				rc = -1;
+			continue;
+		}
+		if (mixprec_request_tensor(mp, t, &S->t16, c->label, m) < 0)
+			rc = -1;
+		/* A Relu/Clip folded into its producer goes with it. */
+		if (p >= 0 && (f = mixprec_node_fold_partner(mp, p)) >= 0 &&
+		    mixprec_request_node(mp, f, &S->t16, c->label, m) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * Resolve the taken candidates plus `extra` (-1: none). 0, or 1 when
+ * they do not go together; -1 on error.
+ */
+static int
+setup(struct search *S, int extra, struct err *e)
+{
+	struct mixprec_msgs m = { 0 };
+	long problems;
+	int bad = 0;
+
+	mixprec_clear(S->mp);
+	for (int i = 0; i < S->ntaken; i++)
+		if (request_cand(S, &S->c[S->taken[i]], &m) < 0)
+			bad = 1;
+	if (extra >= 0 && request_cand(S, &S->c[extra], &m) < 0)
+		bad = 1;
+	if (!bad) {
+		if ((problems = mixprec_resolve(S->mp, &m, e)) < 0) {
+			mixprec_msgs_release(&m);
+			return -1;
+		}
+		bad = problems > 0;
+	}
+	if (bad && S->o->verbose && extra >= 0)
+		for (size_t i = 0; i < m.n; i++)
+			fprintf(stderr, "%s: candidate %s: %s\n", PROG,
+			    S->c[extra].label, m.v[i]);
+	mixprec_msgs_release(&m);
+	return bad;
+}
+
+static double
+share_of(const struct search *S, const struct mixprec_summary *s)
+{
+	return S->elems > 0 ? 100 * s->elems_promoted / S->elems : 0;
+}
+
+static int
+target_met(const struct opts *o, const struct score *sc)
+{
+	if (!isnan(o->target_snr) && !(sc->snr >= o->target_snr))
+		return 0;
+	if (!isnan(o->target_agree) && !(sc->agree >= o->target_agree))
+		return 0;
+	return 1;
+}
+
+static void
+print_score(FILE *fp, const struct score *sc)
+{
+	fprintf(fp, "snr %.2f dB", sc->snr);
+	if (!isnan(sc->agree))
+		fprintf(fp, ", top-1 agreement %.2f%%", sc->agree);
+}
+
+static int
+cmp_score(const void *a, const void *b)
+{
+	const struct cand *x = *(struct cand *const *)a;
+	const struct cand *y = *(struct cand *const *)b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int
+by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
+    size_t mlen, const char *mdir, struct err *e)
+{
+	struct search S;
+	struct evaldata ev;
+	struct score base, cur, sc;
+	struct mixprec_summary sum;
+	struct progress bar;
+	struct cand **order = NULL;
+	double t0 = now(), cost0;
+	int rc = -1, steps = 0, nu = 0, ns = 0;
+
+	memset(&S, 0, sizeof S);
+	S.o = o;
+	S.mp = mp;
+	S.ev = &ev;
+	if (evaldata_init(&ev, o, mbuf, mlen, mdir, e) < 0)
+		return -1;
+	if (!isnan(o->target_agree) && !ev.classifier) {
+		err_set(e, "--target-agreement: no output of %s is "
+		    "classifier-like (rank 2 or 3, last dimension 2 or more)",
+		    o->model);
+		goto out;
+	}
+	/* The promotion type: 16 bits of the activations' own signedness. */
+	for (int i = 0; i < mixprec_ntensors(mp); i++) {
+		int ty = mixprec_tensor_type(mp, i);
+
+		if (ty == DT_UINT8 || ty == DT_UINT4 || ty == DT_UINT16)
+			nu++;
+		else if (ty != DT_UNDEFINED)
+			ns++;
+	}
+	S.t16.type = o->type ? o->type : nu >= ns ? DT_UINT16 : DT_INT16;
+	S.t16.symmetric = S.t16.reduce_range = S.t16.pow2 = -1;
+	S.tfloat.type = DT_FLOAT;
+	S.tfloat.symmetric = S.tfloat.reduce_range = S.tfloat.pow2 = -1;
+	if (make_candidates(&S, e) < 0)
+		goto out;
+	if ((S.taken = calloc((size_t)S.nc + 1, sizeof *S.taken)) == NULL ||
+	    (order = calloc((size_t)S.nc + 1, sizeof *order)) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	mixprec_clear(mp);
+	if (evaluate(&ev, mp, 0, &base, e) < 0)
+		goto out;
+	if (!o->quiet) {
+		fprintf(stderr, "%s: %d samples, %d candidates (%s%s); as "
+		    "quantized: ", PROG, ev.nsamples, S.nc,
+		    qparams_type_name(S.t16.type), o->allow_float ? " or float" : "");
+		print_score(stderr, &base);
+		fputc('\n', stderr);
+	}
+	cur = base;
+	if (target_met(o, &cur)) {
+		if (!o->quiet)
+			fprintf(stderr, "%s: the target is met already: "
+			    "nothing promoted\n", PROG);
+		mixprec_clear(mp);
+		rc = write_out(o, mp, e);
+		goto out;
+	}
+	/* Each candidate alone. */
+	progress_init(&bar, stderr, progress_wanted(stderr, o->quiet), PROG,
+	    "candidates", S.nc);
+	for (int i = 0; i < S.nc; i++) {
+		struct cand *c = &S.c[i];
+		int bad;
+
+		progress_update(&bar, i);
+		c->state = 2;
+		if ((bad = setup(&S, i, e)) < 0)
+			goto out;
+		if (bad)
+			continue;
+		mixprec_summarize(mp, &sum);
+		c->cost = sum.cost;
+		if (!(c->cost > 0))
+			continue;	/* changes nothing */
+		if (!isnan(o->budget) && share_of(&S, &sum) > o->budget)
+			continue;
+		if (evaluate(&ev, mp, 0, &sc, e) < 0)
+			goto out;
+		c->gain = base.noise - sc.noise;
+		c->score = c->gain / c->cost;
+		if (c->gain > 0)
+			c->state = 0;
+		if (o->verbose) {
+			progress_clear(&bar);
+			fprintf(stderr, "%s: candidate %s%s: ", PROG, c->label,
+			    c->to_float ? " in float" : "");
+			print_score(stderr, &sc);
+			fprintf(stderr, ", cost %.0f\n", c->cost);
+		}
+	}
+	progress_end(&bar);
+	for (int i = 0; i < S.nc; i++)
+		order[i] = &S.c[i];
+	qsort(order, (size_t)S.nc, sizeof *order, cmp_score);
+	/* Greedy, each step checked. */
+	cost0 = 0;
+	for (int k = 0; k < S.nc && !target_met(o, &cur); k++) {
+		struct cand *c = order[k];
+		int bad, ci = (int)(c - S.c);
+
+		if (c->state != 0)
+			continue;
+		if ((bad = setup(&S, ci, e)) < 0)
+			goto out;
+		if (bad) {
+			c->state = 2;
+			continue;
+		}
+		mixprec_summarize(mp, &sum);
+		if (!isnan(o->budget) && share_of(&S, &sum) > o->budget) {
+			c->state = 2;
+			continue;
+		}
+		if (evaluate(&ev, mp, 0, &sc, e) < 0)
+			goto out;
+		if (!(sc.noise < cur.noise)) {
+			c->state = 2;
+			if (o->verbose)
+				fprintf(stderr, "%s: %s%s: no better together "
+				    "(%.2f dB), left out\n", PROG, c->label,
+				    c->to_float ? " in float" : "", sc.snr);
+			continue;
+		}
+		c->state = 1;
+		S.taken[S.ntaken++] = ci;
+		cur = sc;
+		steps++;
+		if (!o->quiet) {
+			fprintf(stderr, "%s: step %d: %s %s: ", PROG, steps,
+			    c->label, c->to_float ? "left in float" :
+			    "promoted");
+			print_score(stderr, &cur);
+			fprintf(stderr, "; %.2f%% of the elements (cost %+.0f)\n",
+			    share_of(&S, &sum), sum.cost - cost0);
+		}
+		cost0 = sum.cost;
+	}
+	if (setup(&S, -1, e) < 0)
+		goto out;
+	mixprec_summarize(mp, &sum);
+	if (!target_met(o, &cur)) {
+		if (!o->quiet) {
+			fprintf(stderr, "%s: target not reached with %d steps "
+			    "(%.2f%% of the elements): ", PROG, steps,
+			    share_of(&S, &sum));
+			print_score(stderr, &cur);
+			fputc('\n', stderr);
+		}
+		err_set(e, "target not reached%s", isnan(o->budget) ? "" :
+		    " within the budget");
+		goto out;
+	}
+	if (!o->quiet) {
+		fprintf(stderr, "%s: target reached: ", PROG);
+		print_score(stderr, &base);
+		fputs(" -> ", stderr);
+		print_score(stderr, &cur);
+		fprintf(stderr, "; %d of %d tensors promoted, %d in float, "
+		    "%.2f%% of the elements; %d runs, %.0f s\n", sum.promoted,
+		    sum.tensors, sum.floated,
+		    share_of(&S, &sum), ev.runs, now() - t0);
+	}
+	rc = write_out(o, mp, e);
+out:
+	for (int i = 0; i < S.nc; i++) {
+		free(S.c[i].t);
+		free(S.c[i].label);
+	}
+	free(S.c);
+	free(S.taken);
+	free(order);
+	evaldata_release(&ev);
+	return rc;
 }
 
 static int
 run(const struct opts *o)
 {
-	(void)o;
-	fprintf(stderr, "%s: not implemented yet (see issue %d)\n", PROG,
-	    ISSUE);
-	return 1;
+	struct stream_reader *r = NULL;
+	struct mixprec *mp = NULL;
+	void *mbuf = NULL;
+	size_t mlen = 0;
+	char hex[65], *tmp = NULL, *mdir;
+	const char *sha = NULL;
+	struct err e;
+	int rc = 1;
+
+	if (slurp(o->model, &mbuf, &mlen, &e) < 0)
+		goto fail;
+	sha256_hex(mbuf, mlen, hex);
+	if ((tmp = strdup(o->model)) == NULL) {
+		err_nomem(&e);
+		goto fail;
+	}
+	mdir = dirname(tmp);
+	if ((r = stream_open("-", &e)) == NULL ||
+	    (mp = mixprec_read(r, &e)) == NULL)
+		goto fail;
+	if ((sha = mixprec_model_sha256(mp)) != NULL && strcmp(sha, hex) != 0)
+		warnx_("warning: the stream was made from another model "
+		    "(sha256 %.12s..., %s has %.12s...)", sha, o->model, hex);
+	if (o->verbose)
+		mixprec_set_note(mp, print_note, NULL);
+	if (o->regions ? by_hand(o, mp, &e) < 0 :
+	    by_target(o, mp, mbuf, mlen, mdir, &e) < 0)
+		goto fail;
+	rc = 0;
+	goto done;
+fail:
+	warnx_("%s", e.msg);
+done:
+	mixprec_free(mp);
+	stream_reader_free(r);
+	free(mbuf);
+	free(tmp);
+	return rc;
 }
 
 int
@@ -138,11 +1100,14 @@ main(int argc, char **argv)
 	struct opts o;
 	int status;
 
+	interp_exec_passive(argv);
 	status = parse_args(&o, argc, argv);
-	if (status == 0)
+	if (status == 0) {
+		outfile_cleanup_on_signals();
 		status = run(&o);
-	else if (status < 0)
+	} else if (status < 0)
 		status = 0;
+	free(o.dirs);
 	if (fclose(stdout) == EOF) {
 		fprintf(stderr, "%s: stdout: %s\n", PROG, strerror(errno));
 		return 1;

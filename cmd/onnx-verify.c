@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "compare.h"
 #include "dataset.h"
 #include "graph.h"
@@ -118,6 +119,8 @@ struct qt {
 struct source {
 	const char *name;
 	struct tensor held;	/* this sample's value, until QMODEL ran */
+	int clamp;		/* only Relu/Clip read it: compare clamped */
+	double lo, hi;
 	int users, pending;
 	int *qts;		/* indices into pertensor.t */
 	int nqts;
@@ -133,6 +136,7 @@ struct pertensor {
 	struct strmap *by_dq;	/* DQ output -> qt (activations) */
 	const char **unmatched;	/* DQ outputs not matched */
 	int nunmatched;
+	const struct model *fm;	/* the fp32 model */
 	struct model *prepped;	/* fp32 model as onnx-qdq-insert sees it */
 	struct graph *qg, *fg, *pg;
 	int64_t sample;
@@ -721,6 +725,67 @@ duplicate(const struct pertensor *pt, const struct qt *q)
 	return 0;
 }
 
+/* A Clip bound: an attribute before opset 11, an optional constant input since. */
+static int
+clip_bound(const struct pertensor *pt, const Onnx__NodeProto *n, int slot,
+    const char *attr, double def, double *v, struct err *e)
+{
+	struct tensor t = { 0 };
+
+	*v = def;
+	if (model_opset(pt->fm, "") < 11) {
+		if (attr_find(n, attr))
+			*v = attr_float(n, attr, 0);
+		return 0;
+	}
+	if ((size_t)slot >= n->n_input || !n->input[slot] || !*n->input[slot])
+		return 0;
+	if (!is_constant(pt->fg, n->input[slot]))
+		return 1;
+	if (decode_const(pt->fm, pt->fg, n->input[slot], &t, e) < 0)
+		return -1;
+	if (t.nelem == 1)
+		*v = tensor_get(&t, 0);
+	tensor_release(&t);
+	return t.nelem == 1 ? 0 : 1;
+}
+
+/*
+ * A tensor that only Relu or Clip nodes of the same bounds read (and that
+ * is no graph output) matters downstream only within those bounds; the
+ * quantizer may use that (ORT gives such a tensor the clamp's range), so
+ * it is compared clamped, both sides. 1 and the bounds when so.
+ */
+static int
+clamp_of(const struct pertensor *pt, const char *name, double *lo,
+    double *hi, struct err *e)
+{
+	const struct graph_value *v = graph_value(pt->fg, name);
+
+	if (!v || v->is_output || v->nconsumers == 0)
+		return 0;
+	for (int c = 0; c < v->nconsumers; c++) {
+		const Onnx__NodeProto *n = node_at(pt->fg, v->consumers[c]);
+		double a, b;
+		int r;
+
+		if (is_op(n, "Relu"))
+			a = 0, b = INFINITY;
+		else if (is_op(n, "Clip") && n->n_input > 0 &&
+		    strcmp(str_or_empty(n->input[0]), name) == 0) {
+			if ((r = clip_bound(pt, n, 1, "min", -INFINITY, &a, e)) != 0 ||
+			    (r = clip_bound(pt, n, 2, "max", INFINITY, &b, e)) != 0)
+				return r < 0 ? -1 : 0;
+		} else
+			return 0;
+		if (c > 0 && (a != *lo || b != *hi))
+			return 0;
+		*lo = a;
+		*hi = b;
+	}
+	return 1;
+}
+
 static int
 add_source(struct pertensor *pt, struct qt *q, int qi, struct err *e)
 {
@@ -734,6 +799,8 @@ add_source(struct pertensor *pt, struct qt *q, int qi, struct err *e)
 		s = &pt->src[k];
 		memset(s, 0, sizeof *s);
 		s->name = q->name;
+		if ((s->clamp = clamp_of(pt, q->name, &s->lo, &s->hi, e)) < 0)
+			return -1;
 	}
 	s = &pt->src[k];
 	if (!(nq = realloc(s->qts, (size_t)(s->nqts + 1) * sizeof *nq)))
@@ -774,6 +841,7 @@ pertensor_init(struct pertensor *pt, const struct opts *o,
 
 	memset(pt, 0, sizeof *pt);
 	pt->o = o;
+	pt->fm = fr->m;
 	if (!qgp || !fr->m->proto->graph)
 		return err_set(e, "model without a graph");
 	nn = (int)qgp->n_node;
@@ -880,6 +948,35 @@ fail:
 	return -1;
 }
 
+/* Clamp a float tensor in place to [lo, hi]. */
+static void
+clamp_tensor(struct tensor *t, double lo, double hi)
+{
+	for (int64_t i = 0; i < t->nelem; i++) {
+		double v = float_at(t, i);
+
+		if (v < lo)
+			tensor_set(t, i, lo);
+		else if (v > hi)
+			tensor_set(t, i, hi);
+	}
+}
+
+/* t, clamped when the source says so, into *c (a copy) or NULL when t will do. */
+static int
+clamped(const struct source *s, const struct tensor *t, struct tensor *c,
+    const struct tensor **use, struct err *e)
+{
+	*use = t;
+	if (!s->clamp || !dtype_is_float(t->dtype))
+		return 0;
+	if (tensor_copy(c, t, e) < 0)
+		return -1;
+	clamp_tensor(c, s->lo, s->hi);
+	*use = c;
+	return 0;
+}
+
 /* fp32 run: hold what QMODEL's run will be compared with, and quantize it alone. */
 static int
 observe_fp32(void *ctx, const char *name, const struct tensor *t,
@@ -895,6 +992,8 @@ observe_fp32(void *ctx, const char *name, const struct tensor *t,
 	tensor_release(&s->held);
 	if (tensor_copy(&s->held, t, e) < 0)
 		return -1;
+	if (s->clamp && dtype_is_float(t->dtype))
+		clamp_tensor(&s->held, s->lo, s->hi);
 	s->pending = s->users;
 	for (int i = 0; i < s->nqts; i++) {
 		struct qt *q = &pt->t[s->qts[i]];
@@ -909,8 +1008,10 @@ observe_fp32(void *ctx, const char *name, const struct tensor *t,
 			tensor_release(&qv);
 			return err_prefix(e, "tensor %s quantized alone", name);
 		}
-		compare_add(&q->own, &dq, t, pt->sample);
-		count_clipped(q, t, &qv, &dq);
+		if (s->clamp && dtype_is_float(dq.dtype))
+			clamp_tensor(&dq, s->lo, s->hi);
+		compare_add(&q->own, &dq, &s->held, pt->sample);
+		count_clipped(q, &s->held, &qv, &dq);
 		q->qtype = qv.dtype;
 		tensor_release(&qv);
 		tensor_release(&dq);
@@ -923,16 +1024,20 @@ static int
 observe_q(void *ctx, const char *name, const struct tensor *t, struct err *e)
 {
 	struct pertensor *pt = ctx;
+	struct tensor c = { 0 };
+	const struct tensor *use;
 	struct source *s;
 	int k;
 
-	(void)e;
 	if (!strmap_get(pt->by_dq, name, &k))
 		return 0;
 	s = &pt->src[pt->t[k].src];
 	if (!s->held.data)
 		return 0;
-	compare_add(&pt->t[k].carried, t, &s->held, pt->sample);
+	if (clamped(s, t, &c, &use, e) < 0)
+		return -1;
+	compare_add(&pt->t[k].carried, use, &s->held, pt->sample);
+	tensor_release(&c);
 	if (--s->pending <= 0)
 		tensor_release(&s->held);
 	return 0;
@@ -1268,7 +1373,7 @@ outputs_table(const struct report *rp)
 		if (rp->two) {
 			row[k++] = fmt("%lld", (long long)c->samples);
 			row[k++] = fmt_num(compare_snr(c), "%.1f");
-			row[k++] = fmt_num(c->samples ? c->worst_snr : NAN, "%.1f");
+			row[k++] = fmt_num(compare_worst_snr(c), "%.1f");
 			row[k++] = fmt_num(compare_mse(c), "%.3g");
 			row[k++] = fmt_num(compare_max_abs(c), "%.3g");
 			row[k++] = fmt_num(compare_cosine(c), "%.6f");
@@ -1315,7 +1420,7 @@ tensors_table(const struct report *rp)
 		row[k++] = xstrdup(role_names[q->role]);
 		row[k++] = xstrdup(ty ? ty : "?");
 		row[k++] = fmt_num(carried_snr(q), "%.1f");
-		row[k++] = fmt_num(c->samples ? c->worst_snr : NAN, "%.1f");
+		row[k++] = fmt_num(compare_worst_snr(c), "%.1f");
 		row[k++] = fmt_num(compare_mse(c), "%.3g");
 		row[k++] = fmt_num(compare_max_abs(c), "%.3g");
 		row[k++] = fmt_num(compare_cosine(c), "%.6f");
@@ -1347,8 +1452,8 @@ tsv_compare(char **row, const struct report *rp, const struct compare *c)
 	const char *ws = sample_name(rp, c->worst_sample);
 
 	row[TV_SAMPLES] = fmt("%lld", (long long)c->samples);
-	row[TV_SNR] = fmt_num(c->samples ? compare_snr(c) : NAN, "%.9g");
-	row[TV_WORST] = fmt_num(c->samples ? c->worst_snr : NAN, "%.9g");
+	row[TV_SNR] = fmt_num(compare_snr(c), "%.9g");
+	row[TV_WORST] = fmt_num(compare_worst_snr(c), "%.9g");
 	row[TV_WORST_SAMPLE] = ws ? fmt_name(ws) : xstrdup("-");
 	row[TV_MSE] = fmt_num(compare_mse(c), "%.9g");
 	row[TV_MAX_ABS] = fmt_num(compare_max_abs(c), "%.9g");
@@ -1418,8 +1523,8 @@ json_compare(FILE *fp, const struct report *rp, const struct compare *c,
     int *first)
 {
 	json_key(fp, "samples", (double)c->samples, first);
-	json_key(fp, "snr_db", c->samples ? compare_snr(c) : NAN, first);
-	json_key(fp, "worst_snr_db", c->samples ? c->worst_snr : NAN, first);
+	json_key(fp, "snr_db", compare_snr(c), first);
+	json_key(fp, "worst_snr_db", compare_worst_snr(c), first);
 	json_skey(fp, "worst_sample", sample_name(rp, c->worst_sample), first);
 	json_key(fp, "mse", compare_mse(c), first);
 	json_key(fp, "max_abs", compare_max_abs(c), first);
@@ -1475,14 +1580,22 @@ json_report(const struct report *rp, int worse)
 			json_key(fp, "order", q->order, &first);
 			json_compare(fp, rp, &q->carried, &first);
 			json_key(fp, "own_snr_db", own_snr(q), &first);
-			json_key(fp, "own_worst_snr_db", q->has_own &&
-			    q->own.samples ? q->own.worst_snr : NAN, &first);
+			json_key(fp, "own_worst_snr_db", q->has_own ?
+			    compare_worst_snr(&q->own) : NAN, &first);
 			json_key(fp, "own_mse", q->has_own ? compare_mse(&q->own) :
 			    NAN, &first);
 			json_key(fp, "own_max_abs", q->has_own ?
 			    compare_max_abs(&q->own) : NAN, &first);
 			json_key(fp, "clip_pct", clip_pct(q), &first);
 			json_key(fp, "grid_pct", grid_pct(q), &first);
+			if (q->src >= 0 && pt->src[q->src].clamp) {
+				fputs(", \"clamp\": [", fp);
+				json_num(fp, pt->src[q->src].lo);
+				fputs(", ", fp);
+				json_num(fp, pt->src[q->src].hi);
+				fputs("]", fp);
+			} else
+				fputs(", \"clamp\": null", fp);
 			fputs("}", fp);
 		}
 		fputs("\n ],\n \"unmatched\": [", fp);

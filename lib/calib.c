@@ -3,6 +3,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,38 @@
 #include "dataset.h"
 #include "graph.h"
 #include "strmap.h"
+
+/*
+ * The fast path for float tensors (the statistics of every activation
+ * cost about as much as the inference otherwise): the tensor is cut into
+ * chunks of CHUNK values at fixed offsets, the threads take chunks, and
+ * each chunk is reduced in 8 explicit lanes (which the compiler turns
+ * into vector code without reordering the sums) to its count, range, and
+ * sum and sum of squares in double; these chunk sums are then added
+ * exactly (xsum). So the result depends on the tensor only, not on the
+ * number of threads or the order they finish in. The histogram is
+ * counted in a flat array per thread indexed by the top bits of the
+ * float (sign, exponent, mbits of mantissa), the blocks touched are
+ * marked, and only those are moved into the tensor's histogram.
+ */
+#define CHUNK 8192
+#define LANES 8
+#define FLAT_MBITS_MAX 8	/* above, the flat counts take too much memory */
+#define PAR_MIN (4 * CHUNK)	/* smaller tensors stay on one thread */
+#define NBLOCKS 512		/* sign and exponent */
+/*
+ * Four sets of counts, element i counting in set i % 4: runs of equal
+ * values (the zeros after a Relu) would otherwise wait on one counter.
+ */
+#define SETS 4
+
+struct worker {
+	uint32_t *cnt;		/* SETS sets of 512 << mbits counts */
+	unsigned char mark[NBLOCKS];
+	uint64_t n, nan, inf;
+	float min, max;
+	struct xsum sum, sumsq;
+};
 
 struct ctensor {
 	char *name;
@@ -30,6 +64,8 @@ struct calib {
 	size_t scratch_cap;
 	uint64_t batches;
 	struct tensor *outs;	/* graph outputs of a run, released at once */
+	struct worker *w;	/* fast path: one per thread; NULL: tstats' path */
+	int nw;
 };
 
 void
@@ -127,6 +163,19 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 		err_nomem(e);
 		goto fail;
 	}
+	if (c->mbits >= 0 && c->mbits <= FLAT_MBITS_MAX) {
+		c->nw = o->threads > 0 ? o->threads : 2;
+		if (!(c->w = calloc((size_t)c->nw, sizeof *c->w))) {
+			err_nomem(e);
+			goto fail;
+		}
+		for (int t = 0; t < c->nw; t++)
+			if (!(c->w[t].cnt = calloc((size_t)SETS * NBLOCKS <<
+			    c->mbits, sizeof *c->w[t].cnt))) {
+				err_nomem(e);
+				goto fail;
+			}
+	}
 	return c;
 fail:
 	calib_free(c);
@@ -146,6 +195,9 @@ calib_free(struct calib *c)
 	strmap_free(c->index);
 	free(c->scratch);
 	free(c->outs);
+	for (int t = 0; c->w && t < c->nw; t++)
+		free(c->w[t].cnt);
+	free(c->w);
 	interp_free(c->ip);
 	free(c);
 }
@@ -160,6 +212,323 @@ uint64_t
 calib_batches(const struct calib *c)
 {
 	return c->batches;
+}
+
+/*
+ * The lanes of one chunk: lane l adds the values at offsets l, l + 8,
+ * l + 16, ... in that order; the SSE2, AVX2 and plain versions compute
+ * exactly the same sums (no reordering, no fused multiply-add: a float's
+ * square is exact in double), so every build and machine writes the same
+ * stream.
+ */
+struct lanes {
+	double s[LANES], q[LANES];
+	float lo, hi;
+};
+
+__attribute__((unused)) static size_t
+lanes_plain(const float *p, size_t n, struct lanes *r)
+{
+	float lo = INFINITY, hi = -INFINITY;
+	size_t i = 0;
+
+	for (; i + LANES <= n; i += LANES)
+		for (int l = 0; l < LANES; l++) {
+			double d = p[i + l];
+
+			r->s[l] += d;
+			r->q[l] += d * d;
+			lo = p[i + l] < lo ? p[i + l] : lo;
+			hi = p[i + l] > hi ? p[i + l] : hi;
+		}
+	r->lo = lo;
+	r->hi = hi;
+	return i;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+static size_t
+lanes_sse2(const float *p, size_t n, struct lanes *r)
+{
+	__m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+	__m128d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
+	__m128 lo = _mm_set1_ps(INFINITY), lo2 = lo;
+	__m128 hi = _mm_set1_ps(-INFINITY), hi2 = hi;
+	float f[4];
+	size_t i = 0;
+
+	for (; i + LANES <= n; i += LANES) {
+		__m128 a = _mm_loadu_ps(p + i), b = _mm_loadu_ps(p + i + 4);
+		__m128d a0 = _mm_cvtps_pd(a), a1 = _mm_cvtps_pd(_mm_movehl_ps(a, a));
+		__m128d b0 = _mm_cvtps_pd(b), b1 = _mm_cvtps_pd(_mm_movehl_ps(b, b));
+
+		s0 = _mm_add_pd(s0, a0);
+		s1 = _mm_add_pd(s1, a1);
+		s2 = _mm_add_pd(s2, b0);
+		s3 = _mm_add_pd(s3, b1);
+		q0 = _mm_add_pd(q0, _mm_mul_pd(a0, a0));
+		q1 = _mm_add_pd(q1, _mm_mul_pd(a1, a1));
+		q2 = _mm_add_pd(q2, _mm_mul_pd(b0, b0));
+		q3 = _mm_add_pd(q3, _mm_mul_pd(b1, b1));
+		lo = _mm_min_ps(a, lo);
+		lo2 = _mm_min_ps(b, lo2);
+		hi = _mm_max_ps(a, hi);
+		hi2 = _mm_max_ps(b, hi2);
+	}
+	_mm_storeu_pd(r->s, s0);
+	_mm_storeu_pd(r->s + 2, s1);
+	_mm_storeu_pd(r->s + 4, s2);
+	_mm_storeu_pd(r->s + 6, s3);
+	_mm_storeu_pd(r->q, q0);
+	_mm_storeu_pd(r->q + 2, q1);
+	_mm_storeu_pd(r->q + 4, q2);
+	_mm_storeu_pd(r->q + 6, q3);
+	_mm_storeu_ps(f, _mm_min_ps(lo, lo2));
+	r->lo = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
+	_mm_storeu_ps(f, _mm_max_ps(hi, hi2));
+	r->hi = fmaxf(fmaxf(f[0], f[1]), fmaxf(f[2], f[3]));
+	return i;
+}
+
+__attribute__((target("avx2"))) static size_t
+lanes_avx2(const float *p, size_t n, struct lanes *r)
+{
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+	__m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
+	float f[8];
+	size_t i = 0;
+
+	for (; i + LANES <= n; i += LANES) {
+		__m256 a = _mm256_loadu_ps(p + i);
+		__m256d a0 = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
+		__m256d a1 = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
+
+		s0 = _mm256_add_pd(s0, a0);
+		s1 = _mm256_add_pd(s1, a1);
+		q0 = _mm256_add_pd(q0, _mm256_mul_pd(a0, a0));
+		q1 = _mm256_add_pd(q1, _mm256_mul_pd(a1, a1));
+		lo = _mm256_min_ps(a, lo);
+		hi = _mm256_max_ps(a, hi);
+	}
+	_mm256_storeu_pd(r->s, s0);
+	_mm256_storeu_pd(r->s + 4, s1);
+	_mm256_storeu_pd(r->q, q0);
+	_mm256_storeu_pd(r->q + 4, q1);
+	_mm256_storeu_ps(f, lo);
+	r->lo = f[0];
+	for (int l = 1; l < 8; l++)
+		r->lo = fminf(r->lo, f[l]);
+	_mm256_storeu_ps(f, hi);
+	r->hi = f[0];
+	for (int l = 1; l < 8; l++)
+		r->hi = fmaxf(r->hi, f[l]);
+	return i;
+}
+
+static size_t
+lanes_run(const float *p, size_t n, struct lanes *r)
+{
+	static int avx2 = -1;	/* a CPU property: the same for every caller */
+
+	if (avx2 < 0)
+		avx2 = __builtin_cpu_supports("avx2") != 0;
+	return avx2 ? lanes_avx2(p, n, r) : lanes_sse2(p, n, r);
+}
+#else
+#define lanes_run lanes_plain
+#endif
+
+/* One chunk's moments, when all its values are finite: 0, else -1. */
+static int
+chunk_moments(const float *p, size_t n, struct worker *w)
+{
+	struct lanes r = { { 0 }, { 0 }, 0, 0 };
+	double ss, qq;
+	size_t i = lanes_run(p, n, &r);
+
+	for (int l = 0; i < n; i++, l++) {
+		double d = p[i];
+
+		r.s[l] += d;
+		r.q[l] += d * d;
+		r.lo = p[i] < r.lo ? p[i] : r.lo;
+		r.hi = p[i] > r.hi ? p[i] : r.hi;
+	}
+	ss = r.s[0];
+	qq = r.q[0];
+	for (int l = 1; l < LANES; l++) {
+		ss += r.s[l];
+		qq += r.q[l];
+	}
+	/* a NaN or an infinity shows in the sums (finite squares cannot overflow) */
+	if (!isfinite(ss) || !isfinite(qq))
+		return -1;
+	w->n += n;
+	w->min = r.lo < w->min ? r.lo : w->min;
+	w->max = r.hi > w->max ? r.hi : w->max;
+	xsum_add(&w->sum, ss);
+	xsum_add(&w->sumsq, qq);
+	return 0;
+}
+
+/* The same for a chunk with NaN or infinite values, which are counted apart. */
+static void
+chunk_checked(const float *p, size_t n, struct worker *w)
+{
+	double s = 0, q = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		float v = p[i];
+
+		if (!isfinite(v)) {
+			if (isnan(v))
+				w->nan++;
+			else
+				w->inf++;
+			continue;
+		}
+		w->n++;
+		s += v;
+		q += (double)v * v;
+		w->min = v < w->min ? v : w->min;
+		w->max = v > w->max ? v : w->max;
+	}
+	xsum_add(&w->sum, s);
+	xsum_add(&w->sumsq, q);
+}
+
+static void
+chunk_hist(const float *p, size_t n, int mbits, struct worker *w)
+{
+	const uint32_t *u = (const uint32_t *)(const void *)p;
+	int shift = 23 - mbits;
+	size_t set = (size_t)NBLOCKS << mbits, i = 0;
+	uint32_t *c0 = w->cnt, *c1 = c0 + set, *c2 = c1 + set, *c3 = c2 + set;
+	unsigned char *mark = w->mark;
+
+	for (; i + SETS <= n; i += SETS) {
+		uint32_t a = u[i], b = u[i + 1], c = u[i + 2], d = u[i + 3];
+
+		c0[a >> shift]++;
+		c1[b >> shift]++;
+		c2[c >> shift]++;
+		c3[d >> shift]++;
+		mark[a >> 23] = 1;
+		mark[b >> 23] = 1;
+		mark[c >> 23] = 1;
+		mark[d >> 23] = 1;
+	}
+	for (; i < n; i++) {
+		c0[u[i] >> shift]++;
+		mark[u[i] >> 23] = 1;
+	}
+}
+
+/* Move a worker's counts into h and clear them. */
+static int
+flush_hist(struct worker *w, int mbits, struct hist *h, struct err *e)
+{
+	size_t nb = (size_t)1 << mbits, set = (size_t)NBLOCKS << mbits;
+	uint64_t zero = 0;
+
+	for (int b = 0; b < NBLOCKS; b++) {
+		uint32_t *blk = w->cnt + ((size_t)b << mbits);
+		int ex = b & 0xff;
+
+		if (!w->mark[b])
+			continue;
+		w->mark[b] = 0;
+		for (size_t j = 0; j < nb; j++) {
+			uint64_t k = 0;
+			uint32_t edge;
+			float f;
+
+			for (int t = 0; t < SETS; t++) {
+				k += blk[t * set + j];
+				blk[t * set + j] = 0;
+			}
+			if (!k)
+				continue;
+			if (ex == 0)
+				zero += k;		/* zeros, subnormals */
+			else if (ex != 0xff) {		/* NaN, Inf are not binned */
+				edge = (uint32_t)b << 23 | (uint32_t)j << (23 - mbits);
+				memcpy(&f, &edge, sizeof f);
+				if (hist_add_bin(h, f, k, e) < 0)
+					return -1;
+			}
+		}
+	}
+	return zero ? hist_add_bin(h, 0, zero, e) : 0;
+}
+
+/* tstats_add_batch for a float tensor, on all threads. */
+static int
+add_batch_fast(struct calib *c, struct tstats *ts, const float *x, size_t n,
+    struct err *e)
+{
+	size_t nchunks = (n + CHUNK - 1) / CHUNK;
+	int nt = n >= PAR_MIN ? c->nw : 1, rc = 0;
+	uint64_t tn = 0, tnan = 0, tinf = 0;
+	float mn = INFINITY, mx = -INFINITY;
+	struct xsum sum, sumsq;
+
+	for (int t = 0; t < nt; t++) {
+		struct worker *w = &c->w[t];
+
+		w->n = w->nan = w->inf = 0;
+		w->min = INFINITY;
+		w->max = -INFINITY;
+		xsum_init(&w->sum);
+		xsum_init(&w->sumsq);
+	}
+#pragma omp parallel for num_threads(nt) schedule(static)
+	for (size_t k = 0; k < nchunks; k++) {
+		struct worker *w = &c->w[omp_get_thread_num()];
+		const float *p = x + k * CHUNK;
+		size_t cn = n - k * CHUNK < CHUNK ? n - k * CHUNK : CHUNK;
+
+		if (chunk_moments(p, cn, w) < 0)
+			chunk_checked(p, cn, w);
+		if (ts->hist)
+			chunk_hist(p, cn, c->mbits, w);
+	}
+	xsum_init(&sum);
+	xsum_init(&sumsq);
+	for (int t = 0; t < nt; t++) {
+		struct worker *w = &c->w[t];
+
+		tn += w->n;
+		tnan += w->nan;
+		tinf += w->inf;
+		mn = w->min < mn ? w->min : mn;
+		mx = w->max > mx ? w->max : mx;
+		xsum_add_xsum(&sum, &w->sum);
+		xsum_add_xsum(&sumsq, &w->sumsq);
+		if (ts->hist && rc == 0 && flush_hist(w, c->mbits, ts->hist,
+		    e) < 0)
+			rc = -1;
+	}
+	if (rc < 0)
+		return -1;
+	ts->nan += tnan;
+	ts->inf += tinf;
+	if (tn == 0)
+		return 0;
+	/* -0 and +0 compare equal: keep +0 so the result is order-free */
+	mn = mn == 0 ? 0.0f : mn;
+	mx = mx == 0 ? 0.0f : mx;
+	ts->n += tn;
+	ts->batches++;
+	ts->min = mn < ts->min ? mn : ts->min;
+	ts->max = mx > ts->max ? mx : ts->max;
+	xsum_add(&ts->bmin, mn);
+	xsum_add(&ts->bmax, mx);
+	xsum_add_xsum(&ts->sum, &sum);
+	xsum_add_xsum(&ts->sumsq, &sumsq);
+	return 0;
 }
 
 /* The interpreter shows us each tensor once it is made. */
@@ -197,7 +566,8 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 		x = c->scratch;
 	}
 	tstats_add_shape(&ct->ts, t->rank, t->dims);
-	if (tstats_add_batch(&ct->ts, x, (size_t)t->nelem, e) < 0)
+	if (c->w ? add_batch_fast(c, &ct->ts, x, (size_t)t->nelem, e) < 0 :
+	    tstats_add_batch(&ct->ts, x, (size_t)t->nelem, e) < 0)
 		return err_prefix(e, "tensor %s", name);
 	return 0;
 }

@@ -158,7 +158,15 @@ compare_snr(const struct compare *c)
 {
 	if (c->nonfinite)
 		return -INFINITY;
+	if (c->samples == c->nmismatch)
+		return NAN;
 	return compare_snr_of(c->signal, c->noise);
+}
+
+double
+compare_worst_snr(const struct compare *c)
+{
+	return c->samples == c->nmismatch ? NAN : c->worst_snr;
 }
 
 double

@@ -80,7 +80,9 @@ int64_t compare_argmax(const struct tensor *t, int64_t row);
 int compare_add_top1(struct compare *c, const struct tensor *x,
     const struct tensor *ref, const int64_t *labels, int64_t nlabels);
 
+/* NaN when nothing was compared (every pair a mismatch). */
 double compare_snr(const struct compare *c);
+double compare_worst_snr(const struct compare *c);
 /* NaN when no finite pair was compared. */
 double compare_mse(const struct compare *c);
 double compare_max_abs(const struct compare *c);	/* NaN likewise */

@@ -289,6 +289,27 @@ struct run {
 	int64_t oh, ow;
 };
 
+/*
+ * Whether the panel of positions [j, j + GEMM_NR) can be read straight
+ * from the input, without unfolding: stride 1, one output row, every tap
+ * inside. *base is then the input under lane 0 of tap (0, 0, 0).
+ */
+static int
+unfold_direct(const struct gemm_unfold *u, int64_t j, const float **base)
+{
+	int64_t oh = j / u->ow, ow0 = j % u->ow, ih0, iw0;
+
+	if (u->sw != 1 || ow0 + GEMM_NR > u->ow)
+		return 0;
+	ih0 = oh * u->sh - u->ph;
+	iw0 = ow0 - u->pw;
+	if (ih0 < 0 || ih0 + (u->kh - 1) * u->dh >= u->h || iw0 < 0 ||
+	    iw0 + GEMM_NR - 1 + (u->kw - 1) * u->dw >= u->w)
+		return 0;
+	*base = u->x + ih0 * u->w + iw0;
+	return 1;
+}
+
 __attribute__((target("avx512f"))) void
 gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
     float *dst)
@@ -308,7 +329,13 @@ gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
 		int64_t ci = k0 / (u->kh * u->kw), kh = k0 / u->kw % u->kh;
 		int64_t kw = k0 % u->kw;
 		float *base = dst + (jb - j0) / GEMM_NR * kc * GEMM_NR;
-		int nrun = 0;
+		int nrun = 0, direct[RUN_PANELS];
+
+		for (int64_t q = 0; q < npan; q++) {
+			const float *unused;
+
+			direct[q] = unfold_direct(u, jb + q * GEMM_NR, &unused);
+		}
 
 		for (int64_t p = jb; p < je; ) {
 			int64_t lane = (p - jb) % GEMM_NR, ow = p % u->ow;
@@ -331,6 +358,13 @@ gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
 			for (int64_t q = 0; q < npan; q++) {
 				float *d = base + (q * kc + kk) * GEMM_NR;
 				__m512 v0 = _mm512_setzero_ps(), v1 = v0;
+
+				/* gemm_packed reads these from the input. */
+				if (direct[q]) {
+					while (r < nrun && rs[r].pan == q)
+						r++;
+					continue;
+				}
 
 				/* Fast path: one whole run, stride 1, inside. */
 				if (rs[r].len == GEMM_NR && u->sw == 1) {
@@ -416,8 +450,9 @@ gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
  * init: 0 zero, 1 load C, 2 the bias of each row.
  */
 __attribute__((target("avx512f"), always_inline)) static inline void
-kern(const int mr, int64_t kc, const float *a, const float *b, float *c,
-    int64_t ldc, __mmask16 m0, __mmask16 m1, int init, const float *bias)
+kern(const int mr, int64_t kc, const float *a, const float *b,
+    const int64_t *off, float *c, int64_t ldc, __mmask16 m0, __mmask16 m1,
+    int init, const float *bias)
 {
 	__m512 c0[GEMM_MR], c1[GEMM_MR];
 
@@ -432,7 +467,17 @@ kern(const int mr, int64_t kc, const float *a, const float *b, float *c,
 			c0[i] = c1[i] = _mm512_setzero_ps();
 	}
 	for (int64_t k = 0; k < kc; k++) {
-		__m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+		__m512 b0, b1;
+
+		/* off: B row k is at b + off[k] (unaligned), else packed. */
+		if (off) {
+			b0 = _mm512_loadu_ps(b + off[k]);
+			b1 = _mm512_loadu_ps(b + off[k] + 16);
+		} else {
+			b0 = _mm512_load_ps(b);
+			b1 = _mm512_load_ps(b + 16);
+			b += GEMM_NR;
+		}
 
 #pragma GCC unroll 12
 		for (int i = 0; i < mr; i++) {
@@ -442,7 +487,6 @@ kern(const int mr, int64_t kc, const float *a, const float *b, float *c,
 			c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
 		}
 		a += GEMM_MR;
-		b += GEMM_NR;
 	}
 #pragma GCC unroll 12
 	for (int i = 0; i < mr; i++) {
@@ -456,7 +500,20 @@ kern_any(int mr, int64_t kc, const float *a, const float *b, float *c,
     int64_t ldc, __mmask16 m0, __mmask16 m1, int init, const float *bias)
 {
 	switch (mr) {
-#define K(n) case n: kern(n, kc, a, b, c, ldc, m0, m1, init, bias); break;
+#define K(n) case n: kern(n, kc, a, b, NULL, c, ldc, m0, m1, init, bias); \
+	break;
+	K(1) K(2) K(3) K(4) K(5) K(6) K(7) K(8) K(9) K(10) K(11) K(12)
+#undef K
+	}
+}
+
+__attribute__((target("avx512f"))) static void
+kern_direct(int mr, int64_t kc, const float *a, const float *b,
+    const int64_t *off, float *c, int64_t ldc, int init, const float *bias)
+{
+	switch (mr) {
+#define K(n) case n: kern(n, kc, a, b, off, c, ldc, 0xffff, 0xffff, init, \
+	bias); break;
 	K(1) K(2) K(3) K(4) K(5) K(6) K(7) K(8) K(9) K(10) K(11) K(12)
 #undef K
 	}
@@ -486,8 +543,27 @@ gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0, int64_t i1,
 		for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
 			int64_t kc = k - pc < GEMM_KC ? k - pc : GEMM_KC;
 			int init = pc > 0 || accumulate ? 1 : bias ? 2 : 0;
+			int64_t off[GEMM_KC];
 
 			fill(ctx, pc, pc + kc, jc, jc + nc, bp);
+			/*
+			 * Panels an unfolding leaves out are read from its
+			 * input: row r of the unfolded matrix sits at offset
+			 * off[r] from the panel's base.
+			 */
+			if (fill == gemm_fill_unfold) {
+				const struct gemm_unfold *u = ctx;
+				int64_t hw = u->h * u->w;
+
+				for (int64_t r = 0; r < kc; r++) {
+					int64_t kk = pc + r;
+					int64_t ci = kk / (u->kh * u->kw);
+					int64_t kh = kk / u->kw % u->kh;
+
+					off[r] = ci * hw + kh * u->dh * u->w +
+					    kk % u->kw * u->dw;
+				}
+			}
 			for (int64_t q = 0; q < nc; q += GEMM_NR) {
 				int64_t nr = nc - q < GEMM_NR ? nc - q : GEMM_NR;
 				__mmask16 m0 = nr >= 16 ? 0xffff :
@@ -495,14 +571,24 @@ gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0, int64_t i1,
 				__mmask16 m1 = nr >= 32 ? 0xffff : nr > 16 ?
 				    (__mmask16)((1u << (nr - 16)) - 1) : 0;
 				const float *bq = bp + q / GEMM_NR * kc * GEMM_NR;
+				const float *base = NULL;
+				int direct = fill == gemm_fill_unfold &&
+				    unfold_direct(ctx, jc + q, &base);
 
 				for (int64_t i = i0; i < i1; i += GEMM_MR) {
 					int mr = (int)(i1 - i < GEMM_MR ? i1 - i :
 					    GEMM_MR);
 
-					kern_any(mr, kc, pa + i * k + pc * GEMM_MR,
-					    bq, c + i * ldc + jc + q, ldc, m0, m1,
-					    init, bias ? bias + i : NULL);
+					if (direct)
+						kern_direct(mr, kc, pa + i * k +
+						    pc * GEMM_MR, base, off,
+						    c + i * ldc + jc + q, ldc, init,
+						    bias ? bias + i : NULL);
+					else
+						kern_any(mr, kc, pa + i * k +
+						    pc * GEMM_MR, bq, c + i * ldc +
+						    jc + q, ldc, m0, m1, init,
+						    bias ? bias + i : NULL);
 				}
 			}
 		}

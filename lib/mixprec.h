@@ -119,6 +119,8 @@ typedef void (*mixprec_note_fn)(void *ctx, const char *msg);
  */
 struct mixprec *mixprec_read(struct stream_reader *r, struct err *e);
 void mixprec_free(struct mixprec *mp);
+/* The sha256= of the stream's #model header, or NULL. */
+const char *mixprec_model_sha256(const struct mixprec *mp);
 /* Notes (what was dropped or approximated, and why); fn may be NULL. */
 void mixprec_set_note(struct mixprec *mp, mixprec_note_fn fn, void *ctx);
 
@@ -144,6 +146,10 @@ int mixprec_tensor_find(const struct mixprec *mp, const char *name);
 int mixprec_tensor_quantized(const struct mixprec *mp, int t);
 /* Its type in the stream as read (DT_UNDEFINED when not quantized). */
 int mixprec_tensor_type(const struct mixprec *mp, int t);
+/* The node writing it, -1 for a graph input (or an unknown tensor). */
+int mixprec_tensor_producer(const struct mixprec *mp, int t);
+/* The tensor whose parameters it shares (method=shared from=), or -1. */
+int mixprec_tensor_shared_from(const struct mixprec *mp, int t);
 /* Elements per sample, from the stat record (0 when unknown). */
 double mixprec_tensor_elems(const struct mixprec *mp, int t);
 

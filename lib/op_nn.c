@@ -39,6 +39,12 @@
 #define TILE_FLOATS (96 * 1024)		/* im2col tile budget per thread */
 #define FOLD_FLOATS (1024 * 1024)	/* ConvTranspose column budget */
 #define PAR_MIN 32768			/* elements below which one thread */
+/*
+ * Multiply-adds below which a product runs on one thread: waking a
+ * sleeping worker costs more than such a product (about 0.1 ms under
+ * OMP_WAIT_POLICY=passive on a virtual machine).
+ */
+#define MAC_PAR_MIN ((int64_t)1 << 20)
 
 /* Input i, or NULL when absent (past the end or an empty name). */
 static const struct tensor *
@@ -661,7 +667,7 @@ conv_gemm(struct op_ctx *c, const float *x, const float *w,
 	if (tw > P)
 		tw = P;
 	ntiles = tw ? (P + tw - 1) / tw : 0;
-	if (mg * P * K < PAR_MIN * 8)
+	if (mg * P * K < MAC_PAR_MIN)
 		threads = 1;
 	if (ntiles < 2 * threads) {
 		/* Few positions: unfold all at once, split the rows instead. */
@@ -752,7 +758,7 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 	const float *pa;
 	float *buf, *tmp, *ptmp;
 
-	if (mg * P * K < PAR_MIN * 8)
+	if (mg * P * K < MAC_PAR_MIN)
 		threads = 1;
 	if (!(pa = packed_weights(c, w, group, mg, K, 0, &ptmp)))
 		return -1;
@@ -1049,7 +1055,8 @@ conv_depthwise(struct op_ctx *c, const float *x, const float *w,
 	int64_t mult = m / cin, S = g->in[0] * g->in[1];
 	int64_t P = g->out[0] * g->out[1], KK = g->k[0] * g->k[1];
 	int64_t psz = dw_pad_size(g);
-	int threads = threads_for(c, n * m * P * KK);
+	int threads = n * m * P * KK < MAC_PAR_MIN / 4 ? 1 :
+	    c->threads > 0 ? c->threads : 1;
 	float *buf, *tmp;
 
 	if (!(buf = scratch_get(c, psz * threads, &tmp)))
@@ -1259,7 +1266,7 @@ convt_packed(struct op_ctx *c, const float *x, const float *w,
 	const float *pa;
 	float *buf, *tmp, *ptmp;
 
-	if (mg * P * cg < PAR_MIN)
+	if (mg * P * cg < MAC_PAR_MIN)
 		threads = 1;
 	tw = 65536 / (K ? K : 1);
 	tw = tw < GEMM_NR ? GEMM_NR : (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
@@ -1502,7 +1509,7 @@ batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 	gemm_fill_fn fill = tb ? gemm_fill_rows_t : gemm_fill_rows;
 	float *buf, *tmp;
 
-	if (batch * M * N * K < PAR_MIN * 8)
+	if (batch * M * N * K < MAC_PAR_MIN)
 		threads = 1;
 	if (!(buf = scratch_get(c, (asz + bsz) * threads, &tmp)))
 		return -1;

@@ -15,7 +15,7 @@
 #   ort_node ARGS runs node ARGS with onnxruntime-node on NODE_PATH, so a
 #                 script can require('onnxruntime-node'); fails like
 #                 need_models when it cannot be had.
-#   fail MSG      fails the test, saying MSG.
+#   fail MSG...   fails the test, saying each MSG on a line of its own.
 # Tests use `run --separate-stderr` to check stdout and stderr apart.
 
 bats_require_minimum_version 1.5.0
@@ -29,7 +29,7 @@ export ONNXQ_ROOT ONNXQ_BIN ONNXQ_TOOLS TESTDATA PATH
 
 if ! declare -F fail >/dev/null; then
 	fail() {
-		printf '%s\n' "$*" >&2
+		printf '%s\n' "$@" >&2
 		return 1
 	}
 fi

@@ -154,8 +154,9 @@ async function main() {
 		for (const name of session.outputNames) {
 			const snr = noise[name] === 0 ? 'inf' :
 			    (10 * Math.log10(sig[name] / noise[name])).toFixed(2);
-			console.log(`${name}\tsnr=${snr}\tmaxabs=` +
-			    `${maxabs[name].toPrecision(4)}`);
+			const m = maxabs[name] === 0 ? '0' :
+			    maxabs[name].toPrecision(4);
+			console.log(`${name}\tsnr=${snr}\tmaxabs=${m}`);
 		}
 }
 

@@ -3,7 +3,10 @@
 # --help prints the usage on stdout and exits 0; --version prints
 # "PROG VERSION"; an unknown option exits 2 with the usage on stderr; the
 # usage equals the SYNOPSIS of man/man1/PROG.1; the page renders without
-# warnings. Needs: the built programs, groff and man-db (mandoc if present).
+# warnings; --help into a full disk exits 1 (onnx-verify, which exits 2 for
+# trouble, checks that itself). Also onnx-qdq-insert's and onnx-mixprec's
+# usage mistakes and errors. Needs: the built programs, groff and man-db
+# (and mandoc if present).
 
 load helpers
 
@@ -107,9 +110,9 @@ check_man() {
 @test "onnx-verify: usage equals man page SYNOPSIS" { check_synopsis onnx-verify; }
 @test "onnx-verify: man page renders cleanly" { check_man onnx-verify; }
 
-# The skeletons of programs whose work comes later say so, and still
-# reject usage mistakes first.
-@test "onnx-qdq-insert: usage mistakes and the not-implemented error" {
+# Usage mistakes come before any work; an error is one line on stderr,
+# exit 1, and no output file.
+@test "onnx-qdq-insert: usage mistakes, and errors leave no output" {
 	run --separate-stderr onnx-qdq-insert
 	[ "$status" -eq 2 ]
 	[[ $stderr == usage:* ]]
@@ -119,30 +122,28 @@ check_man() {
 	run --separate-stderr onnx-qdq-insert a b c
 	[ "$status" -eq 2 ]
 	run --separate-stderr onnx-qdq-insert -v --dedicated-pairs \
-	    --external-data -o out.onnx model.onnx qp.txt
+	    --external-data -o out.onnx no-model.onnx no-qparams
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[[ $stderr == "onnx-qdq-insert: not implemented yet (see issue "* ]]
+	[[ $stderr == "onnx-qdq-insert: "* ]]
 	[ ! -e out.onnx ]
 }
 
-@test "onnx-mixprec: usage mistakes and the not-implemented error" {
+@test "onnx-mixprec: usage mistakes, and errors leave no output" {
 	run --separate-stderr onnx-mixprec model.onnx
 	[ "$status" -eq 2 ]
-	[[ $stderr == "onnx-mixprec: give either -c or --target-snr"* ]]
 	run --separate-stderr onnx-mixprec -c r.yaml --target-snr 30 -d e m
 	[ "$status" -eq 2 ]
 	run --separate-stderr onnx-mixprec --target-snr 30 model.onnx
 	[ "$status" -eq 2 ]
 	run --separate-stderr onnx-mixprec --target-snr 3x -d e model.onnx
 	[ "$status" -eq 2 ]
-	[[ $stderr == "onnx-mixprec: --target-snr: not a number of dB: 3x"* ]]
-	run --separate-stderr onnx-mixprec -c r.yaml -d e model.onnx
-	[ "$status" -eq 2 ]
-	run --separate-stderr onnx-mixprec -c r.yaml model.onnx
+	[[ $stderr == "onnx-mixprec: "*3x* ]]
+	run --separate-stderr onnx-mixprec -o out -c no-regions.yaml no-model.onnx
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[[ $stderr == "onnx-mixprec: not implemented yet (see issue "* ]]
+	[[ $stderr == "onnx-mixprec: "* ]]
+	[ ! -e out ]
 	run --separate-stderr onnx-mixprec -v -o out --target-snr 30.5 -d e m
 	[ "$status" -eq 1 ]
 	[ ! -e out ]
@@ -150,7 +151,7 @@ check_man() {
 
 @test "a late write error on stdout is an error" {
 	[ -w /dev/full ] || skip "no /dev/full"
-	for p in onnx-qdq-insert onnx-mixprec; do
+	for p in onnx-calib onnx-qparams onnx-qdq-insert onnx-mixprec; do
 		run "$p" --help
 		[ "$status" -eq 0 ]
 		run sh -c "$p --help >/dev/full"

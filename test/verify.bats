@@ -2,9 +2,10 @@
 # verify.bats: onnx-verify with one model: the three data directory
 # layouts (ONNX test_data_set_N/*.pb, SAMPLE/NAME.npy, SAMPLE.npz stored
 # and deflated), the file-name rule for awkward tensor names, the report
-# table, tolerances and --min-snr, --save-outputs, --quiet, and exit
+# table, TSV and JSON, tolerances and --min-snr (all outputs or NAME=DB),
+# top-1 agreement and --labels, --save-outputs, --quiet, and exit
 # statuses 0 (within tolerance), 1 (outside) and 2 (trouble) with their
-# messages. Needs: onnx-verify, /usr/bin/python3 with onnx and numpy, and
+# messages. verify2.bats has the two-model form. Needs: onnx-verify, /usr/bin/python3 with onnx and numpy, and
 # the ONNX backend test data for the .pb layout.
 
 load helpers
@@ -41,9 +42,9 @@ setup_file() {
 	                     helper.make_node('NoSuchOp', ['t'], ['u'], name='n1'),
 	                     helper.make_node('Frobnicate', ['u'], ['y'], name='n2')],
 	     [vi('x', TensorProto.FLOAT, [2])], [vi('y', TensorProto.FLOAT, [2])])
-	save('old', [helper.make_node('Relu', ['x'], ['y'])],
+	save('future', [helper.make_node('Relu', ['x'], ['y'])],
 	     [vi('x', TensorProto.FLOAT, [2])], [vi('y', TensorProto.FLOAT, [2])],
-	     opset=6)
+	     opset=99)
 	save('static', [helper.make_node('Relu', ['x'], ['y'])],
 	     [vi('x', TensorProto.FLOAT, [1, 3, 'h', 4])],
 	     [vi('y', TensorProto.FLOAT, [1, 3, 'h', 4])])
@@ -215,9 +216,9 @@ np.save("d/s0/x.npy", np.zeros((1, 3, 5, 5), np.float32))'
 	run --separate-stderr onnx-verify -d d "$F/unsupported.onnx"
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "onnx-verify: $F/unsupported.onnx: unsupported operators: node n1 (NoSuchOp), node n2 (Frobnicate)" ]
-	run --separate-stderr onnx-verify -d d "$F/old.onnx"
+	run --separate-stderr onnx-verify -d d "$F/future.onnx"
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "onnx-verify: $F/old.onnx: opset 6 of the default domain is not supported (7 to 21 are)" ]
+	[[ $stderr == "onnx-verify: $F/future.onnx: opset 99 of the default domain is not supported ("*" to 21 are)" ]] || fail "$stderr"
 	run --separate-stderr onnx-verify -d d nonexistent.onnx
 	[ "$status" -eq 2 ]
 	[[ $stderr == "onnx-verify: nonexistent.onnx: "* ]]
@@ -241,9 +242,12 @@ np.save("d/s0/x.npy", np.zeros((1, 3, 5, 5), np.float32))'
 	run --separate-stderr onnx-verify -d npy a b c
 	[ "$status" -eq 2 ]
 	[ "${stderr_lines[0]}" = "onnx-verify: too many arguments" ]
-	run --separate-stderr onnx-verify -d npy "$F/names.onnx" "$F/names.onnx"
+	run --separate-stderr onnx-verify -d npy --per-tensor "$F/names.onnx"
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "onnx-verify: comparing two models is not implemented yet" ]
+	[ "${stderr_lines[0]}" = "onnx-verify: --per-tensor: needs MODEL and QMODEL" ]
+	run --separate-stderr onnx-verify -d npy --labels l.txt --min-snr 3 --format tsv --bogus "$F/names.onnx"
+	[ "$status" -eq 2 ]
+	[[ ${stderr_lines[1]} == "usage: onnx-verify "* ]]
 }
 
 @test "verify: a late write error on stdout is trouble" {
@@ -251,4 +255,91 @@ np.save("d/s0/x.npy", np.zeros((1, 3, 5, 5), np.float32))'
 	run sh -c "onnx-verify -d npy '$F/names.onnx' >/dev/full"
 	[ "$status" -eq 2 ]
 	[[ $output == *"onnx-verify: stdout: write error"* ]]
+}
+
+@test "verify: --min-snr NAME=DB gates one output only" {
+	/usr/bin/python3 -c '
+import numpy as np
+p = "npy/s1/z.npy"; a = np.load(p); a += np.float32(1e-6) * a; np.save(p, a)'
+	run onnx-verify -q --min-snr z=100 -d npy "$F/names.onnx"
+	[ "$status" -eq 0 ]
+	run --separate-stderr onnx-verify --min-snr out/y=200 --min-snr z=200 -d npy "$F/names.onnx"
+	[ "$status" -eq 1 ]
+	[[ ${lines[1]} =~ ^out/y\ .*\ ok$ ]] || fail "${lines[1]}"
+	[[ ${lines[2]} =~ ^z\ .*\ low-snr$ ]] || fail "${lines[2]}"
+	run --separate-stderr onnx-verify --min-snr y=200 -d npy "$F/names.onnx"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "onnx-verify: --min-snr: no output y" ]
+}
+
+@test "verify: TSV and JSON reports with one model" {
+	/usr/bin/python3 -c '
+import numpy as np
+p = "npy/s2/z.npy"; a = np.load(p); a[1, 2] += 0.5; np.save(p, a)'
+	run --separate-stderr onnx-verify --format tsv -d npy "$F/names.onnx"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[[ ${lines[0]} == "kind	name	samples	snr_db	worst_snr_db	worst_sample	"* ]] || fail "${lines[0]}"
+	[ "$(cut -f1-5,13,14 <<<"${lines[1]}")" = "output	out/y	3	inf	inf	0	ok" ]
+	[ "$(cut -f1-3,6,8,13,14 <<<"${lines[2]}")" = "output	z	3	npy/s2	0.5	1	fail" ]
+	run --separate-stderr onnx-verify --format json -d npy "$F/names.onnx"
+	[ "$status" -eq 1 ]
+	printf '%s\n' "$output" >r.json
+	/usr/bin/python3 - <<-'EOF'
+	import json, math
+	import numpy as np
+	r = json.load(open("r.json"))
+	assert r["qmodel"] is None and r["status"] == "different" and r["samples"] == 3
+	y, z = r["outputs"]
+	assert y["name"] == "out/y" and y["snr_db"] == math.inf and y["status"] == "ok"
+	assert z["status"] == "fail" and z["outside_tol"] == 1 and z["max_abs"] == 0.5
+	# The SNR of z over the three samples, as numpy has it.
+	sig = noise = 0.0
+	for s in ("s1", "s2", "s10"):
+	    d = {k: np.load("npy/%s/%s.npy" % (s, k)).astype(np.float64)
+	         for k in ("in%2Fx%3A0", "b", "z")}
+	    want = np.maximum(d["in%2Fx%3A0"].astype(np.float32) + d["b"].astype(np.float32), 0)
+	    sig += (d["z"] ** 2).sum()
+	    noise += ((want - d["z"]) ** 2).sum()
+	assert math.isclose(z["snr_db"], 10 * math.log10(sig / noise), rel_tol=1e-9), z
+	assert z["worst_sample"] == "npy/s2", z
+	# Top-1 along the last axis, rows of expected against rows of output.
+	rows = agree = 0
+	for s in ("s1", "s2", "s10"):
+	    x = np.load("npy/%s/in%%2Fx%%3A0.npy" % s) + np.load("npy/%s/b.npy" % s)
+	    ref = np.load("npy/%s/z.npy" % s)
+	    agree += (np.maximum(x, 0).argmax(axis=1) == ref.argmax(axis=1)).sum()
+	    rows += 2
+	assert z["top1_agreement_pct"] == 100.0 * agree / rows, z
+	EOF
+}
+
+@test "verify: top-1 and --labels with one model" {
+	# z has rows of 3 classes: two rows a sample, so two labels a line.
+	/usr/bin/python3 - <<-'EOF'
+	import numpy as np
+	with open("labels.txt", "w") as f:
+	    for s in ("s1", "s2", "s10"):
+	        z = np.load("npy/%s/z.npy" % s)
+	        f.write("%d %d\n" % (z[0].argmax(), (z[1].argmax() + 1) % 3))
+	EOF
+	run --separate-stderr onnx-verify --labels labels.txt -d npy "$F/names.onnx"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ "${lines[0]}" = "output  samples  max_abs_err   snr_db  top1_%  acc_%  ref_acc_%  status" ]
+	[[ ${lines[2]} =~ ^z\ +3\ +0\ +inf\ +100\.00\ +50\.00\ +50\.00\ +ok$ ]] || fail "${lines[2]}"
+	run onnx-verify -q --min-agreement 100 -d npy "$F/names.onnx"
+	[ "$status" -eq 0 ]
+	printf '1\n2\n0\n' >one.txt
+	run --separate-stderr onnx-verify --labels one.txt -d npy "$F/static.onnx"
+	[ "$status" -eq 2 ]
+}
+
+@test "verify: no progress bar on a terminal with --quiet, a bar without" {
+	command -v script >/dev/null || skip "no script(1)"
+	run script -qec "onnx-verify -d npy '$F/names.onnx' >/dev/null" out.txt
+	[ "$status" -eq 0 ]
+	[[ $(cat out.txt) == *"onnx-verify: [####################] 3/3 samples"* ]] || fail "$(cat -v out.txt)"
+	run script -qec "onnx-verify -q -d npy '$F/names.onnx'" out.txt
+	[ "$status" -eq 0 ]
+	! grep -q "onnx-verify: " out.txt || fail "$(cat -v out.txt)"
 }

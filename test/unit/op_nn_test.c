@@ -280,6 +280,9 @@ test_conv_paths(void)
 		{ 1, 12, 30, 33, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12 },
 		{ 2, 6, 21, 19, 6, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 6 },
 		{ 1, 4, 17, 20, 8, 3, 3, 3, 3, 2, 2, 0, 3, 1, 0, 4 },
+		/* inner panels read straight from the input (stride 1) */
+		{ 1, 20, 70, 70, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1 },
+		{ 1, 40, 36, 70, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
 		/* kernel exactly as large as the padded input */
 		{ 1, 2, 3, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
 	};
@@ -288,6 +291,38 @@ test_conv_paths(void)
 		check_conv(&g[i], 1, 2);
 		check_conv(&g[i], 0, 1);
 	}
+}
+
+/* Cached packed weights must follow weights that change between runs. */
+static void
+test_conv_weights_change(void)
+{
+	const struct op_def *d = ops_find("", "Conv");
+	struct tnode t;
+	struct tensor x, w, y = { 0 };
+	const struct tensor *in[2] = { &x, &w };
+	int64_t xd[4] = { 1, 8, 20, 40 }, wd[4] = { 5, 8, 3, 3 };
+	struct cgeo q = { 1, 8, 20, 40, 5, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1 };
+	float ref[5 * 18 * 38];
+	void *state = NULL;
+	struct op_ctx c;
+	struct err e;
+
+	mk_rand(&x, 4, xd, 16);
+	mk_rand(&w, 4, wd, 17);
+	node_init(&t, "Conv");
+	memset(&c, 0, sizeof c);
+	c.node = &t.n, c.opset = 11, c.nin = 2, c.in = in, c.nout = 1;
+	c.out = &y, c.threads = 2, c.state = &state, c.err = &e;
+	REQUIRE(d->run(&c) == 0);
+	tensor_release(&y);
+	((float *)w.data)[w.nelem - 1] += 1;
+	((float *)w.data)[0] -= 2;
+	conv_ref(&q, x.data, w.data, NULL, ref, 18, 38);
+	REQUIRE(d->run(&c) == 0);
+	CHECK_NEAR(max_diff(&y, ref), 0, 1e-5);
+	d->free_state(state);
+	tensor_release(&x), tensor_release(&w), tensor_release(&y);
 }
 
 static void
@@ -992,7 +1027,7 @@ test_dequantize_types(void)
 	tensor_release(&x), tensor_release(&s), tensor_release(&z);
 }
 
-UNIT_MAIN(test_conv_paths, test_conv_1d_3d, test_conv_auto_pad,
+UNIT_MAIN(test_conv_paths, test_conv_weights_change, test_conv_1d_3d, test_conv_auto_pad,
     test_conv_errors, test_convtranspose, test_gemm, test_matmul_broadcast,
     test_einsum, test_maxpool_indices, test_avgpool_pads, test_norms,
     test_resize_nearest, test_resize_linear, test_quantize_rounding,

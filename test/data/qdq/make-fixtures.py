@@ -9,7 +9,16 @@ Debian's python3-onnx and numpy (run as /usr/bin/python3).
     make-fixtures.py pr22020-samples DIR  the PR 22020 Conv's calibration
                                           (constant 0, 6.375, 12.75) and
                                           DIR/eval (constant 6.375)
+    make-fixtures.py wide OUT             a MatMul with a 64x64 weight
+                                          (the others are too small for
+                                          external data)
     make-fixtures.py external IN OUT      IN saved with external data
+    make-fixtures.py show MODEL           check MODEL with onnx.checker
+                                          (full check, opset <= 17) and
+                                          list it for grep: "opset D V",
+                                          "ir V", "init NAME TYPE SHAPE",
+                                          "node OP DOMAIN IN,.. OUT,..
+                                          [attr=v ..]", "output NAME"
 
 Models (all float32):
   conv.onnx      ORT PR 22020's Conv: weight 2x2x2x2 of +-1e-7, bias
@@ -176,6 +185,13 @@ def subgraph():
                  [vi("y", [1, 4])], [])
 
 
+def wide():
+    r = np.random.RandomState(3)
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")]
+    return model(nodes, [vi("x", [1, 64])], [vi("y", [1, 64])],
+                 [init("W", (r.randn(64, 64) * 0.1).astype(np.float32))])
+
+
 def save(m, name, out_dir=HERE):
     with open(os.path.join(out_dir, name), "wb") as f:
         f.write(m.SerializeToString())
@@ -211,6 +227,28 @@ def pr22020_samples(out):
               np.full((1, 2, 4, 4), 6.375, dtype=np.float32))
 
 
+def show(path):
+    m = onnx.load(path, load_external_data=False)
+    ver = max([o.version for o in m.opset_import if o.domain in ("", "ai.onnx")]
+              or [0])
+    if ver <= onnx.defs.onnx_opset_version():
+        onnx.checker.check_model(path, full_check=True)
+        print("checker ok")
+    for o in m.opset_import:
+        print("opset %s %d" % (o.domain or "onnx", o.version))
+    print("ir %d" % m.ir_version)
+    for i in m.graph.initializer:
+        print("init %s %s %s" % (i.name, TensorProto.DataType.Name(i.data_type),
+                                 "x".join(map(str, i.dims)) or "scalar"))
+    for n in m.graph.node:
+        attrs = " ".join("%s=%s" % (a.name, helper.get_attribute_value(a))
+                         for a in n.attribute if a.type != a.GRAPH)
+        print(("node %s %s %s %s %s" % (n.op_type, n.domain or "onnx",
+               ",".join(n.input), ",".join(n.output), attrs)).rstrip())
+    for o in m.graph.output:
+        print("output %s" % o.name)
+
+
 def main():
     a = sys.argv[1:]
     if not a:
@@ -222,6 +260,10 @@ def main():
         samples(a[1], a[2], int(a[3]), int(a[4]))
     elif a[0] == "pr22020-samples" and len(a) == 2:
         pr22020_samples(a[1])
+    elif a[0] == "wide" and len(a) == 2:
+        save(wide(), a[1], ".")
+    elif a[0] == "show" and len(a) == 2:
+        show(a[1])
     elif a[0] == "external" and len(a) == 3:
         m = onnx.load(a[1])
         onnx.save(m, a[2], save_as_external_data=True,

@@ -10,7 +10,8 @@ onnx-verify must report for them.
   clf-q.onnx   the same quantized in QDQ form with ONNX Runtime's names:
                x uint8 over a range far too wide; W1 int8 per channel
                (axis 1), stored quantized (W1_quantized); b1 int32 per
-               channel; h uint8 over a range too narrow (it clips),
+               channel; a1 (read by Relu only) uint8 over [0, 10],
+               Relu's range; h uint8 over a range too narrow (it clips),
                converted to uint16 (com.microsoft QuantizeLinear) for
                MatMul W2 and read by ReduceSum through a dedicated pair
                equal to the first; W2 int8 per tensor; b2 left float;
@@ -105,6 +106,7 @@ def main():
              init("W2_zero_point", np.int8(0)),
              init("b2", b2)]
     inits += q("x", sx, zx) + q("h", sh, zh) + q("logits", sl, zl)
+    inits += q("a1", *qparams(0.0, 10.0, 0, 255))
     inits += [init("h16_scale", np.float32(sh16)),
               helper.make_tensor("h16_zero_point", TensorProto.UINT16, [],
                                  [zh16])]
@@ -129,7 +131,11 @@ def main():
                          name="mm1"),
         helper.make_node("Add", ["mm1", "b1_DequantizeLinear_Output"],
                          ["a1"], name="add1"),
-        helper.make_node("Relu", ["a1"], [H], name="relu"),
+        # Only Relu reads a1: quantized over Relu's range, as ORT does.
+        Q("a1", "a1_QuantizeLinear_Output", "a1"),
+        DQ("a1_QuantizeLinear_Output", "a1_DequantizeLinear_Output", "a1"),
+        helper.make_node("Relu", ["a1_DequantizeLinear_Output"], [H],
+                         name="relu"),
         Q(H, "h_QuantizeLinear_Output", "h"),
         DQ("h_QuantizeLinear_Output", "h_DequantizeLinear_Output", "h"),
         # Converted to uint16 for mm2.

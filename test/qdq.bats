@@ -1,0 +1,576 @@
+#!/usr/bin/env bats
+# qdq.bats: onnx-qdq-insert (lib/qdq.c, lib/opset.c) end to end.
+# - ORT PR #22020's Conv calibrated, parameterised and rewritten, run in
+#   ONNX Runtime: output[0] 4.992 / 55.66 dB with the bias adjustment,
+#   0.075 / 0.14 dB without (the seed's figures);
+# - the fixtures of test/data/qdq (make-fixtures.py): the op kinds, shared
+#   and dedicated pairs, weights stored quantized or float, graph outputs
+#   keeping their names, opset raising with node rewrites, the
+#   com.microsoft domain, the five mixed-precision conversion cases, folds,
+#   subgraphs; every model passes onnx.checker, runs in ONNX Runtime with
+#   optimizations off (test/ort-qdq-check.js) and gives the same outputs in
+#   our interpreter (onnx-verify against ORT's outputs);
+# - errors: unknown tensors, truncated streams, another model's stream,
+#   usage; external data;
+# - PaddleOCR v4 rec and det, mobile v2 cls: calibrate, qparams, insert,
+#   run in ORT against fp32.
+# Needs: the built programs, /usr/bin/python3 with onnx and numpy,
+# onnxruntime-node and the real models (helpers.bash: ort_node,
+# need_models).
+
+load helpers
+
+QD=$TESTDATA/qdq
+PY=/usr/bin/python3
+FIX=$QD/make-fixtures.py
+ORTCHECK=$ONNXQ_ROOT/test/ort-qdq-check.js
+
+# show MODEL: checker + listing (make-fixtures.py show) into $output.
+show() {
+	run --separate-stderr "$PY" "$FIX" show "$1"
+	[ "$status" -eq 0 ] || fail "show $1: $stderr"
+}
+
+# count PATTERN: lines of $output matching the extended regex.
+count() {
+	grep -cE -- "$1" <<<"$output" || true
+}
+
+# samples MODEL DIR N SEED
+samples() {
+	"$PY" "$FIX" samples "$1" "$2" "$3" "$4" || fail "samples $1"
+}
+
+# qstream MODEL CALIB [QPARAMS OPTIONS]: the real pipeline's stream.
+qstream() {
+	local model=$1 calib=$2
+
+	shift 2
+	onnx-calib --quiet -d "$calib" "$model" >stats ||
+	    fail "onnx-calib $model failed"
+	onnx-qparams "$@" stats || fail "onnx-qparams $* failed"
+}
+
+# ort_out MODEL DIR OUT [--ref REF]: ORT (optimizations off) outputs of
+# MODEL on DIR into OUT; prints the SNR lines with --ref.
+ort_out() {
+	local model=$1 dir=$2 out=$3
+
+	shift 3
+	ort_node "$ORTCHECK" --out "$out" "$@" "$model" "$dir"
+}
+
+# same_as_ort MODEL DIR ATOL: our interpreter gives ORT's outputs of MODEL
+# on DIR within ATOL (one quantization step of the outputs).
+same_as_ort() {
+	local model=$1 dir=$2 atol=$3
+
+	rm -rf ortcmp
+	cp -r "$dir" ortcmp
+	ort_out "$model" ortcmp ortcmp || fail "ORT cannot run $model"
+	run --separate-stderr onnx-verify -d ortcmp --atol "$atol" --rtol 0 "$model"
+	[ "$status" -eq 0 ] || fail "interpreter and ORT differ on $model:" \
+	    "$output" "$stderr"
+}
+
+# stream LINE...: a hand-written stream of the given record lines (fields
+# separated by spaces here, TABs in the stream).
+stream() {
+	printf '#onnxq\t1.0\n'
+	printf '%s\n' "$@" | tr ' ' '\t'
+	printf 'end\t%d\n' $#
+}
+
+@test "qdq-insert: PR 22020 Conv in ORT: 4.992 and 55.66 dB with the bias adjustment" {
+	"$PY" "$FIX" pr22020-samples pr
+	qstream "$QD/conv.onnx" pr/calib --per-tensor --weight-asymmetric >qp
+	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/conv.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -z "$output" ] && [ -z "$stderr" ] || fail "output: $output $stderr"
+	show q.onnx
+	[ "$(count '^init weight_quantized INT8 2x2x2x2$')" = 1 ] || fail "$output"
+	[ "$(count '^init bias_quantized INT32 2$')" = 1 ] || fail "$output"
+	[ "$(count '^node Conv onnx input_0_DequantizeLinear_Output,weight_DequantizeLinear_Output,bias_DequantizeLinear_Output output_0_QuantizeLinear_Input$')" = 1 ] ||
+	    fail "$output"
+	ort_out "$QD/conv.onnx" pr/eval ref
+	run ort_out q.onnx pr/eval qout --ref ref
+	[ "$output" = "$(printf 'output_0\tsnr=55.66\tmaxabs=0.007843')" ] ||
+	    fail "$output"
+	run "$PY" -c "import numpy as np; print('%.4f' % np.load('qout/s0/output_0.npy').flat[0])"
+	[ "$output" = 4.9922 ] || fail "output[0] $output"
+	same_as_ort q.onnx pr/eval 0
+	# Per-channel symmetric weights (the default) give the same.
+	qstream "$QD/conv.onnx" pr/calib >qp2
+	onnx-qdq-insert -o q2.onnx "$QD/conv.onnx" qp2
+	run ort_out q2.onnx pr/eval qout2 --ref ref
+	[ "$output" = "$(printf 'output_0\tsnr=55.66\tmaxabs=0.007843')" ] ||
+	    fail "$output"
+}
+
+@test "qdq-insert: PR 22020 Conv in ORT: 0.075 and 0.14 dB without the adjustment" {
+	"$PY" "$FIX" pr22020-samples pr
+	qstream "$QD/conv.onnx" pr/calib --per-tensor --weight-asymmetric \
+	    --no-bias-weight-adjust >qp
+	onnx-qdq-insert -o q.onnx "$QD/conv.onnx" qp
+	ort_out "$QD/conv.onnx" pr/eval ref
+	run ort_out q.onnx pr/eval qout --ref ref
+	[ "$output" = "$(printf 'output_0\tsnr=0.14\tmaxabs=4.925')" ] ||
+	    fail "$output"
+	run "$PY" -c "import numpy as np; print('%.4f' % np.load('qout/s0/output_0.npy').flat[0])"
+	[ "$output" = 0.0745 ] || fail "output[0] $output"
+}
+
+@test "qdq-insert: op kinds: shared pairs, weights, biases, graph outputs keep their names" {
+	samples "$QD/ops.onnx" calib 4 1
+	samples "$QD/ops.onnx" eval 2 2
+	qstream "$QD/ops.onnx" calib >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/ops.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"ops.onnx: 14 activations, 4 weights, 2 biases quantized; 0 converted, 0 folded, 0 left alone"* ]] ||
+	    fail "$stderr"
+	[[ $stderr == *"ops.onnx: 14 QuantizeLinear, 20 DequantizeLinear (onnx); opset 13"* ]] ||
+	    fail "$stderr"
+	[[ $stderr == *"ops.onnx: 5869 bytes -> "*" bytes ("*"%)"* ]] || fail "$stderr"
+	show q.onnx
+	# One pair per activation, shared: p1 feeds mul1 and add1 alike.
+	[ "$(count '^node QuantizeLinear ')" = 14 ] || fail "$output"
+	[ "$(count '^node Mul onnx p1_DequantizeLinear_Output,K_DequantizeLinear_Output m1$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Add onnx p1_DequantizeLinear_Output,m1_DequantizeLinear_Output a1$')" = 1 ] ||
+	    fail "$output"
+	# Weights per channel (int8, axis), the Mul constant per tensor, biases int32.
+	[ "$(count '^node DequantizeLinear onnx W1_quantized,W1_scale,W1_zero_point W1_DequantizeLinear_Output axis=0$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node DequantizeLinear onnx Wm_quantized,Wm_scale,Wm_zero_point Wm_DequantizeLinear_Output axis=1$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^init (W1|Wm|Wg)_quantized INT8 ')" = 3 ] || fail "$output"
+	[ "$(count '^init K_quantized UINT8 1x4x1x1$')" = 1 ] || fail "$output"
+	[ "$(count '^init (B1|Cg)_quantized INT32 ')" = 2 ] || fail "$output"
+	[ "$(count '^init (W1|Wm|Wg|K|B1|Cg) ')" = 0 ] || fail "float weights left: $output"
+	# Graph outputs keep their names, written by DequantizeLinear; feat
+	# is read by two nodes too, through the same DequantizeLinear.
+	[ "$(count '^node DequantizeLinear onnx (prob|feat|pool)_QuantizeLinear_Output,[a-z]+_scale,[a-z]+_zero_point (prob|feat|pool)$')" = 3 ] ||
+	    fail "$output"
+	[ "$(count '^node (MatMul|Gemm) onnx feat,')" = 2 ] || fail "$output"
+	[ "$(count '^output ')" = 3 ] || fail "$output"
+	# ORT runs it; our interpreter agrees; quantization costs little.
+	ort_out "$QD/ops.onnx" eval ref
+	run ort_out q.onnx eval qout --ref ref
+	local snr
+	for o in prob feat pool; do
+		snr=$(awk -v o="$o" '$1 == o { sub(/snr=/, "", $2); print $2 }' <<<"$output")
+		awk -v s="$snr" 'BEGIN { exit !(s > 35) }' ||
+		    fail "$o: SNR $snr dB: $output"
+	done
+	same_as_ort q.onnx eval 0
+}
+
+@test "qdq-insert: --dedicated-pairs gives each reader its own pair" {
+	samples "$QD/ops.onnx" calib 4 1
+	samples "$QD/ops.onnx" eval 2 2
+	qstream "$QD/ops.onnx" calib >qp
+	onnx-qdq-insert --dedicated-pairs -o q.onnx "$QD/ops.onnx" qp
+	show q.onnx
+	# p1 (mul1, add1), a1 (sig1, tr1), feat (matmul1, gemm1 and the output).
+	[ "$(count '^node QuantizeLinear onnx p1,')" = 2 ] || fail "$output"
+	[ "$(count '^node QuantizeLinear onnx a1,')" = 2 ] || fail "$output"
+	[ "$(count '^node QuantizeLinear onnx feat_QuantizeLinear_Input,')" = 3 ] ||
+	    fail "$output"
+	[ "$(count '^node QuantizeLinear ')" = 18 ] || fail "$output"
+	[ "$(count '^node Add onnx p1_DequantizeLinear_Output_1,m1_DequantizeLinear_Output a1$')" = 1 ] ||
+	    fail "$output"
+	same_as_ort q.onnx eval 0
+}
+
+@test "qdq-insert: --weights-float keeps float weights behind QuantizeLinear" {
+	samples "$QD/ops.onnx" calib 4 1
+	samples "$QD/ops.onnx" eval 2 2
+	qstream "$QD/ops.onnx" calib >qp
+	onnx-qdq-insert -o q.onnx "$QD/ops.onnx" qp
+	onnx-qdq-insert --weights-float -o qf.onnx "$QD/ops.onnx" qp
+	show qf.onnx
+	[ "$(count '^init (W1|Wm|Wg|K) FLOAT ')" = 4 ] || fail "$output"
+	[ "$(count '^init (W1|Wm|Wg|K)_quantized ')" = 0 ] || fail "$output"
+	[ "$(count '^init (B1|Cg)_quantized INT32 ')" = 2 ] || fail "$output"
+	[ "$(count '^node QuantizeLinear onnx W1,W1_scale,W1_zero_point W1_QuantizeLinear_Output axis=0$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node QuantizeLinear ')" = 18 ] || fail "$output"
+	[ "$(stat -c %s qf.onnx)" -gt "$(stat -c %s q.onnx)" ] ||
+	    fail "float weights should take more room"
+	# The same values either way.
+	ort_out q.onnx eval a
+	run ort_out qf.onnx eval b --ref a
+	[ "$output" = "$(printf 'prob\tsnr=inf\tmaxabs=0\nfeat\tsnr=inf\tmaxabs=0\npool\tsnr=inf\tmaxabs=0')" ] ||
+	    fail "$output"
+}
+
+@test "qdq-insert: opset 9 raised to 13 for per-channel weights, nodes rewritten" {
+	samples "$QD/opset9.onnx" calib 4 1
+	samples "$QD/opset9.onnx" eval 2 2
+	qstream "$QD/opset9.onnx" calib >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/opset9.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"opset9.onnx: opset raised from 9 to 13 (7 nodes rewritten)"* ]] ||
+	    fail "$stderr"
+	show q.onnx
+	[ "$(count '^opset onnx 13$')" = 1 ] || fail "$output"
+	[ "$(count '^ir 7$')" = 1 ] || fail "$output"
+	[ "$(count '^node Clip onnx x_DequantizeLinear_Output,clip_min,clip_max cl$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Slice onnx cl_DequantizeLinear_Output,slice_starts,slice_ends,slice_axes sl$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Squeeze onnx rm_DequantizeLinear_Output,squeeze_axes sq$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Unsqueeze onnx sm_DequantizeLinear_Output,unsqueeze_axes us$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Pad onnx cl_DequantizeLinear_Output,pad_pads,pad_value pd$')" = 1 ] ||
+	    fail "$output"
+	# Softmax on a middle axis: Flatten -> Softmax -> Reshape(Shape);
+	# on the last axis (rank from the stat record) it stays.
+	[ "$(count '^node Flatten onnx sq_DequantizeLinear_Output softmax_mid_flat axis=1$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Reshape onnx softmax_mid_2d,softmax_mid_shape sm$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Softmax onnx sl_DequantizeLinear_Output z_QuantizeLinear_Input axis=3$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node DequantizeLinear onnx W_quantized,W_scale,W_zero_point W_DequantizeLinear_Output axis=0$')" = 1 ] ||
+	    fail "$output"
+	ort_out "$QD/opset9.onnx" eval ref
+	run ort_out q.onnx eval qout --ref ref
+	for o in y z pr; do
+		snr=$(awk -v o="$o" '$1 == o { sub(/snr=/, "", $2); print $2 }' <<<"$output")
+		awk -v s="$snr" 'BEGIN { exit !(s > 35) }' ||
+		    fail "$o: SNR $snr dB: $output"
+	done
+	same_as_ort q.onnx eval 0
+	# Per tensor needs only opset 10: Slice is rewritten, Clip not.
+	qstream "$QD/opset9.onnx" calib --per-tensor >qp10
+	run --separate-stderr onnx-qdq-insert -v -o q10.onnx "$QD/opset9.onnx" qp10
+	[[ $stderr == *"opset raised from 9 to 10 (1 nodes rewritten)"* ]] ||
+	    fail "$stderr"
+	same_as_ort q10.onnx eval 0
+}
+
+@test "qdq-insert: --qdq-domain com.microsoft keeps the opset" {
+	samples "$QD/opset9.onnx" calib 4 1
+	samples "$QD/opset9.onnx" eval 2 2
+	qstream "$QD/opset9.onnx" calib >qp
+	onnx-qdq-insert --qdq-domain com.microsoft -o q.onnx "$QD/opset9.onnx" qp
+	show q.onnx
+	[ "$(count '^opset onnx 9$')" = 1 ] || fail "$output"
+	[ "$(count '^opset com.microsoft 1$')" = 1 ] || fail "$output"
+	[ "$(count '^node (Quantize|Dequantize)Linear com.microsoft ')" = 24 ] ||
+	    fail "$output"
+	[ "$(count '^node (Quantize|Dequantize)Linear onnx ')" = 0 ] || fail "$output"
+	[ "$(count '^node Clip onnx x_DequantizeLinear_Output cl max=6.0 min=0.0$')" = 1 ] ||
+	    fail "$output"
+	same_as_ort q.onnx eval 0
+}
+
+@test "qdq-insert: 16-bit activations below opset 21 use com.microsoft; onnx says why not" {
+	samples "$QD/ops.onnx" calib 4 1
+	samples "$QD/ops.onnx" eval 2 2
+	qstream "$QD/ops.onnx" calib -a uint16 >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/ops.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"ops.onnx: opset 13 cannot be raised to 21 (opset 21 is beyond the opset table (17)): using the com.microsoft QuantizeLinear and DequantizeLinear"* ]] ||
+	    fail "$stderr"
+	show q.onnx
+	[ "$(count '^init x_zero_point UINT16 scalar$')" = 1 ] || fail "$output"
+	[ "$(count '^node QuantizeLinear com.microsoft ')" = 14 ] || fail "$output"
+	same_as_ort q.onnx eval 0
+	run --separate-stderr onnx-qdq-insert --qdq-domain onnx -o q2.onnx "$QD/ops.onnx" qp
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ -z "$output" ] || fail "stdout: $output"
+	[ "$stderr" = "onnx-qdq-insert: $QD/ops.onnx: the parameters need opset 21, the model has 13 and cannot be raised: opset 21 is beyond the opset table (17)" ] ||
+	    fail "$stderr"
+	[ ! -e q2.onnx ] || fail "q2.onnx written"
+}
+
+@test "qdq-insert: a deprecated op (Upsample) blocks raising: com.microsoft, or an error" {
+	stream "qparam x role=act type=uint8 scale=0.1 zp=0" \
+	    "qparam u role=act type=uint8 scale=0.1 zp=0" >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/upsample9.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"upsample9.onnx: opset 9 cannot be raised to 10 (node up (Upsample): Upsample is deprecated at opset 10): using the com.microsoft"* ]] ||
+	    fail "$stderr"
+	show q.onnx
+	[ "$(count '^node QuantizeLinear com.microsoft ')" = 2 ] || fail "$output"
+	run --separate-stderr onnx-qdq-insert --qdq-domain onnx "$QD/upsample9.onnx" qp
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ -z "$output" ] || fail "stdout not empty"
+	[ "$stderr" = "onnx-qdq-insert: $QD/upsample9.onnx: the parameters need opset 10, the model has 9 and cannot be raised: node up (Upsample): Upsample is deprecated at opset 10" ] ||
+	    fail "$stderr"
+}
+
+@test "qdq-insert: convert records: the five cases of ORT's mixed precision" {
+	local recs=() t
+	for t in x t1 out1 t2 out2a out2b t3 out3 t4 out4a out4b t5; do
+		recs+=("qparam $t role=act type=uint8 scale=0.02 zp=128")
+	done
+	stream "${recs[@]}" \
+	    "convert t1 type=uint16 scale=0.0001 zp=32768 recv=sig1" \
+	    "convert t2 type=uint16 scale=0.0001 zp=32768 recv=sig2" \
+	    "convert t3 type=uint16 scale=0.0001 zp=32768 recv=abs3" \
+	    "convert t4 type=uint16 scale=0.0001 zp=32768 recv=neg4" \
+	    "convert t5 type=uint16 scale=0.0001 zp=32768" >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/convert.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"12 activations, 0 weights, 0 biases quantized; 5 converted"* ]] ||
+	    fail "$stderr"
+	show q.onnx
+	# 1: all readers converted: Q1 -> DQ1 -> Q2 -> DQ2 -> sig1.
+	[ "$(count '^node DequantizeLinear com.microsoft t1_QuantizeLinear_Output,')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node QuantizeLinear com.microsoft t1_DequantizeLinear_Output,t1_convert_scale,t1_convert_zero_point ')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node Sigmoid onnx t1_convert_DequantizeLinear_Output ')" = 1 ] ||
+	    fail "$output"
+	# 2: some: DQ1 for abs2, a DQ1 clone feeding the conversion for sig2.
+	[ "$(count '^node DequantizeLinear com.microsoft t2_QuantizeLinear_Output,')" = 2 ] ||
+	    fail "$output"
+	[ "$(count '^node Abs onnx t2_DequantizeLinear_Output ')" = 1 ] || fail "$output"
+	[ "$(count '^node Sigmoid onnx t2_convert_DequantizeLinear_Output ')" = 1 ] ||
+	    fail "$output"
+	# 3: a graph output, all readers converted: DQ1 writes t3, Q2 reads it.
+	[ "$(count '^node DequantizeLinear com.microsoft t3_QuantizeLinear_Output,[^ ]* t3$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^node QuantizeLinear com.microsoft t3,t3_convert_scale,')" = 1 ] ||
+	    fail "$output"
+	# 4: a graph output, some readers: DQ1 writes t4 (relu4 reads it),
+	# the clone feeds neg4's conversion.
+	[ "$(count '^node DequantizeLinear com.microsoft t4_QuantizeLinear_Output,')" = 2 ] ||
+	    fail "$output"
+	[ "$(count '^node Relu onnx t4 ')" = 1 ] || fail "$output"
+	[ "$(count '^node Neg onnx t4_convert_DequantizeLinear_Output ')" = 1 ] ||
+	    fail "$output"
+	# 5: a graph output nothing reads: converted itself, DQ2 writes t5.
+	[ "$(count '^node DequantizeLinear com.microsoft t5_convert_QuantizeLinear_Output,[^ ]* t5$')" = 1 ] ||
+	    fail "$output"
+	[ "$(count '^output ')" = 9 ] || fail "$output"
+	samples "$QD/convert.onnx" eval 2 3
+	same_as_ort q.onnx eval 0
+}
+
+@test "qdq-insert: convert errors: a reader that does not read it, no qparam" {
+	stream "qparam t1 role=act type=uint8 scale=0.02 zp=128" \
+	    "convert t1 type=uint16 scale=0.0001 zp=32768 recv=abs2" >qp
+	run --separate-stderr onnx-qdq-insert "$QD/convert.onnx" qp
+	[ "$status" -eq 1 ] && [ -z "$output" ] || fail "status $status"
+	[ "$stderr" = "onnx-qdq-insert: qp:3: convert t1: node abs2 does not read it" ] ||
+	    fail "$stderr"
+	stream "convert t1 type=uint16 scale=0.0001 zp=32768" >qp
+	run --separate-stderr onnx-qdq-insert "$QD/convert.onnx" qp
+	[ "$stderr" = "onnx-qdq-insert: qp:2: convert t1: no qparam record for it" ] ||
+	    fail "$stderr"
+}
+
+@test "qdq-insert: fold records remove the Relu, its producer writes the output" {
+	samples "$QD/ops.onnx" calib 4 1
+	samples "$QD/ops.onnx" eval 2 2
+	qstream "$QD/ops.onnx" calib >qp0
+	# Add "fold relu1 into=conv1", as onnx-qparams may.
+	awk -F '\t' -v OFS='\t' '$1 == "end" { print "fold", "relu1", "into=conv1";
+	    print "end", $2 + 1; next } { print }' qp0 >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/ops.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"ops.onnx: c1: folded into its reader's output"* ]] || fail "$stderr"
+	[[ $stderr == *"13 activations, 4 weights, 2 biases quantized; 0 converted, 1 folded"* ]] ||
+	    fail "$stderr"
+	show q.onnx
+	[ "$(count '^node Relu ')" = 0 ] || fail "$output"
+	[ "$(count '^node Conv onnx x_DequantizeLinear_Output,W1_DequantizeLinear_Output,B1_DequantizeLinear_Output r1 pads=')" = 1 ] ||
+	    fail "$output"
+	ort_node "$ORTCHECK" --out o q.onnx eval || fail "ORT cannot run it"
+	# The fold of a Relu whose output has no qparam is refused.
+	grep -v $'^qparam\tr1\t' qp0 | awk -F '\t' -v OFS='\t' '$1 == "end" {
+	    print "fold", "relu1", "into=conv1"; print "end", $2; next } { print }' >qp2
+	run --separate-stderr onnx-qdq-insert -o q2.onnx "$QD/ops.onnx" qp2
+	[ "$status" -eq 1 ] || fail "status $status"
+	[[ $stderr == "onnx-qdq-insert: qp2:"*": fold relu1: its output r1 has no activation qparam to clamp it" ]] ||
+	    fail "$stderr"
+}
+
+@test "qdq-insert: tensors read by subgraphs, non-float tensors: notes under -v" {
+	stream "qparam x role=act type=uint8 scale=0.01 zp=0" \
+	    "qparam a role=act type=uint8 scale=0.004 zp=0" \
+	    "qparam cond role=act type=uint8 scale=1 zp=0" \
+	    "qparam y role=act type=uint8 scale=0.01 zp=128" >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/subgraph.onnx" qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"subgraph.onnx: cond: a bool tensor: left alone"* ]] || fail "$stderr"
+	[[ $stderr == *"subgraph.onnx: a: a subgraph reads it: it reads the float value"* ]] ||
+	    fail "$stderr"
+	[[ $stderr == *"3 activations, 0 weights, 0 biases quantized; 0 converted, 0 folded, 1 left alone"* ]] ||
+	    fail "$stderr"
+	show q.onnx
+	[ "$(count '^node Abs onnx a_DequantizeLinear_Output b$')" = 1 ] || fail "$output"
+	[ "$(count '^node If onnx cond c$')" = 1 ] || fail "$output"
+	# Our interpreter has no If: ORT alone runs it.
+	samples "$QD/subgraph.onnx" eval 2 1
+	ort_out q.onnx eval qout || fail "ORT cannot run q.onnx"
+	# Without -v: nothing on stderr.
+	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/subgraph.onnx" qp
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
+}
+
+@test "qdq-insert: a qparam for a tensor the model lacks: FILE:LINE, nothing written" {
+	stream "qparam x role=act type=uint8 scale=0.01 zp=0" \
+	    "qparam nosuch role=act type=uint8 scale=0.01 zp=0" >qp
+	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/ops.onnx" qp
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ -z "$output" ] || fail "stdout: $output"
+	[ "$stderr" = "onnx-qdq-insert: qp:3: tensor nosuch is not in $QD/ops.onnx" ] ||
+	    fail "$stderr"
+	[ ! -e q.onnx ] || fail "q.onnx written"
+	# From standard input, the stream is <stdin>.
+	run --separate-stderr onnx-qdq-insert "$QD/ops.onnx" <qp
+	[ "$status" -eq 1 ] && [ -z "$output" ] || fail "status $status"
+	[ "$stderr" = "onnx-qdq-insert: <stdin>:3: tensor nosuch is not in $QD/ops.onnx" ] ||
+	    fail "$stderr"
+}
+
+@test "qdq-insert: a truncated stream is an error and writes nothing" {
+	stream "qparam x role=act type=uint8 scale=0.01 zp=0" \
+	    "qparam c1 role=act type=uint8 scale=0.01 zp=0" | head -n 2 >qp
+	echo old >q.onnx
+	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/ops.onnx" qp
+	[ "$status" -eq 1 ] || fail "status $status"
+	[[ $stderr == "onnx-qdq-insert: qp:"*"end"* ]] || fail "$stderr"
+	[ "$(cat q.onnx)" = old ] || fail "q.onnx replaced"
+	run --separate-stderr onnx-qdq-insert "$QD/ops.onnx" <qp
+	[ "$status" -eq 1 ] && [ -z "$output" ] || fail "wrote to stdout"
+	# Bad values name the line and key.
+	stream "qparam x role=act type=uint8 scale=-1 zp=0" >qp
+	run --separate-stderr onnx-qdq-insert "$QD/ops.onnx" qp
+	[ "$stderr" = "onnx-qdq-insert: qp:2: key scale: -1 is not a positive finite scale" ] ||
+	    fail "$stderr"
+	stream "qparam x role=act type=uint8 scale=1 zp=300" >qp
+	run --separate-stderr onnx-qdq-insert "$QD/ops.onnx" qp
+	[ "$stderr" = "onnx-qdq-insert: qp:2: key zp: 300 is out of the range of uint8" ] ||
+	    fail "$stderr"
+	stream "qparam x role=act type=uint8 scale=1 zp=0" \
+	    "qparam x role=act type=uint8 scale=1 zp=0" >qp
+	run --separate-stderr onnx-qdq-insert "$QD/ops.onnx" qp
+	[ "$stderr" = "onnx-qdq-insert: qp:3: a second qparam record for x" ] ||
+	    fail "$stderr"
+}
+
+@test "qdq-insert: a stream made from another model: a warning" {
+	samples "$QD/ops.onnx" calib 2 1
+	qstream "$QD/ops.onnx" calib >qp
+	"$PY" -c "
+import onnx
+m = onnx.load('$QD/ops.onnx')
+m.producer_version = 'other'
+onnx.save(m, 'other.onnx')"
+	run --separate-stderr onnx-qdq-insert -o q.onnx other.onnx qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == "onnx-qdq-insert: warning: qp was made from another model (sha256 "*"..., other.onnx has "*"...)" ]] ||
+	    fail "$stderr"
+	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/ops.onnx" qp
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
+}
+
+@test "qdq-insert: models with external data, and --external-data" {
+	"$PY" "$FIX" wide wide.onnx
+	samples wide.onnx calib 2 1
+	samples wide.onnx eval 2 2
+	"$PY" "$FIX" external wide.onnx ext.onnx
+	[ -s ext.onnx.data ] || fail "no external data written"
+	qstream ext.onnx calib >qp
+	run --separate-stderr onnx-qdq-insert -o q.onnx ext.onnx qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	run --separate-stderr onnx-qdq-insert --external-data -o qx.onnx ext.onnx qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -s qx.onnx.data ] || fail "no qx.onnx.data"
+	[ "$(stat -c %s qx.onnx)" -lt "$(stat -c %s q.onnx)" ] || fail "not external"
+	ort_out q.onnx eval a
+	run ort_out qx.onnx eval b --ref a
+	[ "$output" = "$(printf 'y\tsnr=inf\tmaxabs=0')" ] || fail "$output"
+}
+
+@test "qdq-insert: usage mistakes exit 2" {
+	run --separate-stderr onnx-qdq-insert - -
+	[ "$status" -eq 2 ] || fail "status $status"
+	[[ $stderr == *"MODEL and QPARAMS cannot both be the standard input"* ]] ||
+	    fail "$stderr"
+	run --separate-stderr onnx-qdq-insert --qdq-domain nope m.onnx
+	[ "$status" -eq 2 ] || fail "status $status"
+	[[ $stderr == "onnx-qdq-insert: --qdq-domain: 'nope' is not auto, onnx or com.microsoft"* ]] ||
+	    fail "$stderr"
+	run --separate-stderr onnx-qdq-insert
+	[ "$status" -eq 2 ] && [[ $stderr == usage:* ]] || fail "status $status"
+}
+
+@test "qdq-insert: the opset table is what scripts/gen-opset-table.py makes" {
+	run --separate-stderr "$PY" "$ONNXQ_ROOT/scripts/gen-opset-table.py" --check \
+	    "$ONNXQ_ROOT/lib/opset.c"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	# And --check notices a stale table.
+	sed 's/{ "Clip",                  11, OPSET_REWRITE }/{ "Clip", 11, OPSET_SAME }/' \
+	    "$ONNXQ_ROOT/lib/opset.c" >opset.c
+	run --separate-stderr "$PY" "$ONNXQ_ROOT/scripts/gen-opset-table.py" --check opset.c
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ "$stderr" = "gen-opset-table: opset.c: the table is out of date" ] || fail "$stderr"
+}
+
+# ocr MODEL SHAPE QPARAMS-OPTIONS...: calibrate on 2 document-like
+# samples, quantize, check, run in ORT against fp32 on 1 other sample;
+# prints ORT's SNR line.
+ocr() {
+	local model=$1 shape=$2
+
+	shift 2
+	"$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" -n 2 --seed 1 --kind doc \
+	    --shape "x=$shape" "$model" calib >/dev/null || fail "make-inputs"
+	"$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" -n 1 --seed 2 --kind doc \
+	    --shape "x=$shape" "$model" eval >/dev/null || fail "make-inputs"
+	qstream "$model" calib "$@" >qp
+	onnx-qdq-insert -o q.onnx "$model" qp || fail "onnx-qdq-insert failed"
+	"$PY" "$FIX" show q.onnx >show.txt || fail "checker: q.onnx"
+	ort_out "$model" eval ref >/dev/null || fail "ORT fp32"
+	ort_out q.onnx eval qout --ref ref || fail "ORT cannot run q.onnx"
+}
+
+# snr_above LINE DB
+snr_above() {
+	local s
+
+	s=$(awk '{ sub(/snr=/, "", $2); print $2 }' <<<"$1")
+	awk -v s="$s" -v m="$2" 'BEGIN { exit !(s > m) }' ||
+	    fail "SNR $s dB, want more than $2: $1"
+}
+
+@test "qdq-insert: PaddleOCR v4 rec, per channel: raised to 13, runs in ORT" {
+	need_models
+	run ocr "$OCR_REC" 1x3x48x320
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q '^opset onnx 13$' show.txt || fail "not raised"
+	[ "$(grep -c '^node QuantizeLinear onnx' show.txt)" = 398 ] ||
+	    fail "$(grep -c '^node QuantizeLinear' show.txt) QuantizeLinear"
+	snr_above "$output" 3
+	[ "$(stat -c %s q.onnx)" -lt $(( $(stat -c %s "$OCR_REC") * 32 / 100 )) ] ||
+	    fail "q.onnx is $(stat -c %s q.onnx) bytes"
+}
+
+@test "qdq-insert: PaddleOCR v4 rec, 16-bit activations: com.microsoft, runs in ORT" {
+	need_models
+	run ocr "$OCR_REC" 1x3x48x320 -a uint16
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q '^opset com.microsoft 1$' show.txt || fail "no com.microsoft"
+	snr_above "$output" 12
+}
+
+@test "qdq-insert: PaddleOCR v4 det per channel and mobile v2 cls per tensor run in ORT" {
+	need_models
+	run ocr "$OCR_DET" 1x3x320x320
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q '^opset onnx 13$' show.txt || fail "det not raised"
+	snr_above "$output" 3
+	rm -rf calib eval ref qout
+	run ocr "$OCR_CLS" 1x3x48x192 --per-tensor
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q '^opset onnx 10$' show.txt || fail "cls not raised to 10"
+	snr_above "$output" 3
+}
