@@ -848,8 +848,10 @@ static inline __attribute__((always_inline)) void
 v16_madd(v16f *acc, float w, const float *p, int64_t s)
 {
 	/* For s 2: p[0..15] and p[15..30], never past p[15 s]. */
+#ifndef __clang__
 	const v16i even = { 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25,
 	    27, 29, 31 };
+#endif
 	v16f a, b, wv;
 
 	v16_splat(&wv, w);
@@ -858,7 +860,13 @@ v16_madd(v16f *acc, float w, const float *p, int64_t s)
 	else if (s == 2) {
 		memcpy(&a, p, sizeof a);
 		memcpy(&b, p + DW_BLOCK - 1, sizeof b);
+#ifdef __clang__
+		/* clang has no __builtin_shuffle; the same indices */
+		a = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14,
+		    17, 19, 21, 23, 25, 27, 29, 31);
+#else
 		a = __builtin_shuffle(a, b, even);
+#endif
 	} else {
 		float t[DW_BLOCK];
 

@@ -173,7 +173,7 @@ EOF
 	# with the derived keys; three layouts, in the order given
 	onnx-calib -d d -d z -d p --batch 3 --annotate dyn.onnx >"$T/b"
 	check_stats "$T/b" 3 d z p
-	grep -q '^stat	x	dtype=float	shape=?x3x4x4	n=720	' "$T/b"
+	grep -q '^stat	x	dtype=float	shape=3x3x4x4	n=720	' "$T/b"
 	# --limit takes the first samples
 	onnx-calib -d z -d d --limit 4 --batch 2 dyn.onnx >"$T/l"
 	grep -q '^stat	x	.*	n=192	.*	batches=2	' "$T/l"
@@ -409,13 +409,9 @@ g = h.make_graph([
     [h.make_tensor_value_info("y", T.FLOAT, [1, 16, 1, 1])], [w])
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "conv.onnx")
 for i in range(1000):
-    np.save(f"s{i:04d}.npy", rng.normal(0, 1, (1, 3, 32, 32)).astype(np.float32))
+    os.makedirs(f"m/{i}")
+    np.save(f"m/{i}/x.npy", rng.normal(0, 1, (1, 3, 32, 32)).astype(np.float32))
 EOF
-	mkdir m
-	for i in $(seq 0 999); do
-		f=$(printf 's%04d.npy' "$i")
-		mkdir m/$i && mv "$f" m/$i/x.npy
-	done
 	/usr/bin/time -f %M -o rss10 onnx-calib -d m --limit 10 conv.onnx >s10
 	/usr/bin/time -f %M -o rss1000 onnx-calib -d m conv.onnx >s1000
 	grep -q '^stat	x	.*	n=3072000	' s1000

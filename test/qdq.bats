@@ -51,6 +51,32 @@ qstream() {
 	onnx-qparams "$@" stats || fail "onnx-qparams $* failed"
 }
 
+# Samples and statistics the tests share, in $F: F/NAME/calib (4
+# samples), F/NAME/eval (2 others), F/NAME/stats for the ops and opset9
+# fixtures; F/pr (the PR 22020 Conv's samples) and F/pr/stats.
+setup_file() {
+	F=$BATS_FILE_TMPDIR
+	export F
+	local m
+
+	for m in ops opset9; do
+		"$PY" "$FIX" samples "$QD/$m.onnx" "$F/$m/calib" 4 1 &&
+		    "$PY" "$FIX" samples "$QD/$m.onnx" "$F/$m/eval" 2 2 &&
+		    onnx-calib --quiet -d "$F/$m/calib" "$QD/$m.onnx" \
+		    >"$F/$m/stats" || return 1
+	done
+	"$PY" "$FIX" pr22020-samples "$F/pr" &&
+	    onnx-calib --quiet -d "$F/pr/calib" "$QD/conv.onnx" >"$F/pr/stats"
+}
+
+# qp NAME [QPARAMS OPTIONS]: onnx-qparams on the shared statistics of NAME.
+qp() {
+	local m=$1
+
+	shift
+	onnx-qparams "$@" "$F/$m/stats" || fail "onnx-qparams $* failed"
+}
+
 # ort_out MODEL DIR OUT [--ref REF]: ORT (optimizations off) outputs of
 # MODEL on DIR into OUT; prints the SNR lines with --ref.
 ort_out() {
@@ -82,8 +108,8 @@ stream() {
 }
 
 @test "qdq-insert: PR 22020 Conv in ORT: 4.992 and 55.66 dB with the bias adjustment" {
-	"$PY" "$FIX" pr22020-samples pr
-	qstream "$QD/conv.onnx" pr/calib --per-tensor --weight-asymmetric >qp
+	cp -r "$F/pr" pr
+	qp pr --per-tensor --weight-asymmetric >qp
 	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/conv.onnx" qp
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$output" ] && [ -z "$stderr" ] || fail "output: $output $stderr"
@@ -100,7 +126,7 @@ stream() {
 	[ "$output" = 4.9922 ] || fail "output[0] $output"
 	same_as_ort q.onnx pr/eval 0
 	# Per-channel symmetric weights (the default) give the same.
-	qstream "$QD/conv.onnx" pr/calib >qp2
+	qp pr >qp2
 	onnx-qdq-insert -o q2.onnx "$QD/conv.onnx" qp2
 	run ort_out q2.onnx pr/eval qout2 --ref ref
 	[ "$output" = "$(printf 'output_0\tsnr=55.66\tmaxabs=0.007843')" ] ||
@@ -108,9 +134,8 @@ stream() {
 }
 
 @test "qdq-insert: PR 22020 Conv in ORT: 0.075 and 0.14 dB without the adjustment" {
-	"$PY" "$FIX" pr22020-samples pr
-	qstream "$QD/conv.onnx" pr/calib --per-tensor --weight-asymmetric \
-	    --no-bias-weight-adjust >qp
+	cp -r "$F/pr" pr
+	qp pr --per-tensor --weight-asymmetric --no-bias-weight-adjust >qp
 	onnx-qdq-insert -o q.onnx "$QD/conv.onnx" qp
 	ort_out "$QD/conv.onnx" pr/eval ref
 	run ort_out q.onnx pr/eval qout --ref ref
@@ -121,9 +146,8 @@ stream() {
 }
 
 @test "qdq-insert: op kinds: shared pairs, weights, biases, graph outputs keep their names" {
-	samples "$QD/ops.onnx" calib 4 1
-	samples "$QD/ops.onnx" eval 2 2
-	qstream "$QD/ops.onnx" calib >qp
+	cp -r "$F/ops/eval" eval
+	qp ops >qp
 	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/ops.onnx" qp
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[[ $stderr == *"ops.onnx: 14 activations, 4 weights, 2 biases quantized; 0 converted, 0 folded, 0 left alone"* ]] ||
@@ -166,9 +190,8 @@ stream() {
 }
 
 @test "qdq-insert: --dedicated-pairs gives each reader its own pair" {
-	samples "$QD/ops.onnx" calib 4 1
-	samples "$QD/ops.onnx" eval 2 2
-	qstream "$QD/ops.onnx" calib >qp
+	cp -r "$F/ops/eval" eval
+	qp ops >qp
 	onnx-qdq-insert --dedicated-pairs -o q.onnx "$QD/ops.onnx" qp
 	show q.onnx
 	# p1 (mul1, add1), a1 (sig1, tr1), feat (matmul1, gemm1 and the output).
@@ -183,9 +206,8 @@ stream() {
 }
 
 @test "qdq-insert: --weights-float keeps float weights behind QuantizeLinear" {
-	samples "$QD/ops.onnx" calib 4 1
-	samples "$QD/ops.onnx" eval 2 2
-	qstream "$QD/ops.onnx" calib >qp
+	cp -r "$F/ops/eval" eval
+	qp ops >qp
 	onnx-qdq-insert -o q.onnx "$QD/ops.onnx" qp
 	onnx-qdq-insert --weights-float -o qf.onnx "$QD/ops.onnx" qp
 	show qf.onnx
@@ -205,9 +227,8 @@ stream() {
 }
 
 @test "qdq-insert: opset 9 raised to 13 for per-channel weights, nodes rewritten" {
-	samples "$QD/opset9.onnx" calib 4 1
-	samples "$QD/opset9.onnx" eval 2 2
-	qstream "$QD/opset9.onnx" calib >qp
+	cp -r "$F/opset9/eval" eval
+	qp opset9 >qp
 	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/opset9.onnx" qp
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[[ $stderr == *"opset9.onnx: opset raised from 9 to 13 (7 nodes rewritten)"* ]] ||
@@ -244,7 +265,7 @@ stream() {
 	done
 	same_as_ort q.onnx eval 0
 	# Per tensor needs only opset 10: Slice is rewritten, Clip not.
-	qstream "$QD/opset9.onnx" calib --per-tensor >qp10
+	qp opset9 --per-tensor >qp10
 	run --separate-stderr onnx-qdq-insert -v -o q10.onnx "$QD/opset9.onnx" qp10
 	[[ $stderr == *"opset raised from 9 to 10 (1 nodes rewritten)"* ]] ||
 	    fail "$stderr"
@@ -252,9 +273,8 @@ stream() {
 }
 
 @test "qdq-insert: --qdq-domain com.microsoft keeps the opset" {
-	samples "$QD/opset9.onnx" calib 4 1
-	samples "$QD/opset9.onnx" eval 2 2
-	qstream "$QD/opset9.onnx" calib >qp
+	cp -r "$F/opset9/eval" eval
+	qp opset9 >qp
 	onnx-qdq-insert --qdq-domain com.microsoft -o q.onnx "$QD/opset9.onnx" qp
 	show q.onnx
 	[ "$(count '^opset onnx 9$')" = 1 ] || fail "$output"
@@ -268,9 +288,8 @@ stream() {
 }
 
 @test "qdq-insert: 16-bit activations below opset 21 use com.microsoft; onnx says why not" {
-	samples "$QD/ops.onnx" calib 4 1
-	samples "$QD/ops.onnx" eval 2 2
-	qstream "$QD/ops.onnx" calib -a uint16 >qp
+	cp -r "$F/ops/eval" eval
+	qp ops -a uint16 >qp
 	run --separate-stderr onnx-qdq-insert -v -o q.onnx "$QD/ops.onnx" qp
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[[ $stderr == *"ops.onnx: opset 13 cannot be raised to 21 (opset 21 is beyond the opset table (17)): using the com.microsoft QuantizeLinear and DequantizeLinear"* ]] ||
@@ -366,9 +385,8 @@ stream() {
 }
 
 @test "qdq-insert: fold records remove the Relu, its producer writes the output" {
-	samples "$QD/ops.onnx" calib 4 1
-	samples "$QD/ops.onnx" eval 2 2
-	qstream "$QD/ops.onnx" calib >qp0
+	cp -r "$F/ops/eval" eval
+	qp ops >qp0
 	# Add "fold relu1 into=conv1", as onnx-qparams may.
 	awk -F '\t' -v OFS='\t' '$1 == "end" { print "fold", "relu1", "into=conv1";
 	    print "end", $2 + 1; next } { print }' qp0 >qp
@@ -457,8 +475,7 @@ stream() {
 }
 
 @test "qdq-insert: a stream made from another model: a warning" {
-	samples "$QD/ops.onnx" calib 2 1
-	qstream "$QD/ops.onnx" calib >qp
+	qp ops >qp
 	"$PY" -c "
 import onnx
 m = onnx.load('$QD/ops.onnx')
@@ -515,21 +532,27 @@ onnx.save(m, 'other.onnx')"
 	[ "$stderr" = "gen-opset-table: opset.c: the table is out of date" ] || fail "$stderr"
 }
 
-# ocr MODEL SHAPE QPARAMS-OPTIONS...: calibrate on 2 document-like
-# samples, quantize, check, run in ORT against fp32 on 1 other sample;
-# prints ORT's SNR line.
-ocr() {
-	local model=$1 shape=$2
-
-	shift 2
+# ocr_data MODEL SHAPE: 2 document-like calibration samples and their
+# statistics, 1 other sample and the fp32 model's outputs on it (ORT).
+ocr_data() {
 	"$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" -n 2 --seed 1 --kind doc \
-	    --shape "x=$shape" "$model" calib >/dev/null || fail "make-inputs"
+	    --shape "x=$2" "$1" calib >/dev/null || fail "make-inputs"
 	"$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" -n 1 --seed 2 --kind doc \
-	    --shape "x=$shape" "$model" eval >/dev/null || fail "make-inputs"
-	qstream "$model" calib "$@" >qp
+	    --shape "x=$2" "$1" eval >/dev/null || fail "make-inputs"
+	onnx-calib --quiet -d calib "$1" >stats || fail "onnx-calib failed"
+	ort_out "$1" eval ref >/dev/null || fail "ORT fp32"
+}
+
+# ocr_q MODEL QPARAMS-OPTIONS...: quantize into q.onnx, check it (listing
+# in show.txt), run it in ORT; prints ORT's SNR line against fp32.
+ocr_q() {
+	local model=$1
+
+	shift
+	onnx-qparams "$@" stats >qp || fail "onnx-qparams failed"
 	onnx-qdq-insert -o q.onnx "$model" qp || fail "onnx-qdq-insert failed"
 	"$PY" "$FIX" show q.onnx >show.txt || fail "checker: q.onnx"
-	ort_out "$model" eval ref >/dev/null || fail "ORT fp32"
+	rm -rf qout
 	ort_out q.onnx eval qout --ref ref || fail "ORT cannot run q.onnx"
 }
 
@@ -542,9 +565,10 @@ snr_above() {
 	    fail "SNR $s dB, want more than $2: $1"
 }
 
-@test "qdq-insert: PaddleOCR v4 rec, per channel: raised to 13, runs in ORT" {
+@test "qdq-insert: PaddleOCR v4 rec: per channel raised to 13; 16-bit in com.microsoft" {
 	need_models
-	run ocr "$OCR_REC" 1x3x48x320
+	ocr_data "$OCR_REC" 1x3x48x320
+	run ocr_q "$OCR_REC"
 	[ "$status" -eq 0 ] || fail "$output"
 	grep -q '^opset onnx 13$' show.txt || fail "not raised"
 	[ "$(grep -c '^node QuantizeLinear onnx' show.txt)" = 398 ] ||
@@ -552,24 +576,23 @@ snr_above() {
 	snr_above "$output" 3
 	[ "$(stat -c %s q.onnx)" -lt $(( $(stat -c %s "$OCR_REC") * 32 / 100 )) ] ||
 	    fail "q.onnx is $(stat -c %s q.onnx) bytes"
-}
-
-@test "qdq-insert: PaddleOCR v4 rec, 16-bit activations: com.microsoft, runs in ORT" {
-	need_models
-	run ocr "$OCR_REC" 1x3x48x320 -a uint16
+	run ocr_q "$OCR_REC" -a uint16
 	[ "$status" -eq 0 ] || fail "$output"
 	grep -q '^opset com.microsoft 1$' show.txt || fail "no com.microsoft"
+	grep -q '^opset onnx 9$' show.txt || fail "opset changed"
 	snr_above "$output" 12
 }
 
-@test "qdq-insert: PaddleOCR v4 det per channel and mobile v2 cls per tensor run in ORT" {
+@test "qdq-insert: PaddleOCR v4 det per channel, mobile v2 cls per tensor" {
 	need_models
-	run ocr "$OCR_DET" 1x3x320x320
+	ocr_data "$OCR_DET" 1x3x320x320
+	run ocr_q "$OCR_DET"
 	[ "$status" -eq 0 ] || fail "$output"
 	grep -q '^opset onnx 13$' show.txt || fail "det not raised"
 	snr_above "$output" 3
-	rm -rf calib eval ref qout
-	run ocr "$OCR_CLS" 1x3x48x192 --per-tensor
+	rm -rf calib eval ref
+	ocr_data "$OCR_CLS" 1x3x48x192
+	run ocr_q "$OCR_CLS" --per-tensor
 	[ "$status" -eq 0 ] || fail "$output"
 	grep -q '^opset onnx 10$' show.txt || fail "cls not raised to 10"
 	snr_above "$output" 3
