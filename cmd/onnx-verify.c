@@ -110,7 +110,7 @@ struct qt {
 	int has_own;		/* the pair's parameters are constants */
 	struct compare carried;	/* QMODEL's DQ output against fp32 */
 	struct compare own;	/* the pair alone against fp32 */
-	int64_t counted, clipped;	/* elements, elements outside the grid's range */
+	int64_t counted, clipped;	/* elements seen, elements the pair clips */
 	int64_t qlo, qhi;	/* integers seen */
 	int64_t tlo, thi;	/* the type's range */
 };
@@ -152,7 +152,11 @@ static const char usage_text[] =
     "                   [--save-outputs OUTDIR] [--threads N] [--quiet] "
     "MODEL [QMODEL]\n";
 
-static struct progress bar;	/* erased before any message */
+/*
+ * The progress bar, like stderr itself, is the process's: every message
+ * erases it first, so it lives beside warnx_().
+ */
+static struct progress bar;
 
 static void
 usage(FILE *fp)
@@ -902,8 +906,11 @@ pertensor_init(struct pertensor *pt, const struct opts *o,
 				continue;
 		}
 		if ((r = load_params(pt, qr->m, dn, q->dqp, e)) < 0 ||
-		    (qn && r == 0 && (r = load_params(pt, qr->m, qn, q->qp, e)) < 0))
+		    (qn && r == 0 && (r = load_params(pt, qr->m, qn, q->qp, e)) < 0)) {
+			release_all(q->qp, 2);
+			release_all(q->dqp, 2);
 			goto fail;
+		}
 		q->has_own = r == 0;
 		q->qtype = pair_type(q, qn);
 		dtype_int_range(q->qtype, &q->tlo, &q->thi);

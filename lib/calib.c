@@ -66,6 +66,9 @@ struct calib {
 	struct tensor *outs;	/* graph outputs of a run, released at once */
 	struct worker *w;	/* fast path: one per thread; NULL: tstats' path */
 	int nw;
+	int *seen;		/* positions in t of the tensors seen, in order */
+	int nseen;
+	int seen_dirty;		/* a tensor was seen for the first time */
 };
 
 void
@@ -110,7 +113,9 @@ list_tensors(struct calib *c, struct err *e)
 	for (size_t i = 0; i < g->n_node; i++)
 		cap += g->node[i]->n_output;
 	cap += (size_t)interp_ninputs(c->ip) + 1;
-	if (!(c->t = calloc(cap, sizeof *c->t)) || !(c->index = strmap_new()))
+	if (!(c->t = calloc(cap, sizeof *c->t)) ||
+	    !(c->seen = calloc(cap, sizeof *c->seen)) ||
+	    !(c->index = strmap_new()))
 		return err_nomem(e);
 	for (int i = 0; i < interp_ninputs(c->ip); i++)
 		if (add_tensor(c, interp_input_name(c->ip, i), e) < 0)
@@ -192,6 +197,7 @@ calib_free(struct calib *c)
 		tstats_release(&c->t[i].ts);
 	}
 	free(c->t);
+	free(c->seen);
 	strmap_free(c->index);
 	free(c->scratch);
 	free(c->outs);
@@ -546,6 +552,7 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 	if (!ct->seen) {
 		ct->seen = 1;
 		ct->ts.dtype = t->dtype;
+		c->seen_dirty = 1;
 	} else if (ct->ts.dtype != t->dtype)
 		return err_set(e, "tensor %s: type %s, earlier %s", name,
 		    dtype_name(t->dtype), dtype_name(ct->ts.dtype));
@@ -584,40 +591,40 @@ calib_run(struct calib *c, const struct tensor *inputs, struct err *e)
 	return r;
 }
 
+/* The list of tensors seen, brought up to date after new ones appeared. */
+static void
+update_seen(const struct calib *cc)
+{
+	struct calib *c = (struct calib *)cc;	/* a cache, not a change */
+
+	if (!c->seen_dirty)
+		return;
+	c->nseen = 0;
+	for (int i = 0; i < c->nt; i++)
+		if (c->t[i].seen)
+			c->seen[c->nseen++] = i;
+	c->seen_dirty = 0;
+}
+
 int
 calib_ntensors(const struct calib *c)
 {
-	int n = 0;
-
-	for (int i = 0; i < c->nt; i++)
-		n += c->t[i].seen;
-	return n;
-}
-
-/* The i-th tensor seen. */
-static const struct ctensor *
-seen_at(const struct calib *c, int i)
-{
-	for (int k = 0; k < c->nt; k++)
-		if (c->t[k].seen && i-- == 0)
-			return &c->t[k];
-	return NULL;
+	update_seen(c);
+	return c->nseen;
 }
 
 const char *
 calib_tensor_name(const struct calib *c, int i)
 {
-	const struct ctensor *t = seen_at(c, i);
-
-	return t ? t->name : NULL;
+	update_seen(c);
+	return i >= 0 && i < c->nseen ? c->t[c->seen[i]].name : NULL;
 }
 
 const struct tstats *
 calib_tensor_stats(const struct calib *c, int i)
 {
-	const struct ctensor *t = seen_at(c, i);
-
-	return t ? &t->ts : NULL;
+	update_seen(c);
+	return i >= 0 && i < c->nseen ? &c->t[c->seen[i]].ts : NULL;
 }
 
 int

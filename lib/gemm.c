@@ -193,7 +193,8 @@ gemm_pack_a_t(const float *a, int64_t m, int64_t k, int64_t lda, float *dst)
 		int64_t mr = m - p < GEMM_MR ? m - p : GEMM_MR;
 
 		for (int64_t kk = 0; kk < k; kk++) {
-			memcpy(dst, a + kk * lda + p, sizeof(float) * (size_t)mr);
+			memcpy(dst, a + kk * lda + p,
+			    sizeof(float) * (size_t)mr);
 			for (int64_t i = mr; i < GEMM_MR; i++)
 				dst[i] = 0;
 			dst += GEMM_MR;
@@ -310,6 +311,79 @@ unfold_direct(const struct gemm_unfold *u, int64_t j, const float **base)
 	return 1;
 }
 
+/*
+ * One row of one panel: the runs rs[0..n) of the panel, reading the input
+ * plane xc at kernel row kh and column offset offw.
+ */
+__attribute__((target("avx512f"))) static inline void
+unfold_panel_row(const struct gemm_unfold *u, const struct run *rs, int n,
+    const float *xc, int64_t kh, int64_t offw, __m512i sidx, float *d)
+{
+	__m512 v0 = _mm512_setzero_ps(), v1 = v0;
+
+	for (int r = 0; r < n; r++) {
+		int64_t ih = rs[r].oh * u->sh - u->ph + kh * u->dh;
+		int64_t iw0 = rs[r].ow * u->sw + offw, a, b;
+		__mmask16 m0, m1;
+		const float *src;
+
+		if (ih < 0 || ih >= u->h)
+			continue;
+		/* The lanes whose column lies inside the row. */
+		if (u->sw == 1) {
+			a = -iw0;
+			b = u->w - iw0;
+		} else {
+			a = iw0 >= 0 ? 0 : (-iw0 + u->sw - 1) / u->sw;
+			b = u->w - 1 - iw0 < 0 ? 0 :
+			    (u->w - 1 - iw0) / u->sw + 1;
+		}
+		a = a < 0 ? 0 : a;
+		b = b > rs[r].len ? rs[r].len : b;
+		if (a >= b)
+			continue;
+		lane_masks(rs[r].lane + a, rs[r].lane + b, &m0, &m1);
+		/* Lane l reads column iw0 + (l - lane) * sw. */
+		src = xc + ih * u->w + iw0 - (int64_t)rs[r].lane * u->sw;
+		if (u->sw == 1 && m0 == 0xffff && m1 == 0xffff) {
+			v0 = _mm512_loadu_ps(src);
+			v1 = _mm512_loadu_ps(src + 16);
+		} else if (u->sw == 1) {
+			v0 = _mm512_mask_loadu_ps(v0, m0, src);
+			v1 = _mm512_mask_loadu_ps(v1, m1, src + 16);
+		} else {
+			v0 = _mm512_mask_i32gather_ps(v0, m0, sidx, src, 4);
+			v1 = _mm512_mask_i32gather_ps(v1, m1, sidx,
+			    src + 16 * u->sw, 4);
+		}
+	}
+	_mm512_store_ps(d, v0);
+	_mm512_store_ps(d + 16, v1);
+}
+
+/* Split positions [jb, je) into runs within output rows; returns the count. */
+static int
+unfold_runs(const struct gemm_unfold *u, int64_t jb, int64_t je,
+    struct run *rs)
+{
+	int n = 0;
+
+	for (int64_t p = jb; p < je; ) {
+		int64_t lane = (p - jb) % GEMM_NR, ow = p % u->ow;
+		int64_t len = u->ow - ow;
+
+		if (len > GEMM_NR - lane)
+			len = GEMM_NR - lane;
+		if (len > je - p)
+			len = je - p;
+		rs[n].pan = (int)((p - jb) / GEMM_NR);
+		rs[n].lane = (int)lane, rs[n].len = (int)len;
+		rs[n].oh = p / u->ow, rs[n++].ow = ow;
+		p += len;
+	}
+	return n;
+}
+
 __attribute__((target("avx512f"))) void
 gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
     float *dst)
@@ -329,111 +403,47 @@ gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
 		int64_t ci = k0 / (u->kh * u->kw), kh = k0 / u->kw % u->kh;
 		int64_t kw = k0 % u->kw;
 		float *base = dst + (jb - j0) / GEMM_NR * kc * GEMM_NR;
-		int nrun = 0, direct[RUN_PANELS];
+		int nrun = unfold_runs(u, jb, je, rs), first[RUN_PANELS + 1];
+		int direct[RUN_PANELS];
 
+		/* Runs first[q] .. first[q + 1] belong to panel q. */
+		for (int64_t q = 0, r = 0; q <= npan; q++) {
+			while (r < nrun && rs[r].pan < q)
+				r++;
+			first[q] = (int)r;
+		}
 		for (int64_t q = 0; q < npan; q++) {
 			const float *unused;
 
 			direct[q] = unfold_direct(u, jb + q * GEMM_NR, &unused);
 		}
-
-		for (int64_t p = jb; p < je; ) {
-			int64_t lane = (p - jb) % GEMM_NR, ow = p % u->ow;
-			int64_t len = u->ow - ow;
-
-			if (len > GEMM_NR - lane)
-				len = GEMM_NR - lane;
-			if (len > je - p)
-				len = je - p;
-			rs[nrun].pan = (int)((p - jb) / GEMM_NR);
-			rs[nrun].lane = (int)lane, rs[nrun].len = (int)len;
-			rs[nrun].oh = p / u->ow, rs[nrun++].ow = ow;
-			p += len;
-		}
 		for (int64_t kk = 0; kk < kc; kk++) {
 			const float *xc = u->x + ci * hw;
 			int64_t offw = kw * u->dw - u->pw;
-			int r = 0;
 
 			for (int64_t q = 0; q < npan; q++) {
+				const struct run *r = rs + first[q];
 				float *d = base + (q * kc + kk) * GEMM_NR;
-				__m512 v0 = _mm512_setzero_ps(), v1 = v0;
+				int64_t ih = r->oh * u->sh - u->ph + kh * u->dh;
+				int64_t iw0 = r->ow + offw;
 
 				/* gemm_packed reads these from the input. */
-				if (direct[q]) {
-					while (r < nrun && rs[r].pan == q)
-						r++;
+				if (direct[q])
+					continue;
+				/* Fast path: a whole run, stride 1, inside. */
+				if (r->len == GEMM_NR && u->sw == 1 &&
+				    ih >= 0 && ih < u->h && iw0 >= 0 &&
+				    iw0 + GEMM_NR <= u->w) {
+					const float *src = xc + ih * u->w + iw0;
+
+					_mm512_store_ps(d,
+					    _mm512_loadu_ps(src));
+					_mm512_store_ps(d + 16,
+					    _mm512_loadu_ps(src + 16));
 					continue;
 				}
-
-				/* Fast path: one whole run, stride 1, inside. */
-				if (rs[r].len == GEMM_NR && u->sw == 1) {
-					int64_t ih = rs[r].oh * u->sh - u->ph +
-					    kh * u->dh;
-					int64_t iw0 = rs[r].ow + offw;
-
-					if (ih >= 0 && ih < u->h && iw0 >= 0 &&
-					    iw0 + GEMM_NR <= u->w) {
-						const float *src = xc + ih * u->w +
-						    iw0;
-
-						_mm512_store_ps(d,
-						    _mm512_loadu_ps(src));
-						_mm512_store_ps(d + 16,
-						    _mm512_loadu_ps(src + 16));
-						r++;
-						continue;
-					}
-				}
-				for (; r < nrun && rs[r].pan == q; r++) {
-					int64_t ih = rs[r].oh * u->sh - u->ph +
-					    kh * u->dh;
-					int64_t iw0 = rs[r].ow * u->sw + offw;
-					int64_t a, b;
-					__mmask16 m0, m1;
-					const float *src;
-
-					if (ih < 0 || ih >= u->h)
-						continue;
-					/* lanes whose column lies inside the row */
-					if (u->sw == 1) {
-						a = -iw0;
-						b = u->w - iw0;
-					} else {
-						a = iw0 >= 0 ? 0 : (-iw0 + u->sw -
-						    1) / u->sw;
-						b = u->w - 1 - iw0 < 0 ? 0 :
-						    (u->w - 1 - iw0) / u->sw + 1;
-					}
-					if (a < 0)
-						a = 0;
-					if (b > rs[r].len)
-						b = rs[r].len;
-					if (a >= b)
-						continue;
-					lane_masks(rs[r].lane + a, rs[r].lane + b,
-					    &m0, &m1);
-					/* lane l reads column iw0 + (l - lane) * sw */
-					src = xc + ih * u->w + iw0 -
-					    (int64_t)rs[r].lane * u->sw;
-					if (u->sw == 1 && m0 == 0xffff &&
-					    m1 == 0xffff) {
-						v0 = _mm512_loadu_ps(src);
-						v1 = _mm512_loadu_ps(src + 16);
-					} else if (u->sw == 1) {
-						v0 = _mm512_mask_loadu_ps(v0, m0,
-						    src);
-						v1 = _mm512_mask_loadu_ps(v1, m1,
-						    src + 16);
-					} else {
-						v0 = _mm512_mask_i32gather_ps(v0,
-						    m0, sidx, src, 4);
-						v1 = _mm512_mask_i32gather_ps(v1,
-						    m1, sidx, src + 16 * u->sw, 4);
-					}
-				}
-				_mm512_store_ps(d, v0);
-				_mm512_store_ps(d + 16, v1);
+				unfold_panel_row(u, r, first[q + 1] - first[q],
+				    xc, kh, offw, sidx, d);
 			}
 			if (++kw == u->kw) {
 				kw = 0;
@@ -519,6 +529,50 @@ kern_direct(int mr, int64_t kc, const float *a, const float *b,
 	}
 }
 
+/*
+ * Row r of an unfolding's kc rows from pc sits at off[r] from the input
+ * under lane 0 of a panel (for the panels read straight from the input).
+ */
+static void
+unfold_offsets(const struct gemm_unfold *u, int64_t pc, int64_t kc,
+    int64_t *off)
+{
+	int64_t hw = u->h * u->w;
+
+	for (int64_t r = 0; r < kc; r++) {
+		int64_t kk = pc + r, ci = kk / (u->kh * u->kw);
+		int64_t kh = kk / u->kw % u->kh;
+
+		off[r] = ci * hw + kh * u->dh * u->w + kk % u->kw * u->dw;
+	}
+}
+
+/*
+ * The blocks of C rows [i0, i1) at one column panel (nr columns at c): B
+ * packed at bq, or read from the input at base + off[] when base is set.
+ */
+__attribute__((target("avx512f"))) static void
+panel_blocks(const float *pa, int64_t k, int64_t pc, int64_t kc, int64_t i0,
+    int64_t i1, const float *bq, const float *base, const int64_t *off,
+    int64_t nr, float *c, int64_t ldc, int init, const float *bias)
+{
+	__mmask16 m0, m1;
+
+	lane_masks(0, nr, &m0, &m1);
+	for (int64_t i = i0; i < i1; i += GEMM_MR) {
+		int mr = (int)(i1 - i < GEMM_MR ? i1 - i : GEMM_MR);
+		const float *a = pa + i * k + pc * GEMM_MR;
+		const float *bi = bias ? bias + i : NULL;
+
+		if (base)
+			kern_direct(mr, kc, a, base, off, c + i * ldc, ldc,
+			    init, bi);
+		else
+			kern_any(mr, kc, a, bq, c + i * ldc, ldc, m0, m1, init,
+			    bi);
+	}
+}
+
 __attribute__((target("avx512f"))) void
 gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0, int64_t i1,
     int64_t j0, int64_t j1, gemm_fill_fn fill, void *ctx,
@@ -546,54 +600,23 @@ gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0, int64_t i1,
 			int64_t off[GEMM_KC];
 
 			fill(ctx, pc, pc + kc, jc, jc + nc, bp);
-			/*
-			 * Panels an unfolding leaves out are read from its
-			 * input: row r of the unfolded matrix sits at offset
-			 * off[r] from the panel's base.
-			 */
-			if (fill == gemm_fill_unfold) {
-				const struct gemm_unfold *u = ctx;
-				int64_t hw = u->h * u->w;
-
-				for (int64_t r = 0; r < kc; r++) {
-					int64_t kk = pc + r;
-					int64_t ci = kk / (u->kh * u->kw);
-					int64_t kh = kk / u->kw % u->kh;
-
-					off[r] = ci * hw + kh * u->dh * u->w +
-					    kk % u->kw * u->dw;
-				}
-			}
+			if (fill == gemm_fill_unfold)
+				unfold_offsets(ctx, pc, kc, off);
 			for (int64_t q = 0; q < nc; q += GEMM_NR) {
-				int64_t nr = nc - q < GEMM_NR ? nc - q : GEMM_NR;
-				__mmask16 m0 = nr >= 16 ? 0xffff :
-				    (__mmask16)((1u << nr) - 1);
-				__mmask16 m1 = nr >= 32 ? 0xffff : nr > 16 ?
-				    (__mmask16)((1u << (nr - 16)) - 1) : 0;
-				const float *bq = bp + q / GEMM_NR * kc * GEMM_NR;
 				const float *base = NULL;
-				int direct = fill == gemm_fill_unfold &&
-				    unfold_direct(ctx, jc + q, &base);
 
-				for (int64_t i = i0; i < i1; i += GEMM_MR) {
-					int mr = (int)(i1 - i < GEMM_MR ? i1 - i :
-					    GEMM_MR);
-
-					if (direct)
-						kern_direct(mr, kc, pa + i * k +
-						    pc * GEMM_MR, base, off,
-						    c + i * ldc + jc + q, ldc, init,
-						    bias ? bias + i : NULL);
-					else
-						kern_any(mr, kc, pa + i * k +
-						    pc * GEMM_MR, bq, c + i * ldc +
-						    jc + q, ldc, m0, m1, init,
-						    bias ? bias + i : NULL);
-				}
+				if (fill != gemm_fill_unfold ||
+				    !unfold_direct(ctx, jc + q, &base))
+					base = NULL;
+				panel_blocks(pa, k, pc, kc, i0, i1,
+				    bp + q / GEMM_NR * kc * GEMM_NR, base, off,
+				    nc - q < GEMM_NR ? nc - q : GEMM_NR,
+				    c + jc + q, ldc, init, bias);
 			}
 		}
 	}
 }
+
 #else
 void
 gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,

@@ -1,12 +1,24 @@
 /*
- * gemm: single-precision matrix products for the kernels, on OpenBLAS.
+ * gemm: single-precision matrix products for the kernels.
  *
- * All matrices are row-major. gemm_sgemm() spreads one product over up to
- * `threads` OpenMP threads by cutting C into column (or row) panels, each
- * computed by a single-threaded cblas_sgemm; OpenBLAS's own thread pool is
- * kept at one thread so the process has a single pool (ours) and no two
- * pools spin against each other on few cores. Called from inside a
- * parallel region it runs on the calling thread only.
+ * Two families. gemm_sgemm() is OpenBLAS: it spreads one product over up
+ * to `threads` OpenMP threads by cutting C into column (or row) panels,
+ * each computed by a single-threaded cblas_sgemm; OpenBLAS's own thread
+ * pool is kept at one thread so the process has a single pool (OpenMP's)
+ * and no two pools spin against each other on few cores. Called from
+ * inside a parallel region it runs on the calling thread only.
+ *
+ * gemm_packed() is our own AVX-512 micro-kernel (12 rows by 32 columns of
+ * C in registers), for CPUs that have AVX-512 (gemm_packed_ok()): Debian's
+ * OpenBLAS 0.3.21 does not know newer AMD cores and falls back to its
+ * AVX2 kernels there, at about half the speed. The left matrix (weights)
+ * is packed once into GEMM_MR-row panels by the caller; the right one is
+ * produced into GEMM_NR-column panels by a fill function, so an unfolded
+ * convolution input never exists in full, and panels of an unfolding that
+ * lie wholly inside the input (stride 1) are read from it directly. It
+ * runs on the calling thread; callers split C between threads.
+ *
+ * Nothing here allocates; scratch comes from the caller.
  */
 #ifndef ONNXQ_GEMM_H
 #define ONNXQ_GEMM_H
@@ -24,7 +36,7 @@ int gemm_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
     float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
     float beta, float *c, int64_t ldc, int threads, struct err *e);
 
-/* The same on the calling thread only, for callers that split work themselves. */
+/* The same on the calling thread only, for callers splitting work. */
 int gemm_sgemm1(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
     float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
     float beta, float *c, int64_t ldc, struct err *e);
@@ -33,29 +45,21 @@ int gemm_sgemm1(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 int gemm_dgemm1(int64_t m, int64_t n, int64_t k, const double *a,
     const double *b, double *c, struct err *e);
 
-/* Keep OpenBLAS single-threaded (see above); cheap, call before any BLAS use. */
+/* Keep OpenBLAS single-threaded (see above); cheap, call before use. */
 void gemm_init_threads(void);
 
-#endif
+#define GEMM_MR 12		/* rows of a packed panel of A */
+#define GEMM_NR 32		/* columns of a panel of B */
+#define GEMM_KC 256		/* rows of B filled at a time */
 
-/*
- * Packed products for convolutions, on CPUs with AVX-512 (else
- * gemm_packed_ok() is 0 and callers use gemm_sgemm). The left matrix
- * (weights) is packed once into GEMM_MR-row panels; the right one is
- * produced straight into GEMM_NR-column panels by a fill function, so an
- * unfolded convolution input never exists in full.
- */
-#define GEMM_MR 12
-#define GEMM_NR 32
-#define GEMM_KC 256
-
+/* Whether gemm_packed() can run here (AVX-512). */
 int gemm_packed_ok(void);
 /* Floats the packed copy of an m x k matrix takes. */
 int64_t gemm_pack_a_size(int64_t m, int64_t k);
 /* Pack a (m x k, row stride lda) into dst. */
 void gemm_pack_a(const float *a, int64_t m, int64_t k, int64_t lda,
     float *dst);
-/* Pack the transpose of a (k x m, row stride lda) into dst. */
+/* Pack the transpose of a (a is k x m, row stride lda) into dst. */
 void gemm_pack_a_t(const float *a, int64_t m, int64_t k, int64_t lda,
     float *dst);
 
@@ -74,14 +78,15 @@ struct gemm_rows {
 };
 void gemm_fill_rows(void *ctx, int64_t k0, int64_t k1, int64_t j0,
     int64_t j1, float *dst);
-/* The same for the transpose of the matrix in ctx (element k, j at b[j * ldb + k]). */
+/* The same for the transpose: element (k, j) at b[j * ldb + k]. */
 void gemm_fill_rows_t(void *ctx, int64_t k0, int64_t k1, int64_t j0,
     int64_t j1, float *dst);
 
 /*
  * A fill function unfolding (im2col) one image of a 2-D convolution; ctx
  * is a struct gemm_unfold. Rows are (channel, kernel row, kernel column),
- * columns output positions.
+ * columns output positions. Panels gemm_packed() reads from the input
+ * directly are left unfilled.
  */
 struct gemm_unfold {
 	const float *x;			/* channels x h x w */
@@ -97,9 +102,11 @@ int64_t gemm_packed_scratch(void);
 /*
  * C[i0..i1, j0..j1) = A * B (+ bias per row, or + C when accumulate), A
  * packed by gemm_pack_a (m x k), on the calling thread. i0 must be a
- * multiple of GEMM_MR.
+ * multiple of GEMM_MR; only when gemm_packed_ok().
  */
 void gemm_packed(const float *pa, int64_t m, int64_t k, int64_t i0,
     int64_t i1, int64_t j0, int64_t j1, gemm_fill_fn fill, void *ctx,
     const float *bias, int accumulate, float *c, int64_t ldc,
     float *scratch);
+
+#endif

@@ -888,6 +888,44 @@ fail:
 	return err_prefix(e, "external data %s", shown);
 }
 
+/*
+ * Whether the data at hand fills nelem elements, checked before the
+ * tensor is allocated: a few bytes that claim a huge shape must fail
+ * without allocating it. The messages are decode_raw's and decode_typed's;
+ * ext_read checks external data.
+ */
+static int
+data_fits(const Onnx__TensorProto *tp, int dtype, int64_t nelem,
+    struct err *e)
+{
+	uint64_t need = 0;
+
+	if (tp->has_raw_data) {
+		proto_nbytes(dtype, nelem, &need);
+		if ((uint64_t)tp->raw_data.len != need)
+			return err_set(e, "raw data has %zu bytes, %lld elements "
+			    "of %s need %llu", tp->raw_data.len,
+			    (long long)nelem, dtype_name(dtype),
+			    (unsigned long long)need);
+		return 0;
+	}
+	switch (dtype) {
+	case DT_FLOAT:
+		return count_check(tp->n_float_data, nelem, "float_data", e);
+	case DT_DOUBLE:
+		return count_check(tp->n_double_data, nelem, "double_data", e);
+	case DT_INT64:
+		return count_check(tp->n_int64_data, nelem, "int64_data", e);
+	case DT_UINT32:
+	case DT_UINT64:
+		return count_check(tp->n_uint64_data, nelem, "uint64_data", e);
+	}
+	if (is_4bit(dtype))
+		return count_check(tp->n_int32_data, (nelem + 1) / 2,
+		    "int32_data", e);
+	return count_check(tp->n_int32_data, nelem, "int32_data", e);
+}
+
 static int
 tensor_read(const struct model *m, const Onnx__TensorProto *tp,
     struct tensor *t, struct err *e)
@@ -906,20 +944,34 @@ tensor_read(const struct model *m, const Onnx__TensorProto *tp,
 		return err_set(e, "segmented tensors are not supported");
 	if (tensor_shape(tp, &rank, dims, &nelem, e) != 0)
 		return -1;
-	if (tensor_alloc(t, dtype, rank, dims, e) != 0)
-		return -1;
 	if (is_external(tp)) {
+		/* read (checked) into a buffer of its own, then the tensor */
 		proto_nbytes(dtype, nelem, &need);
-		buf = is_4bit(dtype) ? NULL : t->data;
+		buf = NULL;
 		if (ext_read(m, tp, need, &buf, e) != 0)
-			goto fail;
+			return -1;
 		if (is_4bit(dtype)) {
+			if (tensor_alloc(t, dtype, rank, dims, e) != 0) {
+				free(buf);
+				return -1;
+			}
 			unpack_4bit(dtype, buf, nelem, t->data);
 			free(buf);
-		} else
-			fix_raw(t);
+			return 0;
+		}
+		/* need is nelem whole elements: buf becomes the data */
+		memset(t, 0, sizeof *t);
+		t->dtype = dtype;
+		t->rank = rank;
+		memcpy(t->dims, dims, sizeof dims);
+		t->nelem = nelem;
+		t->data = buf;
+		fix_raw(t);
 		return 0;
 	}
+	if (data_fits(tp, dtype, nelem, e) != 0 ||
+	    tensor_alloc(t, dtype, rank, dims, e) != 0)
+		return -1;
 	if (tp->has_raw_data) {
 		if (decode_raw(t, tp->raw_data.data, tp->raw_data.len, e) != 0)
 			goto fail;

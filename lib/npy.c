@@ -113,7 +113,9 @@ hdr_str(struct hdr *h, char *buf, size_t size)
 		return -1;
 	q = *h->p++;
 	while (h->p < h->end && *h->p != q) {
-		if (n + 1 >= size || *h->p == '\\')
+		/* no escapes, and no control bytes to carry into a message */
+		if (n + 1 >= size || *h->p == '\\' ||
+		    (unsigned char)*h->p < 0x20 || *h->p == 0x7f)
 			return -1;
 		buf[n++] = *h->p++;
 	}
@@ -726,36 +728,56 @@ inflate_raw(const uint8_t *src, size_t slen, uint8_t *dst, size_t dlen)
 	return 0;
 }
 
+/* A member name for messages: control bytes as '?', long names cut. */
+static void
+member_label(const char *name, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < size; i++)
+		buf[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ?
+		    '?' : name[i];
+	buf[i] = '\0';
+	if (name[i] && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+}
+
 int
 npz_read(struct npz *z, int i, struct tensor *t, struct err *e)
 {
 	struct npz_member *m;
 	uint8_t lh[30], *cbuf = NULL, *ubuf = NULL;
 	uint64_t data;
+	char shown[128];
 	int r = -1;
 
 	memset(t, 0, sizeof *t);
 	if (i < 0 || i >= z->n)
 		return err_set(e, "%s: no member %d", z->path, i);
 	m = &z->m[i];
+	member_label(m->name, shown, sizeof shown);
 	if (m->flags & 1)
 		return err_set(e, "%s: %s: encrypted members are not supported",
-		    z->path, m->name);
+		    z->path, shown);
 	if (m->method != 0 && m->method != 8)
 		return err_set(e, "%s: %s: compression method %d is not supported",
-		    z->path, m->name, m->method);
+		    z->path, shown, m->method);
 	if (m->usize > (uint64_t)TENSOR_MAX_BYTES + NPY_HEADER_MAX + 16)
-		return err_set(e, "%s: %s: member too large", z->path, m->name);
+		return err_set(e, "%s: %s: member too large", z->path, shown);
 	if (read_at(z, m->offset, lh, sizeof lh, e) < 0)
 		return -1;
 	if (rd32(lh) != 0x04034b50)
-		return err_set(e, "%s: %s: bad local header", z->path, m->name);
+		return err_set(e, "%s: %s: bad local header", z->path, shown);
 	data = m->offset + 30 + rd16(lh + 26) + rd16(lh + 28);
 	if (data > z->size || m->csize > z->size - data)
-		return err_set(e, "%s: %s: truncated zip file", z->path, m->name);
+		return err_set(e, "%s: %s: truncated zip file", z->path, shown);
 	if (m->method == 0 && m->csize != m->usize)
 		return err_set(e, "%s: %s: bad sizes for a stored member", z->path,
-		    m->name);
+		    shown);
+	/* deflate expands at most 1032 times: refuse before allocating */
+	if (m->method == 8 && m->usize / 1032 > m->csize + 64)
+		return err_set(e, "%s: %s: bad sizes for a deflated member",
+		    z->path, shown);
 	if (!(cbuf = malloc(m->csize ? (size_t)m->csize : 1)))
 		return err_nomem(e);
 	if (read_at(z, data, cbuf, (size_t)m->csize, e) < 0)
@@ -766,7 +788,7 @@ npz_read(struct npz *z, int i, struct tensor *t, struct err *e)
 			goto out;
 		}
 		if (inflate_raw(cbuf, (size_t)m->csize, ubuf, (size_t)m->usize) < 0) {
-			err_set(e, "%s: %s: corrupt deflate data", z->path, m->name);
+			err_set(e, "%s: %s: corrupt deflate data", z->path, shown);
 			goto out;
 		}
 	} else {
@@ -785,12 +807,12 @@ npz_read(struct npz *z, int i, struct tensor *t, struct err *e)
 			done += n;
 		}
 		if (crc != m->crc) {
-			err_set(e, "%s: %s: crc mismatch", z->path, m->name);
+			err_set(e, "%s: %s: crc mismatch", z->path, shown);
 			goto out;
 		}
 	}
 	if (read_mem(ubuf, (size_t)m->usize, t, e) < 0) {
-		err_prefix(e, "%s: %s", z->path, m->name);
+		err_prefix(e, "%s: %s", z->path, shown);
 		goto out;
 	}
 	r = 0;

@@ -1,16 +1,26 @@
 /*
  * op_nn: convolution, matrix products, pooling, normalisation and
- * resizing kernels (float).
+ * resizing kernels.
  *
- * Convolutions become matrix products (gemm.h): the input is unfolded
- * (im2col) one tile of output positions at a time into a per-thread
- * scratch buffer that stays in cache, and each tile is one
- * single-threaded sgemm into the output, whose rows were first set to
- * the bias. 1x1 convolutions with unit strides and no padding skip the
- * unfolding: the NCHW input already is the right-hand matrix. Depthwise
- * convolutions run on a direct kernel, one output plane per task.
- * ConvTranspose is a product with the transposed weights followed by a
- * fold (col2im) of the columns into the output.
+ * Convolutions are matrix products. With AVX-512 (gemm.h, gemm_packed):
+ * the weights are packed once per node and kept in the node's state
+ * (checked against the weights on every run), the input is unfolded
+ * (im2col) straight into cache-sized panels, or read in place where a
+ * panel lies inside it, and each output tile gets its bias in the
+ * product. Without AVX-512 the unfolding goes tile by tile into a
+ * per-thread buffer for OpenBLAS. 1x1 convolutions with unit strides and
+ * no padding skip the unfolding: the NCHW input already is the right-hand
+ * matrix. Depthwise convolutions run on a direct kernel, one output plane
+ * per task, 16 outputs accumulating in registers over all taps (small
+ * planes are first copied into a zero-bordered buffer so no tap needs a
+ * check). ConvTranspose is a product with the transposed weights followed
+ * by a fold (col2im) into the output. Tiles of outputs, or planes, are
+ * spread over the threads; work too small to pay for waking a thread
+ * stays on one.
+ *
+ * Gemm, MatMul and Einsum (float) use the same products; other numeric
+ * types compute in double. Resize takes ONNX Runtime's float coordinate
+ * arithmetic so it picks the same neighbours.
  *
  * Hot inner loops are compiled for AVX2 and AVX-512 as well as the base
  * ISA, picked at load time (target_clones).
@@ -35,10 +45,10 @@
 #endif
 
 #define MAXSP (TENSOR_MAX_RANK - 2)	/* spatial axes */
-#define ATTR_MAX ((int64_t)INT32_MAX)	/* bound for sizes from attributes */
-#define TILE_FLOATS (96 * 1024)		/* im2col tile budget per thread */
+#define ATTR_MAX ((int64_t)INT32_MAX)	/* bound for attribute sizes */
+#define TILE_FLOATS (96 * 1024)		/* im2col tile per thread */
 #define FOLD_FLOATS (1024 * 1024)	/* ConvTranspose column budget */
-#define PAR_MIN 32768			/* elements below which one thread */
+#define PAR_MIN 32768			/* fewer elements: one thread */
 /*
  * Multiply-adds below which a product runs on one thread: waking a
  * sleeping worker costs more than such a product (about 0.1 ms under
@@ -148,7 +158,7 @@ ceildiv(int64_t a, int64_t b)
 struct nn_state {
 	float *p;			/* scratch */
 	size_t n;
-	float *wcopy;			/* weights the packing was made from */
+	float *wcopy;			/* weights packed from */
 	float *packed;
 	int64_t nw, npacked;
 };
@@ -257,7 +267,8 @@ packed_weights(struct op_ctx *c, const float *w, int64_t group, int64_t mg,
 	/* trans: each group's weights are K x mg, packed transposed. */
 	for (int64_t gi = 0; gi < group; gi++)
 		if (trans)
-			gemm_pack_a_t(w + gi * mg * K, mg, K, mg, pk + gi * asz);
+			gemm_pack_a_t(w + gi * mg * K, mg, K, mg,
+			    pk + gi * asz);
 		else
 			gemm_pack_a(w + gi * mg * K, mg, K, K, pk + gi * asz);
 	return pk;
@@ -375,8 +386,8 @@ ints_attr(struct op_ctx *c, const char *name, size_t n, int64_t lo,
 		    "%zu", name, cnt, n);
 	for (size_t i = 0; i < n; i++) {
 		if (a[i] < lo || a[i] > ATTR_MAX)
-			return err_set(c->err, "attribute %s: value %lld is out "
-			    "of range", name, (long long)a[i]);
+			return err_set(c->err, "attribute %s: value %lld is "
+			    "out of range", name, (long long)a[i]);
 		v[i] = a[i];
 	}
 	return 0;
@@ -423,8 +434,8 @@ kernel_attr(struct op_ctx *c, struct win *w, int required)
 		    "spatial axes", n, w->nd);
 	for (int i = 0; i < w->nd; i++) {
 		if (k[i] < 1 || k[i] > ATTR_MAX)
-			return err_set(c->err, "kernel_shape: value %lld is out "
-			    "of range", (long long)k[i]);
+			return err_set(c->err, "kernel_shape: value %lld is "
+			    "out of range", (long long)k[i]);
 		if (!required && k[i] != w->k[i])
 			return err_set(c->err, "kernel_shape %lld on spatial "
 			    "axis %d differs from the weights' %lld",
@@ -471,7 +482,7 @@ win_out(struct op_ctx *c, struct win *w, int mode, int ceil_mode)
 			    w->pe[i]), i);
 		if (ceil_mode) {
 			w->out[i] = ceildiv(span, s) + 1;
-			/* A last window starting in the end padding is dropped. */
+			/* A last window starting in the end padding goes. */
 			if ((w->out[i] - 1) * s >= in + w->pb[i])
 				w->out[i]--;
 		} else
@@ -711,8 +722,8 @@ conv_gemm(struct op_ctx *c, const float *x, const float *w,
 				struct err e;
 
 				if (!pointwise) {
-					col = buf + (int64_t)omp_get_thread_num()
-					    * K * tw;
+					col = buf + K * tw *
+					    (int64_t)omp_get_thread_num();
 					im2col(xg, cg, g, p0, p1, col);
 				}
 				if (bg)
@@ -740,6 +751,36 @@ unfold_init(struct gemm_unfold *u, const float *x, const struct win *g)
 	u->ph = g->pb[0], u->pw = g->pb[1];
 }
 
+/* What every block of a packed convolution needs. */
+struct conv_job {
+	const float *pa;		/* weights packed per group */
+	const float *x, *bias;
+	float *y;
+	const struct win *g;
+	int64_t cin, m, group, K;
+	int pointwise;
+};
+
+/* Output channels [i0, i1) and positions [j0, j1) of image ni, group gi. */
+static void
+conv_block(const struct conv_job *cb, int64_t ni, int64_t gi, int64_t i0,
+    int64_t i1, int64_t j0, int64_t j1, float *scratch)
+{
+	const struct win *g = cb->g;
+	int64_t cg = cb->cin / cb->group, mg = cb->m / cb->group;
+	int64_t S = g->in[0] * g->in[1], P = g->out[0] * g->out[1];
+	const float *xg = cb->x + (ni * cb->cin + gi * cg) * S;
+	struct gemm_rows rows = { xg, P };
+	struct gemm_unfold u;
+
+	unfold_init(&u, xg, g);
+	gemm_packed(cb->pa + gi * gemm_pack_a_size(mg, cb->K), mg, cb->K, i0,
+	    i1, j0, j1, cb->pointwise ? gemm_fill_rows : gemm_fill_unfold,
+	    cb->pointwise ? (void *)&rows : (void *)&u,
+	    cb->bias ? cb->bias + gi * mg : NULL, 0,
+	    cb->y + (ni * cb->m + gi * mg) * P, P, scratch);
+}
+
 /*
  * Convolution on gemm_packed: weights packed per group into the node's
  * scratch, then tiles of output positions (or, when there are too few,
@@ -751,10 +792,10 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
     int64_t group, const struct win *g, int pointwise)
 {
 	int threads = c->threads > 0 ? c->threads : 1;
-	int64_t cg = cin / group, mg = m / group, S = g->in[0] * g->in[1];
+	int64_t cg = cin / group, mg = m / group;
 	int64_t P = g->out[0] * g->out[1], K = cg * g->k[0] * g->k[1];
-	int64_t asz = gemm_pack_a_size(mg, K), bsz = gemm_packed_scratch();
-	int64_t tw, ntiles, items;
+	int64_t bsz = gemm_packed_scratch(), tw, ntiles, items;
+	struct conv_job cb;
 	const float *pa;
 	float *buf, *tmp, *ptmp;
 
@@ -766,6 +807,9 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 		free(ptmp);
 		return -1;
 	}
+	cb.pa = pa, cb.x = x, cb.bias = bias, cb.y = y, cb.g = g;
+	cb.cin = cin, cb.m = m, cb.group = group, cb.K = K;
+	cb.pointwise = pointwise;
 	tw = (P + 4 * threads - 1) / (4 * threads);
 	tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
 	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw > 4096 ? 4096 : tw;
@@ -776,45 +820,28 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 		for (int64_t it = 0; it < items; it++) {
 			int64_t ni = it / (group * ntiles);
 			int64_t gi = it / ntiles % group, t = it % ntiles;
-			int64_t j0 = t * tw, j1 = j0 + tw < P ? j0 + tw : P;
-			const float *xg = x + (ni * cin + gi * cg) * S;
-			struct gemm_unfold u;
-			struct gemm_rows rows = { xg, P };
-			float *sb = buf + bsz * (int64_t)omp_get_thread_num();
+			int64_t j1 = (t + 1) * tw < P ? (t + 1) * tw : P;
 
-			unfold_init(&u, xg, g);
-			gemm_packed(pa + gi * asz, mg, K, 0, mg, j0, j1,
-			    pointwise ? gemm_fill_rows : gemm_fill_unfold,
-			    pointwise ? (void *)&rows : (void *)&u,
-			    bias ? bias + gi * mg : NULL, 0,
-			    y + (ni * m + gi * mg) * P, P, sb);
+			conv_block(&cb, ni, gi, 0, mg, t * tw, j1,
+			    buf + bsz * (int64_t)omp_get_thread_num());
 		}
 	} else {
-		/* Few positions: each thread takes a range of channel panels. */
+		/* Few positions: each thread takes a range of channels. */
 		int64_t panels = (mg + GEMM_MR - 1) / GEMM_MR;
 
 		for (int64_t ni = 0; ni < n; ni++)
 			for (int64_t gi = 0; gi < group; gi++) {
-				const float *xg = x + (ni * cin + gi * cg) * S;
-				struct gemm_unfold u;
-				struct gemm_rows rows = { xg, P };
-
-				unfold_init(&u, xg, g);
 #pragma omp parallel num_threads(threads)
 				{
 					int t = omp_get_thread_num();
 					int nt = omp_get_num_threads();
 					int64_t i0 = panels * t / nt * GEMM_MR;
-					int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
+					int64_t i1 = panels * (t + 1) / nt *
+					    GEMM_MR;
 
 					if (i0 < i1)
-						gemm_packed(pa + gi * asz, mg, K, i0,
-						    i1, 0, P, pointwise ?
-						    gemm_fill_rows : gemm_fill_unfold,
-						    pointwise ? (void *)&rows :
-						    (void *)&u, bias ? bias + gi * mg :
-						    NULL, 0, y + (ni * m + gi * mg) * P,
-						    P, buf + bsz * t);
+						conv_block(&cb, ni, gi, i0, i1,
+						    0, P, buf + bsz * t);
 				}
 			}
 	}
@@ -972,13 +999,15 @@ dw_plane_wide(const float *x, const float *wk, float bias, float *y,
 			for (int64_t kh = 0; kh < g->k[0]; kh++) {
 				int64_t ih = oh * g->stride[0] - g->pb[0] +
 				    kh * g->dil[0];
-				const float *xs = x + ih * W + o * sw - g->pb[1];
+				const float *xs = x + ih * W + o * sw -
+				    g->pb[1];
 				const float *wr = wk + kh * KW;
 
 				if (ih < 0 || ih >= H)
 					continue;
 				for (int64_t kw = 0; kw < KW; kw++)
-					v16_madd(&acc, wr[kw], xs + kw * dw, sw);
+					v16_madd(&acc, wr[kw], xs + kw * dw,
+					    sw);
 			}
 			memcpy(yr + o, &acc, sizeof acc);
 			ow = o + DW_BLOCK;
@@ -1016,7 +1045,8 @@ dw_plane(const float *x, const float *wk, float bias, float *y,
 		d += p.top * p.cols;
 		for (int64_t i = 0; i < H; i++, d += p.cols) {
 			memset(d, 0, sizeof(float) * (size_t)p.left);
-			memcpy(d + p.left, x + i * W, sizeof(float) * (size_t)W);
+			memcpy(d + p.left, x + i * W,
+			    sizeof(float) * (size_t)W);
 			memset(d + p.left + W, 0, sizeof(float) *
 			    (size_t)(p.cols - p.left - W));
 		}
@@ -1040,7 +1070,8 @@ dw_plane(const float *x, const float *wk, float bias, float *y,
 				const float *wr = wk + kh * KW;
 
 				for (int64_t kw = 0; kw < KW; kw++)
-					v16_madd(&acc, wr[kw], xs + kw * dw, sw);
+					v16_madd(&acc, wr[kw], xs + kw * dw,
+					    sw);
 			}
 			if (OW < DW_BLOCK) {
 				float t[DW_BLOCK];
@@ -1151,9 +1182,9 @@ conv_run(struct op_ctx *c)
 		    c->out[0].data, n, cin, m, &g);
 	}
 	if (g.nd == 2 && gemm_packed_ok()) {
-		int pointwise = g.k[0] == 1 && g.k[1] == 1 && g.stride[0] == 1 &&
-		    g.stride[1] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
-		    g.pe[0] == 0 && g.pe[1] == 0;
+		int pointwise = g.k[0] == 1 && g.k[1] == 1 &&
+		    g.stride[0] == 1 && g.stride[1] == 1 && g.pb[0] == 0 &&
+		    g.pb[1] == 0 && g.pe[0] == 0 && g.pe[1] == 0;
 
 		return conv_packed(c, x->data, w->data, b ? b->data : NULL,
 		    c->out[0].data, n, cin, m, group, &g, pointwise);
@@ -1164,6 +1195,28 @@ conv_run(struct op_ctx *c)
 
 /* ---------------------------------------------------------------- */
 /* ConvTranspose */
+
+/*
+ * Add cs[iw] into yr[iw * stride + off] for iw in [iw0, iw1) whose
+ * output column lies in [0, ow).
+ */
+static void
+fold_row(float *yr, const float *cs, int64_t iw0, int64_t iw1,
+    int64_t stride, int64_t off, int64_t ow)
+{
+	int64_t lo, hi;
+
+	valid_range(iw1, stride, off, ow, &lo, &hi);
+	if (lo < iw0)
+		lo = iw0;
+	if (stride == 1) {
+#pragma omp simd
+		for (int64_t iw = lo; iw < hi; iw++)
+			yr[iw + off] += cs[iw];
+	} else
+		for (int64_t iw = lo; iw < hi; iw++)
+			yr[iw * stride + off] += cs[iw];
+}
 
 /*
  * Fold the columns of input positions [p0, p1) into the output: rows
@@ -1191,25 +1244,9 @@ col2im(const float *col, int64_t mo, const struct win *g, int64_t p0,
 				int64_t oh = ih * g->stride[0] - g->pb[0] +
 				    kh * g->dil[0];
 
-				if (oh >= 0 && oh < OH) {
-					float *yr = y + oh * OW;
-					const float *cs = cr + p - p0 - iw0;
-					int64_t lo, hi;
-
-					/* iw whose output column is inside */
-					valid_range(iw1, g->stride[1], off, OW,
-					    &lo, &hi);
-					if (lo < iw0)
-						lo = iw0;
-					if (g->stride[1] == 1) {
-#pragma omp simd
-						for (int64_t iw = lo; iw < hi; iw++)
-							yr[iw + off] += cs[iw];
-					} else
-						for (int64_t iw = lo; iw < hi; iw++)
-							yr[iw * g->stride[1] +
-							    off] += cs[iw];
-				}
+				if (oh >= 0 && oh < OH)
+					fold_row(y + oh * OW, cr + p - p0 - iw0,
+					    iw0, iw1, g->stride[1], off, OW);
 				p += iw1 - iw0;
 			}
 		}
@@ -1249,6 +1286,40 @@ col2im(const float *col, int64_t mo, const struct win *g, int64_t p0,
 				ii[a] = 0;
 			}
 		}
+	}
+}
+
+/*
+ * One tile of input positions [p0, p1) of an overlapping ConvTranspose,
+ * all threads on it: the product split by columns, then the fold by
+ * output channel. buf holds K x tw columns, then per-thread scratch.
+ */
+static void
+convt_tile_shared(const float *pa, int64_t K, int64_t cg, int64_t mg,
+    const struct win *g, const float *xt, int64_t p0, int64_t p1,
+    float *yg, float *buf, int64_t tw, int threads)
+{
+	int64_t S = g->in[0] * g->in[1], P = g->out[0] * g->out[1];
+	int64_t np = (p1 - p0 + GEMM_NR - 1) / GEMM_NR;
+	int64_t bsz = gemm_packed_scratch();
+	struct gemm_rows r = { xt, S };
+
+#pragma omp parallel num_threads(threads)
+	{
+		int th = omp_get_thread_num(), nt = omp_get_num_threads();
+		int64_t j0 = np * th / nt * GEMM_NR;
+		int64_t j1 = np * (th + 1) / nt * GEMM_NR;
+
+		if (j1 > p1 - p0)
+			j1 = p1 - p0;
+		if (j0 < j1)
+			gemm_packed(pa, K, cg, 0, K, j0, j1, gemm_fill_rows,
+			    &r, NULL, 0, buf, p1 - p0, buf + K * tw +
+			    bsz * th);
+#pragma omp barrier
+#pragma omp for schedule(static)
+		for (int64_t mo = 0; mo < mg; mo++)
+			col2im(buf, mo, g, p0, p1, yg + mo * P);
 	}
 }
 
@@ -1298,8 +1369,8 @@ convt_packed(struct op_ctx *c, const float *x, const float *w,
 			int64_t gi = it / ntiles % group, t = it % ntiles;
 			int64_t p0 = t * tw, p1 = p0 + tw < S ? p0 + tw : S;
 			float *col = buf + per * omp_get_thread_num();
-			struct gemm_rows r = { x + (ni * cin + gi * cg) * S + p0,
-			    S };
+			const float *xt = x + (ni * cin + gi * cg) * S + p0;
+			struct gemm_rows r = { xt, S };
 
 			gemm_packed(pa + gi * asz, K, cg, 0, K, 0, p1 - p0,
 			    gemm_fill_rows, &r, NULL, 0, col, p1 - p0,
@@ -1313,29 +1384,10 @@ convt_packed(struct op_ctx *c, const float *x, const float *w,
 			int64_t ni = it / (group * ntiles);
 			int64_t gi = it / ntiles % group, t = it % ntiles;
 			int64_t p0 = t * tw, p1 = p0 + tw < S ? p0 + tw : S;
-			struct gemm_rows r = { x + (ni * cin + gi * cg) * S + p0,
-			    S };
-			float *yg = y + (ni * m + gi * mg) * P;
+			const float *xt = x + (ni * cin + gi * cg) * S + p0;
 
-#pragma omp parallel num_threads(threads)
-			{
-				int th = omp_get_thread_num();
-				int nt = omp_get_num_threads();
-				int64_t np = (p1 - p0 + GEMM_NR - 1) / GEMM_NR;
-				int64_t j0 = np * th / nt * GEMM_NR;
-				int64_t j1 = np * (th + 1) / nt * GEMM_NR;
-
-				if (j1 > p1 - p0)
-					j1 = p1 - p0;
-				if (j0 < j1)
-					gemm_packed(pa + gi * asz, K, cg, 0, K, j0,
-					    j1, gemm_fill_rows, &r, NULL, 0, buf,
-					    p1 - p0, buf + K * tw + bsz * th);
-#pragma omp barrier
-#pragma omp for schedule(static)
-				for (int64_t mo = 0; mo < mg; mo++)
-					col2im(buf, mo, g, p0, p1, yg + mo * P);
-			}
+			convt_tile_shared(pa + gi * asz, K, cg, mg, g, xt, p0,
+			    p1, y + (ni * m + gi * mg) * P, buf, tw, threads);
 		}
 	free(tmp);
 	free(ptmp);
@@ -1395,8 +1447,8 @@ convt_run(struct op_ctx *c)
 	for (int i = 0; os && i < g.nd; i++) {
 		oshape[i] = os[nos - g.nd + i];
 		if (oshape[i] < 0 || oshape[i] > ATTR_MAX)
-			return err_set(c->err, "output_shape: value %lld is out "
-			    "of range", (long long)oshape[i]);
+			return err_set(c->err, "output_shape: value %lld is "
+			    "out of range", (long long)oshape[i]);
 	}
 	for (int i = 0; i < g.nd; i++) {
 		int64_t eff = (g.k[i] - 1) * g.dil[i] + 1;
@@ -1467,7 +1519,7 @@ convt_run(struct op_ctx *c)
 			for (int64_t p0 = 0; p0 < S; p0 += tw) {
 				int64_t p1 = p0 + tw < S ? p0 + tw : S;
 
-				/* cols (K x tile) = Wg^T (K x cg) * Xg (cg x tile) */
+				/* cols (K x tile) = Wg^T Xg (cg x tile) */
 				if (gemm_sgemm(1, 0, K, p1 - p0, cg, 1, wg, K,
 				    xg + p0, S, 0, col, p1 - p0, threads,
 				    c->err) == -1) {
@@ -1488,7 +1540,7 @@ out:
 /* ---------------------------------------------------------------- */
 /* Gemm and MatMul */
 
-/* Element types the non-float fallback of Gemm and MatMul computes in double. */
+/* Types the non-float fallback of Gemm and MatMul computes in double. */
 static int
 generic_type(int dt)
 {
@@ -1498,6 +1550,42 @@ generic_type(int dt)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * One product, A packed at pa, on all threads: tiles of columns, or when
+ * there are too few, ranges of rows. scratch: per-thread gemm scratch.
+ */
+static void
+product_shared(const float *pa, int64_t M, int64_t N, int64_t K,
+    gemm_fill_fn fill, struct gemm_rows *r, int accumulate, float *y,
+    float *scratch, int threads)
+{
+	int64_t bsz = gemm_packed_scratch(), panels = (M + GEMM_MR - 1) /
+	    GEMM_MR;
+	int64_t tw = (N + 4 * threads - 1) / (4 * threads), ntiles;
+
+	tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw;
+	ntiles = (N + tw - 1) / tw;
+	if (ntiles >= threads || M <= GEMM_MR) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+		for (int64_t t = 0; t < ntiles; t++)
+			gemm_packed(pa, M, K, 0, M, t * tw, (t + 1) * tw < N ?
+			    (t + 1) * tw : N, fill, r, NULL, accumulate, y, N,
+			    scratch + bsz * omp_get_thread_num());
+		return;
+	}
+#pragma omp parallel num_threads(threads)
+	{
+		int t = omp_get_thread_num(), nt = omp_get_num_threads();
+		int64_t i0 = panels * t / nt * GEMM_MR;
+		int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
+
+		if (i0 < i1)
+			gemm_packed(pa, M, K, i0, i1, 0, N, fill, r, NULL,
+			    accumulate, y, N, scratch + bsz * t);
+	}
 }
 
 /*
@@ -1539,41 +1627,13 @@ batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 	}
 	for (int64_t i = 0; i < batch; i++) {
 		struct gemm_rows r = { b + boff[i], ldb };
-		int64_t tw = (N + 4 * threads - 1) / (4 * threads), ntiles;
-		float *yi = y + i * M * N;
 
 		gemm_pack_a(a + aoff[i], M, K, lda, buf);
 		if (alpha != 1)
 			for (int64_t q = 0; q < asz; q++)
 				buf[q] *= alpha;
-		tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
-		tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw;
-		ntiles = (N + tw - 1) / tw;
-		if (ntiles >= threads || M <= GEMM_MR) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-			for (int64_t t = 0; t < ntiles; t++) {
-				int64_t j1 = (t + 1) * tw < N ? (t + 1) * tw : N;
-
-				gemm_packed(buf, M, K, 0, M, t * tw, j1, fill, &r,
-				    NULL, accumulate, yi, N, buf + asz + bsz *
-				    omp_get_thread_num());
-			}
-		} else {
-			int64_t panels = (M + GEMM_MR - 1) / GEMM_MR;
-
-#pragma omp parallel num_threads(threads)
-			{
-				int t = omp_get_thread_num();
-				int nt = omp_get_num_threads();
-				int64_t i0 = panels * t / nt * GEMM_MR;
-				int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
-
-				if (i0 < i1)
-					gemm_packed(buf, M, K, i0, i1, 0, N, fill,
-					    &r, NULL, accumulate, yi, N,
-					    buf + asz + bsz * t);
-			}
-		}
+		product_shared(buf, M, N, K, fill, &r, accumulate,
+		    y + i * M * N, buf + asz, threads);
 	}
 	free(tmp);
 	return 0;
@@ -1825,7 +1885,7 @@ matmul_run(struct op_ctx *c)
  * contracted left to right. Float tensors are computed in float, every
  * other type in double.
  */
-#define EIN_LETTERS 128		/* letters and ellipsis axes get codes < 128 */
+#define EIN_LETTERS 128		/* codes of letters and ellipsis axes */
 
 struct eview {
 	int rank;
@@ -2355,7 +2415,8 @@ einsum_run(struct op_ctx *c)
 	}
 	if (dbl)
 		for (int64_t k = 0; k < c->out[0].nelem; k++)
-			tensor_set(&c->out[0], k, ((const double *)res.data)[k]);
+			tensor_set(&c->out[0], k,
+			    ((const double *)res.data)[k]);
 	else
 		memcpy(c->out[0].data, res.data, sizeof(float) *
 		    c->out[0].nelem);
@@ -2376,7 +2437,7 @@ enum { POOL_MAX, POOL_AVG, POOL_LP };
 struct pool {
 	int kind;
 	struct win g;
-	int count_pad;			/* AveragePool count_include_pad */
+	int count_pad;			/* count_include_pad */
 	int col_major;			/* MaxPool storage_order 1 */
 	float p;			/* LpPool exponent */
 };
@@ -2515,16 +2576,15 @@ pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
 			    g->pe[1], &pw0, &pw1);
 			n = (kh1 - kh0) * (kw1 - kw0);
 			for (int64_t kh = kh0; kh < kh1; kh++) {
-				const float *xr = x + (hs + kh * dh) * W + ws;
+				int64_t row = (hs + kh * dh) * W + ws;
 
 				for (int64_t kw = kw0; kw < kw1; kw++) {
-					float v = xr[kw * dw];
+					float v = x[row + kw * dw];
 
 					if (pl->kind == POOL_MAX) {
 						if (v > best || best_at < 0) {
 							best = v;
-							best_at = (hs + kh * dh) * W +
-							    ws + kw * dw;
+							best_at = row + kw * dw;
 						}
 					} else if (pl->kind == POOL_AVG)
 						acc += v;
@@ -2823,7 +2883,7 @@ batchnorm_run(struct op_ctx *c)
 	free(a);
 	free(bb);
 	if (training) {
-		/* Running statistics: outputs 1, 2; opset < 14 adds the saved ones. */
+		/* Outputs 1, 2 running statistics, 3, 4 (opset < 14) saved. */
 		for (int o = 1; o < c->nout && o <= 4; o++) {
 			int64_t d[1] = { C };
 			float *p;
@@ -2904,7 +2964,8 @@ layernorm_run(struct op_ctx *c)
 	    opt_float(c, 2, &bi) == -1)
 		return -1;
 	if (x->rank < 1)
-		return err_set(c->err, "input 0: a scalar cannot be normalised");
+		return err_set(c->err, "input 0: a scalar cannot be "
+		    "normalised");
 	if ((axis = ops_axis(attr_int(c->node, "axis", -1), x->rank,
 	    c->err)) == -1)
 		return -1;
@@ -3036,7 +3097,7 @@ struct taps {
 	int identity;
 	int64_t *idx;			/* out x n, within [0, in) */
 	float *w;			/* out x n */
-	unsigned char *ext;		/* out: use the extrapolation value */
+	unsigned char *ext;		/* out: extrapolation value */
 };
 
 static int
@@ -3394,7 +3455,8 @@ rz_interp(struct op_ctx *c, const struct rz *r, struct taps *t,
 	}
 	for (int i = 0; i < np; i++) {
 		int a = order[i];
-		int64_t outer = prod(d, a), inner = prod(d + a + 1, rank - a - 1);
+		int64_t outer = prod(d, a);
+		int64_t inner = prod(d + a + 1, rank - a - 1);
 		float *dst;
 
 		if (i == np - 1)
@@ -3618,9 +3680,8 @@ scales:
 				    (float)r.in[a]);
 			}
 	}
-	if (r.ctm == CT_TF_CROP) {
-		if (!roi)
-			return err_set(c->err, "tf_crop_and_resize needs roi");
+	/* An absent or empty roi crops nothing (as ONNX Runtime). */
+	if (r.ctm == CT_TF_CROP && roi && roi->nelem > 0) {
 		if (rz_float_list(c, roi, 1, vals, &nv) == -1)
 			return -1;
 		if (nv != 2 * naxes)

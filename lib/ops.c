@@ -21,6 +21,8 @@ same_domain(const char *a, const char *b)
 const struct op_def *
 ops_find(const char *domain, const char *op_type)
 {
+	if (!op_type)	/* a node without op_type has no kernel */
+		return NULL;
 	for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
 		for (const struct op_def *d = tables[t]; d->op_type; d++)
 			if (strcmp(d->op_type, op_type) == 0 &&

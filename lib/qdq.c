@@ -466,6 +466,15 @@ struct ctx {
 	char *weight;		/* per qp: a constant */
 };
 
+/* Control bytes of names from the model or stream become '?'. */
+static void
+printable(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 static void
 note(struct ctx *c, const char *fmt, ...)
 {
@@ -477,6 +486,7 @@ note(struct ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
+	printable(buf);
 	c->o->note(c->o->note_ctx, buf);
 }
 
@@ -490,6 +500,7 @@ rec_err(struct ctx *c, long line, struct err *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
+	printable(buf);
 	return err_set(e, "%s:%ld: %s", c->p->file ? c->p->file : "<stream>",
 	    line, buf);
 }
@@ -968,7 +979,7 @@ classify(struct ctx *c, int *need, struct err *e)
 			}
 			if (v->init->data_type != DT_FLOAT) {
 				c->skip[i] = 1;
-				note(c, "%s: a %s constant: left alone",
+				note(c, "%s: a constant of type %s: left alone",
 				    qp->name, str_or_empty(dtype_name(
 				    v->init->data_type)));
 				continue;
@@ -992,7 +1003,7 @@ classify(struct ctx *c, int *need, struct err *e)
 			dt = value_dtype(c, v);
 			if (dt != DT_UNDEFINED && dt != DT_FLOAT) {
 				c->skip[i] = 1;
-				note(c, "%s: a %s tensor: left alone", qp->name,
+				note(c, "%s: of type %s, not float: left alone", qp->name,
 				    str_or_empty(dtype_name(dt)));
 				continue;
 			}
@@ -1001,6 +1012,13 @@ classify(struct ctx *c, int *need, struct err *e)
 		if (need_opset(&qp->q) > *need)
 			*need = need_opset(&qp->q);
 	}
+	/* Float activations the stream has statistics for but no parameters. */
+	for (i = 0; i < p->nst; i++)
+		if (p->st[i].dtype == DT_FLOAT &&
+		    !strmap_get(p->qpidx, p->st[i].name, NULL) &&
+		    graph_value(c->gr, p->st[i].name) != NULL)
+			note(c, "%s: no parameters: left in float",
+			    p->st[i].name);
 	for (i = 0; i < p->ncv; i++) {
 		struct cv *cv = &p->cv[i];
 
@@ -1170,6 +1188,15 @@ apply_weight(struct ctx *c, struct qp *qp, size_t limit, struct err *e)
 
 	if ((name = strdup(qp->name)) == NULL)
 		return err_nomem(e);
+	if (readers(c, name, limit, &rd, &nrd, e) != 0)
+		goto done;
+	if (nrd == 0) {
+		note(c, "%s: no node of the main graph reads it: left alone",
+		    name);
+		c->rep->skipped++;
+		rc = 0;
+		goto done;
+	}
 	if (model_tensor_read(c->m, v->init, &t, e) != 0)
 		goto done;
 	if (qp->q.axis >= 0 || qp->q.n > 1) {
@@ -1205,8 +1232,6 @@ apply_weight(struct ctx *c, struct qp *qp, size_t limit, struct err *e)
 	}
 	if ((dq = add_qdq(c, 0, name, qname, sname, zname, axis, NULL,
 	    e)) == NULL)
-		goto done;
-	if (readers(c, name, limit, &rd, &nrd, e) != 0)
 		goto done;
 	for (i = 0; i < nrd; i++)
 		if (rewire(c, rd[i], name, dq, e) != 0)

@@ -1009,7 +1009,8 @@ parse_list(const struct stream_rec *rec, const char *key, void **out,
 			*out = NULL;
 			return -1;
 		}
-		p = comma + 1;
+		if (comma)
+			p = comma + 1;
 	}
 	free(copy);
 	*n = cnt;

@@ -419,3 +419,52 @@ EOF
 	echo "# peak RSS: 10 samples $a KiB, 1000 samples $b KiB" >&3
 	[ "$b" -le $((a * 110 / 100)) ] || fail "1000 samples: $b KiB, 10 samples: $a KiB"
 }
+
+@test "calib-data: every range on a real model agrees with ONNX Runtime" {
+	need_models
+	"$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" -n 3 --shape x=1x3x48x192 \
+	    "$OCR_CLS" in >/dev/null
+	onnx-calib -q -d in "$OCR_CLS" >s
+	# the same model with every tensor of the stream as an output
+	"$PY" - "$OCR_CLS" <<'EOF2'
+import sys, onnx
+from onnx import helper as h, TensorProto as T
+m = onnx.load(sys.argv[1])
+names = [l.split("\t")[1] for l in open("s") if l.startswith("stat\t")]
+have = {o.name for o in m.graph.output} | {i.name for i in m.graph.input}
+for n in names:
+    if n not in have:
+        m.graph.output.append(h.make_tensor_value_info(n, T.FLOAT, None))
+onnx.save(m, "all.onnx")
+open("names", "w").write("\n".join(names))
+EOF2
+	ort_node "$ONNXQ_ROOT/test/ort-run.js" --out ort all.onnx in >/dev/null
+	"$PY" - <<'EOF2'
+import os, urllib.parse
+import numpy as np
+ours = {}
+for l in open("s"):
+    f = l.rstrip("\n").split("\t")
+    if f[0] == "stat":
+        kv = dict(x.split("=", 1) for x in f[2:])
+        ours[urllib.parse.unquote(f[1])] = (float(kv["min"]), float(kv["max"]),
+            int(kv["n"]), int(kv["batches"]))
+def fname(n):
+    return "".join(c if c.isalnum() or c in "._-" else "%%%02X" % ord(c) for c in n)
+checked = 0
+for n, (lo, hi, cnt, b) in ours.items():
+    arrs = []
+    for s in sorted(os.listdir("in")):
+        p = os.path.join("ort", s, fname(n) + ".npy")
+        if not os.path.exists(p):
+            p = os.path.join("in", s, fname(n) + ".npy")
+        arrs.append(np.load(p))
+    v = np.concatenate([a.ravel() for a in arrs])
+    tol = 1e-4 * max(1.0, float(v.max() - v.min()))
+    assert cnt == v.size and b == 3, (n, cnt, v.size)
+    assert abs(lo - v.min()) <= tol and abs(hi - v.max()) <= tol, (n, lo, hi, v.min(), v.max())
+    checked += 1
+assert checked > 50, checked
+print("# checked", checked, "tensors")
+EOF2
+}

@@ -8,7 +8,7 @@
 //	rec.onnx           200     93.50    0.0112       -  10.9
 //	rec.qdq.onnx       200     92.00    0.0141   24.31   8.2
 //
-//	node test/ocr-eval.js [--task rec|cls|none] [--keys FILE]
+//	node test/ocr-eval.js [--task rec|cls|det|none] [--keys FILE]
 //	    [--labels FILE] [--threads N] [--errors N] DIR MODEL|OUTDIR...
 //
 // --task rec (the default): greedy CTC decoding as PaddleOCR's
@@ -21,7 +21,10 @@
 // RecMetric, ignore_space); mean_ned is the mean of edit distance / the
 // longer length, over code points.
 // --task cls: the best class against the label (an integer per line).
-// --task none: no labels (the detector); only snr_db.
+// --task det: no labels; accuracy is the intersection over union of the
+// text masks (probability > 0.3, PaddleOCR's DBPostProcess threshold)
+// with the first model's, over all pixels of all samples.
+// --task none: no labels, only snr_db.
 // Labels come from DIR/labels.txt (or --labels), one line per sample in
 // the natural order of the sample names. snr_db compares every output with
 // the first model's, pooled over samples: 10 log10(sum ref^2 / sum
@@ -129,7 +132,7 @@ function argmax(t) {
 }
 
 function usage() {
-	process.stderr.write('usage: node ocr-eval.js [--task rec|cls|none] ' +
+	process.stderr.write('usage: node ocr-eval.js [--task rec|cls|det|none] ' +
 	    '[--keys FILE] [--labels FILE]\n' +
 	    '           [--threads N] [--errors N] DIR MODEL|OUTDIR...\n');
 	process.exit(2);
@@ -147,7 +150,7 @@ function parseArgs(argv) {
 		};
 		if (a === '--task') {
 			o.task = val();
-			if (!['rec', 'cls', 'none'].includes(o.task))
+			if (!['rec', 'cls', 'det', 'none'].includes(o.task))
 				usage();
 		} else if (a === '--keys')
 			o.keys = val();
@@ -175,7 +178,7 @@ async function main() {
 		throw new Error(`${dir}: no sample directories`);
 
 	let labels = null, keys = null;
-	if (o.task !== 'none') {
+	if (o.task === 'rec' || o.task === 'cls') {
 		const lf = o.labels || path.join(dir, 'labels.txt');
 		labels = fs.readFileSync(lf, 'utf8').split('\n');
 		if (labels[labels.length - 1] === '')
@@ -202,6 +205,7 @@ async function main() {
 	for (const w of what) {
 		const row = { name: w, saved: fs.statSync(w).isDirectory(),
 		    right: 0, ned: 0, n: 0, signal: 0, noise: 0, times: [],
+		    inter: 0, union: 0,
 		    wrong: [] };
 		if (!row.saved) {
 			ort = ort || require('onnxruntime-node');
@@ -265,7 +269,15 @@ async function main() {
 					}
 				}
 			}
-			if (o.task === 'none')
+			if (o.task === 'det') {
+				const a = ref[0].data, b = outs[0].data;
+				for (let j = 0; j < a.length; j++) {
+					const x = a[j] > 0.3, y = b[j] > 0.3;
+					r.inter += x && y;
+					r.union += x || y;
+				}
+			}
+			if (o.task === 'none' || o.task === 'det')
 				continue;
 			const pred = o.task === 'rec' ? ctcDecode(outs[0], keys) :
 			    argmax(outs[0]);
@@ -291,8 +303,12 @@ async function main() {
 		if (i > 0)
 			snr = r.noise === 0 ? 'inf' : r.signal === 0 ? '-inf' :
 			    (10 * Math.log10(r.signal / r.noise)).toFixed(2);
-		table.push([path.basename(r.name), String(r.n),
-		    o.task === 'none' ? '-' : (100 * r.right / r.n).toFixed(2),
+		let acc = (100 * r.right / r.n).toFixed(2);
+		if (o.task === 'none' || (o.task === 'det' && i === 0))
+			acc = '-';
+		else if (o.task === 'det')
+			acc = r.union ? (100 * r.inter / r.union).toFixed(2) : '100.00';
+		table.push([path.basename(r.name), String(r.n), acc,
 		    o.task !== 'rec' ? '-' : (r.ned / r.n).toFixed(4), snr,
 		    med === undefined ? '-' : med.toFixed(1)]);
 	});

@@ -120,10 +120,12 @@ sys.exit(0 if ops["QuantizeLinear"] >= 3 and ops["DequantizeLinear"] >= 6
 }
 
 @test "onnxq.mk: ONNXQ_BIN names where the programs are" {
-	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH=/usr/bin:/bin make --no-print-directory net.qparams
+	local clean=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u ONNXQ_BIN
+	    PATH=/usr/bin:/bin make --no-print-directory)
+
+	run "${clean[@]}" net.qparams
 	[ "$status" -ne 0 ] || fail "found the programs without PATH: $output"
-	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH=/usr/bin:/bin make --no-print-directory net.qparams \
-	    ONNXQ_BIN="$ONNXQ_BIN"
+	run "${clean[@]}" net.qparams ONNXQ_BIN="$ONNXQ_BIN"
 	[ "$status" -eq 0 ] || fail "make ONNXQ_BIN=...: $output"
 	[[ $output == "$ONNXQ_BIN/onnx-calib "* ]] || fail "$output"
 }

@@ -9,6 +9,8 @@ Debian's python3-onnx and numpy (run as /usr/bin/python3).
     make-fixtures.py pr22020-samples DIR  the PR 22020 Conv's calibration
                                           (constant 0, 6.375, 12.75) and
                                           DIR/eval (constant 6.375)
+    make-fixtures.py opset21 IN OUT       IN claiming opset 21 (no checker:
+                                          onnx 1.12 knows up to 17)
     make-fixtures.py wide OUT             a MatMul with a 64x64 weight
                                           (the others are too small for
                                           external data)
@@ -27,12 +29,18 @@ Models (all float32):
                  GlobalAveragePool, Transpose, Reshape, MatMul, Gemm,
                  Concat, Softmax; graph outputs read by other nodes and
                  not read at all (opset 13)
+  ops2.onnx      ConvTranspose, Conv + BatchNormalization (folded),
+                 HardSigmoid, AveragePool, Resize, Split, Abs, Add, Div,
+                 Sub, Pow, Gather, InstanceNormalization,
+                 LayerNormalization (opset 17)
   opset9.onnx    Clip, Slice, Squeeze, Unsqueeze, Pad with attributes,
                  Softmax on a middle axis and on the last one, ReduceMean,
                  Conv (opset 9: raising to 13 rewrites them)
   upsample9.onnx Upsample (deprecated at 10: cannot be raised)
   convert.onnx   the five cases of mixed-precision conversion (opset 13)
   subgraph.onnx  an If whose branches read a tensor of the main graph
+  collide.onnx   tensors already named x_DequantizeLinear_Output and
+                 x_scale
 """
 import os
 import sys
@@ -108,6 +116,56 @@ def ops():
     return model(nodes, [vi("x", [1, 3, 8, 8])],
                  [vi("prob", [1, 18]), vi("feat", [1, 64]),
                   vi("pool", [1, 4, 1, 1])], inits)
+
+
+def ops2():
+    r = np.random.RandomState(4)
+    f32 = np.float32
+    un = helper.make_node
+    nodes = [
+        un("ConvTranspose", ["x", "Wt", "Bt"], ["ct"], name="convt",
+           strides=[2, 2]),
+        un("Conv", ["ct", "Wc"], ["cv"], name="conv", pads=[1, 1, 1, 1]),
+        un("BatchNormalization", ["cv", "bn_s", "bn_b", "bn_m", "bn_v"],
+           ["bn"], name="bn"),
+        un("HardSigmoid", ["bn"], ["hs"], name="hsig"),
+        un("AveragePool", ["hs"], ["ap"], name="apool", kernel_shape=[2, 2],
+           strides=[2, 2]),
+        un("Resize", ["ap", "", "scales"], ["rs"], name="resize",
+           mode="nearest"),
+        un("Split", ["rs", "split"], ["sp1", "sp2"], name="split", axis=1),
+        un("Abs", ["sp2"], ["ab"], name="abs"),
+        un("Add", ["ab", "one"], ["ad"], name="add"),
+        un("Div", ["sp1", "ad"], ["dv"], name="div"),
+        un("Sub", ["dv", "sp1"], ["sb"], name="sub"),
+        un("Pow", ["sb", "two"], ["pw"], name="pow"),
+        un("Gather", ["pw", "idx"], ["g"], name="gather", axis=3),
+        un("InstanceNormalization", ["pw", "in_s", "in_b"], ["inorm"],
+           name="inorm"),
+        un("LayerNormalization", ["inorm", "ln_g", "ln_b"], ["ln"],
+           name="lnorm", axis=-1),
+    ]
+    inits = [
+        init("Wt", (r.randn(2, 3, 2, 2) * 0.5).astype(f32)),
+        init("Bt", (r.randn(3) * 0.1).astype(f32)),
+        init("Wc", (r.randn(4, 3, 3, 3) * 0.3).astype(f32)),
+        init("bn_s", (r.rand(4) + 0.5).astype(f32)),
+        init("bn_b", (r.randn(4) * 0.1).astype(f32)),
+        init("bn_m", (r.randn(4) * 0.1).astype(f32)),
+        init("bn_v", (r.rand(4) + 0.5).astype(f32)),
+        init("scales", np.array([1, 1, 2, 2], dtype=f32)),
+        init("split", np.array([2, 2], dtype=np.int64)),
+        init("one", np.array(1.0, dtype=f32)),
+        init("two", np.array(2.0, dtype=f32)),
+        init("idx", np.array([0, 2], dtype=np.int64)),
+        init("in_s", (r.rand(2) + 0.5).astype(f32)),
+        init("in_b", (r.randn(2) * 0.1).astype(f32)),
+        init("ln_g", (r.rand(12) + 0.5).astype(f32)),
+        init("ln_b", (r.randn(12) * 0.1).astype(f32)),
+    ]
+    return model(nodes, [vi("x", [1, 2, 6, 6])],
+                 [vi("g", [1, 2, 12, 2]), vi("ln", [1, 2, 12, 12])], inits,
+                 opset=17)
 
 
 def opset9():
@@ -192,6 +250,16 @@ def wide():
                  [init("W", (r.randn(64, 64) * 0.1).astype(np.float32))])
 
 
+def collide():
+    un = helper.make_node
+    nodes = [un("Relu", ["x"], ["x_DequantizeLinear_Output"], name="relu"),
+             un("Mul", ["x_DequantizeLinear_Output", "x_scale"], ["m"],
+                name="mul"),
+             un("Add", ["x", "m"], ["y"], name="add")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])],
+                 [init("x_scale", np.full((1, 4), 0.5, dtype=np.float32))])
+
+
 def save(m, name, out_dir=HERE):
     with open(os.path.join(out_dir, name), "wb") as f:
         f.write(m.SerializeToString())
@@ -237,8 +305,10 @@ def show(path):
     for o in m.opset_import:
         print("opset %s %d" % (o.domain or "onnx", o.version))
     print("ir %d" % m.ir_version)
+    names = {21: "UINT4", 22: "INT4"}    # not in onnx 1.12
     for i in m.graph.initializer:
-        print("init %s %s %s" % (i.name, TensorProto.DataType.Name(i.data_type),
+        t = names.get(i.data_type) or TensorProto.DataType.Name(i.data_type)
+        print("init %s %s %s" % (i.name, t,
                                  "x".join(map(str, i.dims)) or "scalar"))
     for n in m.graph.node:
         attrs = " ".join("%s=%s" % (a.name, helper.get_attribute_value(a))
@@ -252,14 +322,20 @@ def show(path):
 def main():
     a = sys.argv[1:]
     if not a:
-        for name, fn in [("conv", conv), ("ops", ops), ("opset9", opset9),
+        for name, fn in [("conv", conv), ("ops", ops), ("ops2", ops2),
+                         ("opset9", opset9),
                          ("upsample9", upsample9), ("convert", convert),
-                         ("subgraph", subgraph)]:
+                         ("subgraph", subgraph), ("collide", collide)]:
             save(fn(), name + ".onnx")
     elif a[0] == "samples" and len(a) == 5:
         samples(a[1], a[2], int(a[3]), int(a[4]))
     elif a[0] == "pr22020-samples" and len(a) == 2:
         pr22020_samples(a[1])
+    elif a[0] == "opset21" and len(a) == 3:
+        m = onnx.load(a[1])
+        m.opset_import[0].version = 21
+        m.ir_version = 10
+        onnx.save(m, a[2])
     elif a[0] == "wide" and len(a) == 2:
         save(wide(), a[1], ".")
     elif a[0] == "show" and len(a) == 2:

@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# e2e.bats: the whole pipeline on PaddleOCR v4 det and rec and the mobile
+# v2 direction classifier, with data scripts/make-ocr-data renders:
+#
+#	onnx-calib -d CALIB MODEL | onnx-qparams | onnx-qdq-insert MODEL > QMODEL
+#
+# with onnx-qparams' defaults, then ONNX Runtime (onnxruntime-node) runs
+# MODEL and QMODEL on evaluation data (test/ocr-eval.js) and the figures
+# must reach floors: the output SNR of QMODEL against MODEL, and the
+# recognition accuracy (greedy CTC decoding with the model's key file,
+# exact match). The target for rec: quantized accuracy within 3 points of
+# fp32 on the demo's evaluation set (scripts/demo: 200 lines, seed 2).
+# Calibration is kept small: 32 rec lines, 32 cls lines, 8 det pages at
+# 320x320. Our interpreter must run the QDQ rec model as ORT does.
+# Figures go to the TAP stream as comments.
+# Needs: scripts/fetch-models (models, onnxruntime-node), node,
+# /usr/bin/python3 with onnx, numpy and Pillow (python3-pil), the fonts of
+# scripts/make-ocr-data, the built programs.
+
+load helpers
+
+# The demo's evaluation set and the floors (measured, less a margin).
+REC_EVAL_N=200
+REC_EVAL_SEED=2
+REC_FP32_MIN_ACC=80	# the rendered lines are legible to the fp32 model
+REC_MAX_DROP=3		# the target: points of accuracy lost at most
+REC_MIN_SNR=10
+CLS_MIN_ACC=95
+CLS_MIN_SNR=25
+DET_MIN_SNR=9
+DET_MIN_IOU=85		# text mask (p > 0.3) against fp32's, in percent
+
+setup() {
+	onnxq_setup
+	need_models
+	F=$BATS_FILE_TMPDIR
+}
+
+# data TASK NAME N SEED [SIZE]: render F/NAME once.
+data() {
+	[ -d "$F/$2" ] && return 0
+	run --separate-stderr "$ONNXQ_ROOT/scripts/make-ocr-data" --task "$1" \
+	    -n "$3" --seed "$4" ${5:+--size "$5"} "$F/$2"
+	[ "$status" -eq 0 ] || fail "make-ocr-data $*: $stderr"
+}
+
+# quantize MODEL CALIB QMODEL: the canonical pipeline, each stage's status
+# checked, and a look at the model it made.
+quantize() {
+	local st
+
+	onnx-calib --quiet -d "$2" "$1" 2>"$T/calib.err" |
+	    onnx-qparams 2>"$T/qparams.err" |
+	    onnx-qdq-insert "$1" >"$3" 2>"$T/insert.err"
+	st=("${PIPESTATUS[@]}")
+	[ "${st[*]}" = "0 0 0" ] ||
+	    fail "pipeline exit statuses ${st[*]}:" "$(cat "$T"/*.err)"
+	run --separate-stderr /usr/bin/python3 - "$1" "$3" <<'EOF'
+import collections, os, sys
+import onnx
+m = onnx.load(sys.argv[2])
+onnx.checker.check_model(m)
+ops = collections.Counter(n.op_type for n in m.graph.node)
+a, b = os.path.getsize(sys.argv[1]), os.path.getsize(sys.argv[2])
+print("%s: %d bytes -> %d, %d QuantizeLinear, %d DequantizeLinear" %
+      (os.path.basename(sys.argv[1]), a, b, ops["QuantizeLinear"],
+       ops["DequantizeLinear"]))
+sys.exit(0 if ops["QuantizeLinear"] >= 10 and ops["DequantizeLinear"] >= 20
+         and b < a * 0.6 else 1)
+EOF
+	printf '# %s\n' "${lines[@]}" >&3
+	[ "$status" -eq 0 ] || fail "$3 is not a QDQ model of $1: $output $stderr"
+}
+
+# evaluate ARGS: test/ocr-eval.js ARGS; the table in $output, shown in
+# the TAP stream.
+evaluate() {
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ocr-eval.js" "$@"
+	[ "$status" -eq 0 ] || fail "ocr-eval $*: exit $status: $stderr"
+	printf '# %s\n' "${lines[@]}" >&3
+}
+
+# col ROW COLUMN: a figure of the table in $output (ROW from 1 after the
+# header, COLUMN by name).
+col() {
+	awk -v row="$1" -v name="$2" '
+	    NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+	    NR == row + 1 { print $c }' <<<"$output"
+}
+
+# ge A B: A >= B, as decimals.
+ge() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0 && a != "") }'
+}
+
+@test "e2e: rec: the canonical pipeline keeps accuracy within ${REC_MAX_DROP} points in ORT" {
+	data rec rec-calib 32 1
+	data rec rec-eval "$REC_EVAL_N" "$REC_EVAL_SEED"
+	quantize "$OCR_REC" "$F/rec-calib" "$F/rec.qdq.onnx"
+	evaluate "$F/rec-eval" "$OCR_REC" "$F/rec.qdq.onnx"
+	local fa qa snr
+	fa=$(col 1 accuracy) qa=$(col 2 accuracy) snr=$(col 2 snr_db)
+	ge "$fa" "$REC_FP32_MIN_ACC" ||
+	    fail "fp32 accuracy $fa% < $REC_FP32_MIN_ACC%: the data is not legible"
+	ge "$snr" "$REC_MIN_SNR" || fail "rec SNR $snr dB < $REC_MIN_SNR dB"
+	ge "$qa" "$(awk -v a="$fa" -v d="$REC_MAX_DROP" 'BEGIN { print a - d }')" ||
+	    fail "quantized accuracy $qa% is more than $REC_MAX_DROP points" \
+	    "below fp32's $fa%"
+}
+
+@test "e2e: rec: our interpreter runs the QDQ model as ORT does" {
+	local n
+
+	[ -s "$F/rec.qdq.onnx" ] || {
+		data rec rec-calib 32 1
+		quantize "$OCR_REC" "$F/rec-calib" "$F/rec.qdq.onnx"
+	}
+	data rec rec-eval "$REC_EVAL_N" "$REC_EVAL_SEED"
+	# 24 lines of the evaluation set, with ORT's outputs of the QDQ model
+	# as the expected ones.
+	mkdir sub
+	for n in $(seq -f 's%04g' 0 23); do
+		cp -r "$F/rec-eval/$n" sub/
+	done
+	head -n 24 "$F/rec-eval/labels.txt" >sub/labels.txt
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \
+	    "$F/rec.qdq.onnx" sub
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
+	run --separate-stderr onnx-verify -d sub --atol 1 --min-snr 30 \
+	    --save-outputs ours "$F/rec.qdq.onnx"
+	printf '# %s\n' "${lines[@]}" >&3
+	[ "$status" -eq 0 ] || fail "onnx-verify: exit $status: $output $stderr"
+	# The same readings, decoded from our interpreter's outputs.
+	evaluate --keys "${OCR_REC%/*}/ppocr_keys_v1.txt" sub \
+	    "$F/rec.qdq.onnx" ours
+	[ "$(col 1 samples)" = 24 ] && [ "$(col 2 samples)" = 24 ]
+	local a b
+	a=$(col 1 accuracy) b=$(col 2 accuracy)
+	ge "$b" "$(awk -v a="$a" 'BEGIN { print a - 100 / 24 - 0.01 }')" ||
+	    fail "our interpreter reads $b%, ORT $a% of the same lines"
+}
+
+@test "e2e: cls: the canonical pipeline keeps the direction classifier" {
+	data cls cls-calib 32 1
+	data cls cls-eval 100 2
+	quantize "$OCR_CLS" "$F/cls-calib" cls.qdq.onnx
+	evaluate --task cls "$F/cls-eval" "$OCR_CLS" cls.qdq.onnx
+	local fa qa snr
+	fa=$(col 1 accuracy) qa=$(col 2 accuracy) snr=$(col 2 snr_db)
+	ge "$fa" "$CLS_MIN_ACC" || fail "fp32 accuracy $fa% < $CLS_MIN_ACC%"
+	ge "$qa" "$CLS_MIN_ACC" || fail "quantized accuracy $qa% < $CLS_MIN_ACC%"
+	ge "$snr" "$CLS_MIN_SNR" || fail "cls SNR $snr dB < $CLS_MIN_SNR dB"
+}
+
+@test "e2e: det: the canonical pipeline keeps the text map at 320x320" {
+	data det det-calib 8 1 320x320
+	data det det-eval 4 2 320x320
+	quantize "$OCR_DET" "$F/det-calib" det.qdq.onnx
+	evaluate --task det "$F/det-eval" "$OCR_DET" det.qdq.onnx
+	local iou snr
+	iou=$(col 2 accuracy) snr=$(col 2 snr_db)
+	ge "$snr" "$DET_MIN_SNR" || fail "det SNR $snr dB < $DET_MIN_SNR dB"
+	ge "$iou" "$DET_MIN_IOU" ||
+	    fail "text mask IoU $iou% < $DET_MIN_IOU% of fp32's"
+}
+
+@test "e2e: the floors can fail: a model with noise added is caught" {
+	data cls cls-eval 100 2
+	# Every weight of the classifier disturbed by 20% of its scale.
+	/usr/bin/python3 - "$OCR_CLS" noisy.onnx <<'EOF' || fail "cannot disturb"
+import sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+m = onnx.load(sys.argv[1])
+rng = np.random.default_rng(1)
+for i, t in enumerate(m.graph.initializer):
+    a = numpy_helper.to_array(t)
+    if a.dtype == np.float32 and a.size > 16:
+        a = a + rng.standard_normal(a.shape).astype(np.float32) * 0.2 * a.std()
+        m.graph.initializer[i].CopyFrom(numpy_helper.from_array(a, t.name))
+onnx.save(m, sys.argv[2])
+EOF
+	evaluate --task cls "$F/cls-eval" "$OCR_CLS" noisy.onnx
+	! ge "$(col 2 snr_db)" "$CLS_MIN_SNR" ||
+	    fail "the disturbed model passes the SNR floor"
+}
