@@ -304,10 +304,15 @@ save_annotated(const char *out, const unsigned char *buf, size_t len,
 	Onnx__ModelProto *mp;
 	Onnx__StringStringEntryProto *kv = NULL, **props;
 	struct model *m;
-	char *val;
+	char *val, *dir = NULL;
 	int rc = -1;
 
-	if (!(m = model_load_mem(buf, len, model_path, NULL, e)))
+	/* external data is found beside the model, and inlined in the copy */
+	if (strcmp(model_path, "-") != 0 && !(dir = path_dir(model_path)))
+		return err_nomem(e);
+	m = model_load_mem(buf, len, model_path, dir, e);
+	free(dir);
+	if (!m)
 		return -1;
 	mp = m->proto;
 	if (!(val = malloc(textlen + 1))) {

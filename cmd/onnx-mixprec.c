@@ -511,9 +511,9 @@ out:
 
 /* The stream of mp's current result, as a qdq plan. */
 static struct qdq_plan *
-plan_of(const struct mixprec *mp, struct err *e)
+plan_of(const struct mixprec *mp, const struct mixprec_write_opts *wo,
+    struct err *e)
 {
-	struct mixprec_write_opts wo = { .skip_hist = 1 };
 	struct stream_writer *w = NULL;
 	struct stream_reader *r = NULL;
 	struct qdq_plan *p = NULL;
@@ -530,7 +530,7 @@ plan_of(const struct mixprec *mp, struct err *e)
 		fclose(fp);
 		goto out;
 	}
-	if (mixprec_write(mp, w, &wo, e) < 0 || stream_write_end(w, e) < 0) {
+	if (mixprec_write(mp, w, wo, e) < 0 || stream_write_end(w, e) < 0) {
 		fclose(fp);
 		goto out;
 	}
@@ -560,26 +560,33 @@ out:
 	return p;
 }
 
-/* Run the QDQ model of mp's current result on the samples. */
+/*
+ * Run the QDQ model of mp's current result (or, with `only`, the fp32
+ * model with just those tensors quantized) on the first nsamples samples
+ * (0: all) and compare with the fp32 outputs.
+ */
 static int
-evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
+evaluate(struct evaldata *ev, const struct mixprec *mp,
+    const unsigned char *only, int only_weights, int nsamples,
     struct score *sc, struct err *e)
 {
+	struct mixprec_write_opts wo = { .skip_hist = 1 };
 	struct interp_opts io = { .threads = ev->o->threads };
-	struct qdq_opts qo = { 0 };
+	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
 	struct compare *cmp = NULL, top1;
 	struct qdq_plan *plan = NULL;
 	struct interp *ip = NULL;
 	struct model *m = NULL;
 	struct tensor *out = NULL;
-	int *pos = NULL, nout, rc = -1;
+	int *pos = NULL, nout = 0, rc = -1;
 	double t0 = now();
 
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
-	if ((plan = plan_of(mp, e)) == NULL)
+	wo.only = only;
+	wo.only_weights = only_weights;
+	if ((plan = plan_of(mp, &wo, e)) == NULL)
 		return -1;
-	qo.domain = QDQ_DOMAIN_AUTO;
 	if ((m = model_load_mem(ev->mbuf, ev->mlen, ev->o->model, ev->mdir,
 	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
 	    qdq_apply(m, plan, &qo, NULL, e) < 0 ||
@@ -641,7 +648,7 @@ out:
 	ev->runs++;
 	ev->run_time += now() - t0;
 	if (out)
-		for (int j = 0; ip && j < interp_noutputs(ip); j++)
+		for (int j = 0; j < nout; j++)
 			tensor_release(&out[j]);
 	free(out);
 	free(cmp);
@@ -656,12 +663,13 @@ out:
 struct cand {
 	int *t;			/* tensors */
 	int nt;
-	int to_float;		/* the producers left in float instead */
-	char *label;		/* "conv5_out (+2)" */
-	double gain;		/* noise removed when taken alone */
+	int to_float;		/* their producers left in float instead */
+	int twin;		/* the other variant of the same tensors, -1 */
+	char *label;		/* "conv5_out", "reshape_3 (+2)" */
+	double noise;		/* output noise with only these quantized */
 	double cost;		/* extra bits per sample / 8, alone */
 	double score;
-	int state;		/* 0 open, 1 taken, 2 rejected */
+	int usable;
 };
 
 struct search {
@@ -671,8 +679,10 @@ struct search {
 	struct mixprec_type t16, tfloat;
 	struct cand *c;
 	int nc;
-	int *taken;		/* candidate indices, in order */
+	int *taken;		/* candidate indices requested together */
 	int ntaken;
+	int *chain;		/* usable candidates by score, compatible */
+	int nchain;
 	double elems;		/* of all quantized activations */
 };
 
@@ -686,18 +696,59 @@ find_root(int *parent, int i)
 	return i;
 }
 
+/*
+ * A node whose one quantized input and one quantized output round alike:
+ * Relu, Clip, and Add, Sub, Mul, Div with a constant.
+ */
+static int
+passes_rounding(const struct mixprec *mp, int n, int *in, int *out)
+{
+	static const char *const unary[] = { "Relu", "Clip" };
+	static const char *const arith[] = { "Add", "Sub", "Mul", "Div" };
+	const char *op = mixprec_node_op(mp, n);
+	const int *v;
+	int k = mixprec_node_tensors(mp, n, &v), nin = 0, nout = 0, ok = 0;
+
+	for (size_t i = 0; i < 2; i++)
+		ok |= strcmp(op, unary[i]) == 0;
+	for (size_t i = 0; i < 4; i++)
+		ok |= strcmp(op, arith[i]) == 0;
+	if (!ok)
+		return 0;
+	for (int i = 0; i < k; i++) {
+		if (!mixprec_tensor_quantized(mp, v[i]))
+			continue;
+		if (mixprec_tensor_producer(mp, v[i]) == n) {
+			*out = v[i];
+			nout++;
+		} else {
+			*in = v[i];
+			nin++;
+		}
+	}
+	if (nin != 1 || nout != 1)
+		return 0;
+	/* The other inputs of arithmetic must be constants. */
+	k = mixprec_node_inputs(mp, n, &v);
+	for (int i = 0; i < k; i++)
+		if (v[i] >= 0 && v[i] != *in && !mixprec_tensor_constant(mp, v[i]))
+			return 0;
+	return 1;
+}
+
 /* The quantized activation groups: a tensor and those sharing its grid. */
 static int
 make_candidates(struct search *S, struct err *e)
 {
 	struct mixprec *mp = S->mp;
-	int nt = mixprec_ntensors(mp), *parent, *root_cand;
+	int nt = mixprec_ntensors(mp), *parent, *root_cand, rc = -1;
 
-	if ((parent = calloc((size_t)nt + 1, sizeof *parent)) == NULL ||
-	    (root_cand = calloc((size_t)nt + 1, sizeof *root_cand)) == NULL ||
-	    (S->c = calloc(2 * (size_t)nt + 1, sizeof *S->c)) == NULL) {
-		free(parent);
-		return err_nomem(e);
+	parent = calloc((size_t)nt + 1, sizeof *parent);
+	root_cand = calloc((size_t)nt + 1, sizeof *root_cand);
+	S->c = calloc(2 * (size_t)nt + 1, sizeof *S->c);
+	if (!parent || !root_cand || !S->c) {
+		err_nomem(e);
+		goto out;
 	}
 	for (int i = 0; i < nt; i++) {
 		parent[i] = i;
@@ -713,9 +764,22 @@ make_candidates(struct search *S, struct err *e)
 		if (src >= 0)
 			parent[find_root(parent, i)] = find_root(parent, src);
 	}
+	/*
+	 * Likewise across Relu and Clip (whose input takes the output's
+	 * range) and across arithmetic with a constant (a scale, a shift):
+	 * the second rounding repeats the first, so only both together
+	 * gain anything.
+	 */
+	for (int n = 0; n < mixprec_nnodes(mp); n++) {
+		int in = -1, out = -1;
+
+		if (!passes_rounding(mp, n, &in, &out))
+			continue;
+		parent[find_root(parent, out)] = find_root(parent, in);
+	}
 	for (int i = 0; i < nt; i++) {
 		struct cand *c;
-		int r;
+		int r, *nv;
 
 		if (!mixprec_tensor_quantized(mp, i))
 			continue;
@@ -723,20 +787,18 @@ make_candidates(struct search *S, struct err *e)
 		r = find_root(parent, i);
 		if (root_cand[r] < 0) {
 			root_cand[r] = S->nc;
-			memset(&S->c[S->nc], 0, sizeof S->c[S->nc]);
+			S->c[S->nc].twin = -1;
 			S->nc++;
 		}
 		c = &S->c[root_cand[r]];
-		if ((c->t = realloc(c->t, ((size_t)c->nt + 1) *
+		if ((nv = realloc(c->t, ((size_t)c->nt + 1) *
 		    sizeof *c->t)) == NULL) {
-			free(parent);
-			free(root_cand);
-			return err_nomem(e);
+			err_nomem(e);
+			goto out;
 		}
+		c->t = nv;
 		c->t[c->nt++] = i;
 	}
-	free(parent);
-	free(root_cand);
 	/* Float variants: the producers left in float. */
 	if (S->o->allow_float) {
 		int n = S->nc;
@@ -745,29 +807,38 @@ make_candidates(struct search *S, struct err *e)
 			struct cand *c = &S->c[S->nc];
 
 			*c = S->c[i];
-			if ((c->t = malloc((size_t)c->nt * sizeof *c->t)) == NULL)
-				return err_nomem(e);
+			if ((c->t = malloc((size_t)c->nt * sizeof *c->t)) ==
+			    NULL) {
+				err_nomem(e);
+				goto out;
+			}
 			memcpy(c->t, S->c[i].t, (size_t)c->nt * sizeof *c->t);
 			c->to_float = 1;
+			c->twin = i;
+			S->c[i].twin = S->nc;
 			S->nc++;
 		}
 	}
 	for (int i = 0; i < S->nc; i++) {
 		struct cand *c = &S->c[i];
 		const char *name = mixprec_tensor_name(mp, c->t[0]);
+		size_t n = strlen(name) + 48;
 
+		if ((c->label = malloc(n)) == NULL) {
+			err_nomem(e);
+			goto out;
+		}
+		snprintf(c->label, n, "%s%s", name, c->to_float ?
+		    " (float)" : "");
 		if (c->nt > 1)
-			c->label = malloc(strlen(name) + 32);
-		else
-			c->label = malloc(strlen(name) + 16);
-		if (c->label == NULL)
-			return err_nomem(e);
-		if (c->nt > 1)
-			sprintf(c->label, "%s (+%d)", name, c->nt - 1);
-		else
-			strcpy(c->label, name);
+			snprintf(c->label + strlen(c->label), n -
+			    strlen(c->label), " (+%d)", c->nt - 1);
 	}
-	return 0;
+	rc = 0;
+out:
+	free(parent);
+	free(root_cand);
+	return rc;
 }
 
 /* Request one candidate; -1 when it conflicts with what is requested. */
@@ -803,19 +874,19 @@ request_cand(struct search *S, const struct cand *c, struct mixprec_msgs *m)
 }
 
 /*
- * Resolve the taken candidates plus `extra` (-1: none). 0, or 1 when
+ * Resolve the candidates v[0..n) (and extra, unless -1). 0, or 1 when
  * they do not go together; -1 on error.
  */
 static int
-setup(struct search *S, int extra, struct err *e)
+setup(struct search *S, const int *v, int n, int extra, struct err *e)
 {
 	struct mixprec_msgs m = { 0 };
 	long problems;
 	int bad = 0;
 
 	mixprec_clear(S->mp);
-	for (int i = 0; i < S->ntaken; i++)
-		if (request_cand(S, &S->c[S->taken[i]], &m) < 0)
+	for (int i = 0; i < n; i++)
+		if (request_cand(S, &S->c[v[i]], &m) < 0)
 			bad = 1;
 	if (extra >= 0 && request_cand(S, &S->c[extra], &m) < 0)
 		bad = 1;
@@ -828,7 +899,7 @@ setup(struct search *S, int extra, struct err *e)
 	}
 	if (bad && S->o->verbose && extra >= 0)
 		for (size_t i = 0; i < m.n; i++)
-			fprintf(stderr, "%s: candidate %s: %s\n", PROG,
+			fprintf(stderr, "%s: candidate %s left out: %s\n", PROG,
 			    S->c[extra].label, m.v[i]);
 	mixprec_msgs_release(&m);
 	return bad;
@@ -869,18 +940,161 @@ cmp_score(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * What each candidate costs the output on its own: the fp32 model with
+ * only its tensors quantized (8 bits, as the stream says), on the first
+ * nprobe samples. Then what promoting it alone costs in elements.
+ */
+static int
+measure(struct search *S, int nprobe, double *wnoise, struct err *e)
+{
+	struct mixprec *mp = S->mp;
+	int nt = mixprec_ntensors(mp);
+	unsigned char *mask;
+	struct mixprec_summary sum;
+	struct progress bar;
+	struct score sc;
+	int rc = -1, bad;
+
+	if ((mask = calloc((size_t)nt + 1, 1)) == NULL)
+		return err_nomem(e);
+	mixprec_clear(mp);
+	/* Weights alone: noise no promotion removes. */
+	if (evaluate(S->ev, mp, mask, 1, nprobe, &sc, e) < 0)
+		goto out;
+	*wnoise = sc.noise;
+	progress_init(&bar, stderr, progress_wanted(stderr, S->o->quiet),
+	    PROG, "candidates", S->nc);
+	for (int i = 0; i < S->nc; i++) {
+		struct cand *c = &S->c[i];
+
+		progress_update(&bar, i);
+		if (c->to_float && c->twin >= 0 && c->twin < i)
+			c->noise = S->c[c->twin].noise;
+		else {
+			for (int k = 0; k < c->nt; k++)
+				mask[c->t[k]] = 1;
+			mixprec_clear(mp);
+			rc = evaluate(S->ev, mp, mask, 0, nprobe, &sc, e);
+			for (int k = 0; k < c->nt; k++)
+				mask[c->t[k]] = 0;
+			if (rc < 0)
+				goto out;
+			rc = -1;
+			c->noise = sc.noise;
+		}
+		if ((bad = setup(S, NULL, 0, i, e)) < 0)
+			goto out;
+		mixprec_summarize(mp, &sum);
+		c->cost = sum.cost;
+		c->usable = !bad && c->cost > 0 && c->noise > 0 &&
+		    isfinite(c->noise) && (isnan(S->o->budget) ||
+		    share_of(S, &sum) <= S->o->budget);
+		c->score = c->usable ? c->noise / c->cost : 0;
+		if (S->o->verbose) {
+			progress_clear(&bar);
+			fprintf(stderr, "%s: candidate %s: alone %.2f dB, cost "
+			    "%.0f%s\n", PROG, c->label, -10 * log10(c->noise),
+			    c->cost, c->usable ? "" : " (not usable)");
+		}
+	}
+	progress_end(&bar);
+	rc = 0;
+out:
+	free(mask);
+	return rc;
+}
+
+/*
+ * The usable candidates in order of score, each kept when it goes with
+ * those before it and the budget allows.
+ */
+static int
+make_chain(struct search *S, struct err *e)
+{
+	struct cand **order;
+	struct mixprec_summary sum;
+	int n = 0, bad;
+
+	if ((order = calloc((size_t)S->nc + 1, sizeof *order)) == NULL ||
+	    (S->chain = calloc((size_t)S->nc + 1, sizeof *S->chain)) == NULL) {
+		free(order);
+		return err_nomem(e);
+	}
+	for (int i = 0; i < S->nc; i++)
+		if (S->c[i].usable)
+			order[n++] = &S->c[i];
+	qsort(order, (size_t)n, sizeof *order, cmp_score);
+	for (int i = 0; i < n; i++) {
+		int ci = (int)(order[i] - S->c);
+
+		if ((bad = setup(S, S->chain, S->nchain, ci, e)) < 0) {
+			free(order);
+			return -1;
+		}
+		if (bad)
+			continue;
+		if (!isnan(S->o->budget)) {
+			mixprec_summarize(S->mp, &sum);
+			if (share_of(S, &sum) > S->o->budget)
+				continue;
+		}
+		S->chain[S->nchain++] = ci;
+	}
+	free(order);
+	return 0;
+}
+
+/* Print which candidates a step adds (or removes) between prefixes. */
+static void
+print_step(const struct search *S, int step, int from, int to,
+    const struct score *sc, const struct mixprec_summary *sum)
+{
+	int lo = from < to ? from : to, hi = from < to ? to : from;
+	int shown = 0, max = S->o->verbose ? hi - lo : 6;
+
+	fprintf(stderr, "%s: step %d: %s %d (", PROG, step, from < to ?
+	    "promoted" : "gave back", hi - lo);
+	for (int i = lo; i < hi && shown < max; i++, shown++)
+		fprintf(stderr, "%s%s", shown ? ", " : "",
+		    S->c[S->chain[i]].label);
+	if (hi - lo > shown)
+		fprintf(stderr, ", ...");
+	fprintf(stderr, "): ");
+	print_score(stderr, sc);
+	fprintf(stderr, "; %d tensors promoted, %d in float, %.2f%% of the "
+	    "elements\n", sum->promoted, sum->floated, share_of(S, sum));
+}
+
+/*
+ * The prefix length at which the noise base, less `scale` times the
+ * candidates' own noise, reaches goal (at least 1).
+ */
+static int
+guess(const struct search *S, int from, double scale, double base,
+    double goal)
+{
+	double cum = 0;
+	int k;
+
+	for (k = 0; k < S->nchain; k++) {
+		if (k >= from && base - scale * cum <= goal)
+			break;
+		cum += S->c[S->chain[k]].noise;
+	}
+	return k < 1 ? 1 : k;
+}
+
 static int
 by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
     size_t mlen, const char *mdir, struct err *e)
 {
 	struct search S;
 	struct evaldata ev;
-	struct score base, cur, sc;
+	struct score base, probe, sc;
 	struct mixprec_summary sum;
-	struct progress bar;
-	struct cand **order = NULL;
-	double t0 = now(), cost0;
-	int rc = -1, steps = 0, nu = 0, ns = 0;
+	double t0 = now(), wnoise = 0, total, ratio, nt_goal, cum;
+	int rc = -1, nu = 0, ns = 0, nprobe, lo, hi, k, next, prev, step = 0;
 
 	memset(&S, 0, sizeof S);
 	S.o = o;
@@ -909,23 +1123,18 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	S.tfloat.symmetric = S.tfloat.reduce_range = S.tfloat.pow2 = -1;
 	if (make_candidates(&S, e) < 0)
 		goto out;
-	if ((S.taken = calloc((size_t)S.nc + 1, sizeof *S.taken)) == NULL ||
-	    (order = calloc((size_t)S.nc + 1, sizeof *order)) == NULL) {
-		err_nomem(e);
-		goto out;
-	}
 	mixprec_clear(mp);
-	if (evaluate(&ev, mp, 0, &base, e) < 0)
+	if (evaluate(&ev, mp, NULL, 0, 0, &base, e) < 0)
 		goto out;
 	if (!o->quiet) {
 		fprintf(stderr, "%s: %d samples, %d candidates (%s%s); as "
 		    "quantized: ", PROG, ev.nsamples, S.nc,
-		    qparams_type_name(S.t16.type), o->allow_float ? " or float" : "");
+		    qparams_type_name(S.t16.type), o->allow_float ?
+		    " or float" : "");
 		print_score(stderr, &base);
 		fputc('\n', stderr);
 	}
-	cur = base;
-	if (target_met(o, &cur)) {
+	if (target_met(o, &base)) {
 		if (!o->quiet)
 			fprintf(stderr, "%s: the target is met already: "
 			    "nothing promoted\n", PROG);
@@ -933,110 +1142,113 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		rc = write_out(o, mp, e);
 		goto out;
 	}
-	/* Each candidate alone. */
-	progress_init(&bar, stderr, progress_wanted(stderr, o->quiet), PROG,
-	    "candidates", S.nc);
-	for (int i = 0; i < S.nc; i++) {
-		struct cand *c = &S.c[i];
-		int bad;
-
-		progress_update(&bar, i);
-		c->state = 2;
-		if ((bad = setup(&S, i, e)) < 0)
-			goto out;
-		if (bad)
-			continue;
-		mixprec_summarize(mp, &sum);
-		c->cost = sum.cost;
-		if (!(c->cost > 0))
-			continue;	/* changes nothing */
-		if (!isnan(o->budget) && share_of(&S, &sum) > o->budget)
-			continue;
-		if (evaluate(&ev, mp, 0, &sc, e) < 0)
-			goto out;
-		c->gain = base.noise - sc.noise;
-		c->score = c->gain / c->cost;
-		if (c->gain > 0)
-			c->state = 0;
-		if (o->verbose) {
-			progress_clear(&bar);
-			fprintf(stderr, "%s: candidate %s%s: ", PROG, c->label,
-			    c->to_float ? " in float" : "");
-			print_score(stderr, &sc);
-			fprintf(stderr, ", cost %.0f\n", c->cost);
-		}
-	}
-	progress_end(&bar);
-	for (int i = 0; i < S.nc; i++)
-		order[i] = &S.c[i];
-	qsort(order, (size_t)S.nc, sizeof *order, cmp_score);
-	/* Greedy, each step checked. */
-	cost0 = 0;
-	for (int k = 0; k < S.nc && !target_met(o, &cur); k++) {
-		struct cand *c = order[k];
-		int bad, ci = (int)(c - S.c);
-
-		if (c->state != 0)
-			continue;
-		if ((bad = setup(&S, ci, e)) < 0)
-			goto out;
-		if (bad) {
-			c->state = 2;
-			continue;
-		}
-		mixprec_summarize(mp, &sum);
-		if (!isnan(o->budget) && share_of(&S, &sum) > o->budget) {
-			c->state = 2;
-			continue;
-		}
-		if (evaluate(&ev, mp, 0, &sc, e) < 0)
-			goto out;
-		if (!(sc.noise < cur.noise)) {
-			c->state = 2;
-			if (o->verbose)
-				fprintf(stderr, "%s: %s%s: no better together "
-				    "(%.2f dB), left out\n", PROG, c->label,
-				    c->to_float ? " in float" : "", sc.snr);
-			continue;
-		}
-		c->state = 1;
-		S.taken[S.ntaken++] = ci;
-		cur = sc;
-		steps++;
-		if (!o->quiet) {
-			fprintf(stderr, "%s: step %d: %s %s: ", PROG, steps,
-			    c->label, c->to_float ? "left in float" :
-			    "promoted");
-			print_score(stderr, &cur);
-			fprintf(stderr, "; %.2f%% of the elements (cost %+.0f)\n",
-			    share_of(&S, &sum), sum.cost - cost0);
-		}
-		cost0 = sum.cost;
-	}
-	if (setup(&S, -1, e) < 0)
+	/* Sensitivities on a few samples: their noise adds up. */
+	nprobe = ev.nsamples < 2 ? ev.nsamples : 2;
+	if (evaluate(&ev, mp, NULL, 0, nprobe, &probe, e) < 0 ||
+	    measure(&S, nprobe, &wnoise, e) < 0 || make_chain(&S, e) < 0)
 		goto out;
-	mixprec_summarize(mp, &sum);
-	if (!target_met(o, &cur)) {
+	total = wnoise;
+	for (int i = 0; i < S.nc; i++)
+		if (!S.c[i].to_float)
+			total += S.c[i].noise;
+	ratio = total > 0 && probe.noise > 0 ? probe.noise / total : 1;
+	if (!o->quiet)
+		fprintf(stderr, "%s: %d candidates usable; alone they add up "
+		    "to %.2f dB (weights %.2f dB), together %.2f dB\n", PROG,
+		    S.nchain, -10 * log10(total), -10 * log10(wnoise),
+		    probe.snr);
+	if (S.nchain == 0) {
+		err_set(e, "no candidate to promote");
+		goto out;
+	}
+	/*
+	 * The shortest prefix of the chain that meets the target: a first
+	 * guess from the sensitivities (their noise removed, scaled by how
+	 * far from additive the noise is), more until it is met, then
+	 * halving back.
+	 */
+	nt_goal = !isnan(o->target_snr) ? pow(10, -o->target_snr / 10) : 0;
+	lo = prev = 0;
+	hi = -1;
+	if (isnan(o->target_snr))	/* agreement only: double up */
+		k = S.nchain / 8 > 1 ? S.nchain / 8 : 1;
+	else
+		k = guess(&S, 0, ratio * base.noise / probe.noise, base.noise,
+		    nt_goal);
+	for (;;) {
+		if (setup(&S, S.chain, k, -1, e) != 0) {
+			err_set(e, "the chosen candidates conflict");
+			goto out;
+		}
+		if (evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+			goto out;
+		mixprec_summarize(mp, &sum);
+		if (!o->quiet)
+			print_step(&S, ++step, prev, k, &sc, &sum);
+		prev = k;
+		if (target_met(o, &sc)) {
+			hi = k;
+			break;
+		}
+		lo = k;
+		if (k == S.nchain)
+			break;
+		/* Recalibrate on what the prefix actually removed. */
+		cum = 0;
+		for (int i = 0; i < k; i++)
+			cum += S.c[S.chain[i]].noise;
+		if (cum > 0 && base.noise > sc.noise)
+			ratio = (base.noise - sc.noise) / cum;
+		else
+			ratio = base.noise / probe.noise;
+		next = isnan(o->target_snr) ? 2 * k : guess(&S, k, ratio,
+		    base.noise, nt_goal);
+		if (next < k + k / 2 + 1)
+			next = k + k / 2 + 1;
+		k = next < S.nchain ? next : S.nchain;
+	}
+	if (hi < 0) {
 		if (!o->quiet) {
-			fprintf(stderr, "%s: target not reached with %d steps "
-			    "(%.2f%% of the elements): ", PROG, steps,
-			    share_of(&S, &sum));
-			print_score(stderr, &cur);
+			fprintf(stderr, "%s: target not reached: with all %d "
+			    "usable candidates ", PROG, S.nchain);
+			print_score(stderr, &sc);
 			fputc('\n', stderr);
 		}
 		err_set(e, "target not reached%s", isnan(o->budget) ? "" :
 		    " within the budget");
 		goto out;
 	}
+	/* Halve back while more than a twentieth is in doubt. */
+	while (hi - lo > 1 && hi - lo > hi / 20) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (setup(&S, S.chain, mid, -1, e) != 0)
+			goto out;
+		if (evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+			goto out;
+		mixprec_summarize(mp, &sum);
+		if (!o->quiet)
+			print_step(&S, ++step, prev, mid, &sc, &sum);
+		prev = mid;
+		if (target_met(o, &sc))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	if (setup(&S, S.chain, hi, -1, e) != 0)
+		goto out;
+	if (hi != prev && evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+		goto out;
+	mixprec_summarize(mp, &sum);
 	if (!o->quiet) {
 		fprintf(stderr, "%s: target reached: ", PROG);
 		print_score(stderr, &base);
 		fputs(" -> ", stderr);
-		print_score(stderr, &cur);
-		fprintf(stderr, "; %d of %d tensors promoted, %d in float, "
-		    "%.2f%% of the elements; %d runs, %.0f s\n", sum.promoted,
-		    sum.tensors, sum.floated,
-		    share_of(&S, &sum), ev.runs, now() - t0);
+		print_score(stderr, &sc);
+		fprintf(stderr, "; %d of %d tensors promoted, %d in float "
+		    "(%.2f%% of the elements); %d runs, %.0f s\n",
+		    sum.promoted, sum.tensors, sum.floated, share_of(&S, &sum),
+		    ev.runs, now() - t0);
 	}
 	rc = write_out(o, mp, e);
 out:
@@ -1046,7 +1258,7 @@ out:
 	}
 	free(S.c);
 	free(S.taken);
-	free(order);
+	free(S.chain);
 	evaldata_release(&ev);
 	return rc;
 }

@@ -110,7 +110,7 @@ struct qt {
 	int has_own;		/* the pair's parameters are constants */
 	struct compare carried;	/* QMODEL's DQ output against fp32 */
 	struct compare own;	/* the pair alone against fp32 */
-	int64_t counted, clipped;	/* elements seen, elements the pair clips */
+	int64_t counted, clipped;	/* elements seen, and clipped */
 	int64_t qlo, qhi;	/* integers seen */
 	int64_t tlo, thi;	/* the type's range */
 };
@@ -283,8 +283,8 @@ labels_line(const char *path, long lineno, char *s, int64_t **v,
 		x = strtoll(tok, &end, 10);
 		if (end == tok || *end || errno || x < 0) {
 			free(*v);
-			return err_set(e, "%s:%ld: not a class index: %.40s", path,
-			    lineno, tok);
+			return err_set(e, "%s:%ld: not a class index: %.40s",
+			    path, lineno, tok);
 		}
 		if ((size_t)*n == cap) {
 			int64_t *nv = realloc(*v, (cap = cap ? 2 * cap : 4) *
@@ -334,8 +334,8 @@ labels_load(struct labels *l, const char *path, int nsamples, struct err *e)
 		if (*p == '\0' || *p == '#')
 			continue;
 		if (l->n == nsamples) {
-			err_set(e, "%s:%ld: more lines than the %d samples", path,
-			    lineno, nsamples);
+			err_set(e, "%s:%ld: more lines than the %d samples",
+			    path, lineno, nsamples);
 			goto out;
 		}
 		if (labels_line(path, lineno, p, &l->v[l->n], &l->count[l->n],
@@ -410,15 +410,20 @@ node_like(const struct graph *g, const Onnx__NodeProto *qn)
 
 	for (size_t i = 0; i < qn->n_output; i++) {
 		const struct graph_value *v = graph_value(g, qn->output[i]);
+		const Onnx__NodeProto *p;
 
-		if (v && v->producer >= 0 && strcmp(str_or_empty(
-		    node_at(g, v->producer)->op_type), str_or_empty(qn->op_type)) == 0)
-			return node_at(g, v->producer);
+		if (!v || v->producer < 0)
+			continue;
+		p = node_at(g, v->producer);
+		if (strcmp(str_or_empty(p->op_type),
+		    str_or_empty(qn->op_type)) == 0)
+			return p;
 	}
 	if (!qn->name || !*qn->name)
 		return NULL;
 	for (size_t i = 0; i < gp->n_node; i++)
-		if (gp->node[i]->name && strcmp(gp->node[i]->name, qn->name) == 0 &&
+		if (gp->node[i]->name &&
+		    strcmp(gp->node[i]->name, qn->name) == 0 &&
 		    strcmp(str_or_empty(gp->node[i]->op_type),
 		    str_or_empty(qn->op_type)) == 0)
 			return gp->node[i];
@@ -598,25 +603,38 @@ count_clipped(struct qt *q, const struct tensor *x, const struct tensor *qv,
 		for (int d = (int)axis + 1; d < x->rank; d++)
 			inner *= x->dims[d];
 	}
+	/* Locals, so the loop keeps them in registers. */
+	int64_t counted = 0, clipped = 0, lo = q->qlo, hi = q->qhi;
+	int64_t tlo = q->tlo, thi = q->thi;
+	const float *xf = x->dtype == DT_FLOAT ? x->data : NULL;
+	const uint8_t *u8 = qv->dtype == DT_UINT8 ? qv->data : NULL;
+
 	for (int64_t i = 0; i < x->nelem; i++) {
-		double xv = float_at(x, i), dv = float_at(dq, i);
-		double half = fabs(tensor_get(s, A == 1 ? 0 : i / inner % A)) / 2;
-		int64_t k = int_at(qv, i);
+		double xv = xf ? xf[i] : tensor_get(x, i), dv, half;
+		int64_t k = u8 ? u8[i] : int_at(qv, i);
 
 		if (isnan(xv))
 			continue;
-		q->counted++;
-		if ((k <= q->tlo && xv < dv - half) ||
-		    (k >= q->thi && xv > dv + half))
-			q->clipped++;
-		if (k < q->qlo)
-			q->qlo = k;
-		if (k > q->qhi)
-			q->qhi = k;
+		counted++;
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+		if (k > tlo && k < thi)
+			continue;
+		dv = float_at(dq, i);
+		half = fabs(tensor_get(s, A == 1 ? 0 : i / inner % A)) / 2;
+		if ((k <= tlo && xv < dv - half) || (k >= thi && xv > dv + half))
+			clipped++;
 	}
+	q->counted += counted;
+	q->clipped += clipped;
+	q->qlo = lo;
+	q->qhi = hi;
 }
 
-/* The quantized type a DQ node reads: its zero point's, else Q's attribute, else uint8. */
+/*
+ * The integer type of a pair: its zero point's, else Q's output_dtype,
+ * else uint8.
+ */
 static int
 pair_type(const struct qt *q, const Onnx__NodeProto *qn)
 {
@@ -709,10 +727,14 @@ same_tensor(const struct tensor *a, const struct tensor *b)
 	if (!a->data || !b->data)
 		return !a->data && !b->data;
 	return a->dtype == b->dtype && shape_equal(a, b) &&
-	    memcmp(a->data, b->data, (size_t)a->nelem * dtype_size(a->dtype)) == 0;
+	    memcmp(a->data, b->data,
+	    (size_t)a->nelem * dtype_size(a->dtype)) == 0;
 }
 
-/* An activation already listed with the same fp32 source and parameters (dedicated pairs). */
+/*
+ * An activation already listed with the same fp32 source and parameters
+ * (one pair per reader): reported once.
+ */
 static int
 duplicate(const struct pertensor *pt, const struct qt *q)
 {
@@ -729,7 +751,7 @@ duplicate(const struct pertensor *pt, const struct qt *q)
 	return 0;
 }
 
-/* A Clip bound: an attribute before opset 11, an optional constant input since. */
+/* A Clip bound: an attribute before opset 11, a constant input since. */
 static int
 clip_bound(const struct pertensor *pt, const Onnx__NodeProto *n, int slot,
     const char *attr, double def, double *v, struct err *e)
@@ -777,8 +799,11 @@ clamp_of(const struct pertensor *pt, const char *name, double *lo,
 			a = 0, b = INFINITY;
 		else if (is_op(n, "Clip") && n->n_input > 0 &&
 		    strcmp(str_or_empty(n->input[0]), name) == 0) {
-			if ((r = clip_bound(pt, n, 1, "min", -INFINITY, &a, e)) != 0 ||
-			    (r = clip_bound(pt, n, 2, "max", INFINITY, &b, e)) != 0)
+			r = clip_bound(pt, n, 1, "min", -INFINITY, &a, e);
+			if (r == 0)
+				r = clip_bound(pt, n, 2, "max", INFINITY, &b,
+				    e);
+			if (r != 0)
 				return r < 0 ? -1 : 0;
 		} else
 			return 0;
@@ -816,7 +841,7 @@ add_source(struct pertensor *pt, struct qt *q, int qi, struct err *e)
 	return 0;
 }
 
-/* Where a quantized tensor sits along the graph: its first consumer, else its DQ node. */
+/* Where a quantized tensor sits: its first reader, else its DQ node. */
 static int
 graph_position(const struct graph *qg, const int *rank, int dqnode,
     const char *dq)
@@ -874,7 +899,7 @@ pertensor_init(struct pertensor *pt, const struct opts *o,
 	for (int k = 0; k < nn; k++) {
 		int ni = topo[k];
 		const Onnx__NodeProto *dn = qgp->node[ni], *qn;
-		const char *dq, *qin;
+		const char *dq, *qin, *dom;
 		struct qt *q = &pt->t[pt->n];
 		int r;
 
@@ -883,9 +908,13 @@ pertensor_init(struct pertensor *pt, const struct opts *o,
 			continue;
 		dq = dn->output[0];
 		qn = q_producer(pt->qg, dn->input[0]);
-		qin = qn ? (qn->n_input > 0 ? qn->input[0] : NULL) : dn->input[0];
+		if (qn)
+			qin = qn->n_input > 0 ? qn->input[0] : NULL;
+		else
+			qin = dn->input[0];
+		/* Neither a Q -> DQ pair nor a stored weight: not ours. */
 		if (!qin || (!qn && !is_constant(pt->qg, qin)))
-			continue;	/* not a Q -> DQ pair, nor a stored weight */
+			continue;
 		memset(q, 0, sizeof *q);
 		compare_init(&q->carried);
 		compare_init(&q->own);
@@ -896,17 +925,20 @@ pertensor_init(struct pertensor *pt, const struct opts *o,
 		q->dqnode = dn;
 		q->qnode = qn;
 		q->order = graph_position(pt->qg, rank, ni, dq);
-		q->dqopset = model_opset(qr->m, str_or_empty(dn->domain));
-		if (!(q->dqdef = ops_find(str_or_empty(dn->domain), dn->op_type)))
+		dom = str_or_empty(dn->domain);
+		q->dqopset = model_opset(qr->m, dom);
+		if (!(q->dqdef = ops_find(dom, dn->op_type)))
 			continue;
 		if (qn) {
-			q->qopset = model_opset(qr->m, str_or_empty(qn->domain));
-			if (!(q->qdef = ops_find(str_or_empty(qn->domain),
-			    qn->op_type)))
+			dom = str_or_empty(qn->domain);
+			q->qopset = model_opset(qr->m, dom);
+			if (!(q->qdef = ops_find(dom, qn->op_type)))
 				continue;
 		}
-		if ((r = load_params(pt, qr->m, dn, q->dqp, e)) < 0 ||
-		    (qn && r == 0 && (r = load_params(pt, qr->m, qn, q->qp, e)) < 0)) {
+		r = load_params(pt, qr->m, dn, q->dqp, e);
+		if (qn && r == 0)
+			r = load_params(pt, qr->m, qn, q->qp, e);
+		if (r < 0) {
 			release_all(q->qp, 2);
 			release_all(q->dqp, 2);
 			goto fail;
@@ -969,7 +1001,7 @@ clamp_tensor(struct tensor *t, double lo, double hi)
 	}
 }
 
-/* t, clamped when the source says so, into *c (a copy) or NULL when t will do. */
+/* t clamped when the source says so: *use is t, or c, a clamped copy. */
 static int
 clamped(const struct source *s, const struct tensor *t, struct tensor *c,
     const struct tensor **use, struct err *e)
@@ -984,7 +1016,10 @@ clamped(const struct source *s, const struct tensor *t, struct tensor *c,
 	return 0;
 }
 
-/* fp32 run: hold what QMODEL's run will be compared with, and quantize it alone. */
+/*
+ * fp32 run: hold what QMODEL's run will be compared with, and quantize
+ * it with each pair alone.
+ */
 static int
 observe_fp32(void *ctx, const char *name, const struct tensor *t,
     struct err *e)
@@ -1120,14 +1155,16 @@ static void
 table_add(struct table *t, char **row)
 {
 	if (t->nrows == t->cap) {
-		char **nc = realloc(t->cells, (size_t)(t->cap = t->cap ? 2 * t->cap :
-		    16) * (size_t)t->ncols * sizeof *nc);
+		size_t cap = t->cap ? 2 * (size_t)t->cap : 16;
+		char **nc = realloc(t->cells,
+		    cap * (size_t)t->ncols * sizeof *nc);
 
 		if (!nc) {
 			fputs(PROG ": out of memory\n", stderr);
 			exit(EXIT_TROUBLE);
 		}
 		t->cells = nc;
+		t->cap = (int)cap;
 	}
 	memcpy(t->cells + (size_t)t->nrows++ * (size_t)t->ncols, row,
 	    (size_t)t->ncols * sizeof *row);
@@ -1161,7 +1198,8 @@ table_print(struct table *t, FILE *fp, int tsv)
 				fprintf(fp, "%-*s%s", last ? 0 : w[c], s,
 				    last ? "\n" : "  ");
 			else
-				fprintf(fp, "%*s%s", w[c], s, last ? "\n" : "  ");
+				fprintf(fp, "%*s%s", w[c], s,
+				    last ? "\n" : "  ");
 		}
 	for (int i = 0; i < t->nrows * t->ncols; i++)
 		free(t->cells[i]);
@@ -1272,7 +1310,9 @@ own_snr(const struct qt *q)
 static double
 clip_pct(const struct qt *q)
 {
-	return q->counted ? 100.0 * (double)q->clipped / (double)q->counted : NAN;
+	if (!q->counted)
+		return NAN;
+	return 100.0 * (double)q->clipped / (double)q->counted;
 }
 
 static double
@@ -1393,9 +1433,12 @@ outputs_table(const struct report *rp)
 			    xstrdup("-");
 			row[k++] = fmt_num(dataset_cmp_snr(&r->tol), "%.1f");
 			if (rp->show_top1) {
-				row[k++] = fmt_num(compare_agreement(c), "%.2f");
-				row[k++] = fmt_num(compare_accuracy_x(c), "%.2f");
-				row[k++] = fmt_num(compare_accuracy_ref(c), "%.2f");
+				row[k++] = fmt_num(compare_agreement(c),
+				    "%.2f");
+				row[k++] = fmt_num(compare_accuracy_x(c),
+				    "%.2f");
+				row[k++] = fmt_num(compare_accuracy_ref(c),
+				    "%.2f");
 			}
 		}
 		row[k++] = xstrdup(r->status);
@@ -1439,7 +1482,7 @@ tensors_table(const struct report *rp)
 	table_print(&t, stdout, 0);
 }
 
-/* The TSV columns: outputs and tensors in one table, "-" where a column does not apply. */
+/* TSV: outputs and tensors in one table, "-" where a column does not apply. */
 enum {
 	TV_KIND, TV_NAME, TV_SAMPLES, TV_SNR, TV_WORST, TV_WORST_SAMPLE,
 	TV_MSE, TV_MAX_ABS, TV_COSINE, TV_TOP1, TV_ACC, TV_REF_ACC,
@@ -1487,7 +1530,8 @@ tsv_report(const struct report *rp)
 		tsv_compare(row, rp, &r->cmp);
 		row[TV_TOP1] = fmt_num(compare_agreement(&r->cmp), "%.9g");
 		row[TV_ACC] = fmt_num(compare_accuracy_x(&r->cmp), "%.9g");
-		row[TV_REF_ACC] = fmt_num(compare_accuracy_ref(&r->cmp), "%.9g");
+		row[TV_REF_ACC] = fmt_num(compare_accuracy_ref(&r->cmp),
+		    "%.9g");
 		if (!rp->two)
 			row[TV_OUTSIDE] = fmt("%lld", (long long)r->tol.nbad);
 		row[TV_STATUS] = xstrdup(r->status);
@@ -1511,8 +1555,8 @@ tsv_report(const struct report *rp)
 		row[TV_TYPE] = xstrdup(ty ? ty : "?");
 		row[TV_ORDER] = fmt("%d", q->order);
 		row[TV_OWN_SNR] = fmt_num(own_snr(q), "%.9g");
-		row[TV_OWN_MSE] = fmt_num(q->has_own ? compare_mse(&q->own) : NAN,
-		    "%.9g");
+		row[TV_OWN_MSE] = fmt_num(q->has_own ?
+		    compare_mse(&q->own) : NAN, "%.9g");
 		row[TV_OWN_MAX_ABS] = fmt_num(q->has_own ?
 		    compare_max_abs(&q->own) : NAN, "%.9g");
 		row[TV_CLIP] = fmt_num(clip_pct(q), "%.9g");
@@ -1559,11 +1603,14 @@ json_report(const struct report *rp, int worse)
 		fprintf(fp, "%s\n  {", i ? "," : "");
 		json_skey(fp, "name", r->name, &first);
 		json_compare(fp, rp, c, &first);
-		json_key(fp, "top1_agreement_pct", compare_agreement(c), &first);
+		json_key(fp, "top1_agreement_pct", compare_agreement(c),
+		    &first);
 		json_key(fp, "accuracy_pct", compare_accuracy_x(c), &first);
-		json_key(fp, "ref_accuracy_pct", compare_accuracy_ref(c), &first);
+		json_key(fp, "ref_accuracy_pct", compare_accuracy_ref(c),
+		    &first);
 		if (!rp->two)
-			json_key(fp, "outside_tol", (double)r->tol.nbad, &first);
+			json_key(fp, "outside_tol", (double)r->tol.nbad,
+			    &first);
 		json_key(fp, "min_snr_db", isinf(r->min_snr) ? NAN : r->min_snr,
 		    &first);
 		json_skey(fp, "status", r->status, &first);
@@ -1589,8 +1636,8 @@ json_report(const struct report *rp, int worse)
 			json_key(fp, "own_snr_db", own_snr(q), &first);
 			json_key(fp, "own_worst_snr_db", q->has_own ?
 			    compare_worst_snr(&q->own) : NAN, &first);
-			json_key(fp, "own_mse", q->has_own ? compare_mse(&q->own) :
-			    NAN, &first);
+			json_key(fp, "own_mse", q->has_own ?
+			    compare_mse(&q->own) : NAN, &first);
 			json_key(fp, "own_max_abs", q->has_own ?
 			    compare_max_abs(&q->own) : NAN, &first);
 			json_key(fp, "clip_pct", clip_pct(q), &first);
@@ -1622,7 +1669,8 @@ write_plot(const struct report *rp, struct err *e)
 	size_t n = (size_t)pt->n;
 	double *x = calloc(3 * n + 3, sizeof *x), *y = x ? x + n + 1 : NULL,
 	    *y2 = x ? y + n + 1 : NULL;
-	double *wx = calloc(2 * n + 2, sizeof *wx), *wy = wx ? wx + n + 1 : NULL;
+	double *wx = calloc(2 * n + 2, sizeof *wx);
+	double *wy = wx ? wx + n + 1 : NULL;
 	double *ax = calloc(n + 1, sizeof *ax);
 	char **tips = calloc(2 * n + 2, sizeof *tips), **wtips = tips ? tips +
 	    n + 1 : NULL;
@@ -1645,9 +1693,11 @@ write_plot(const struct report *rp, struct err *e)
 		const struct qt *q = &pt->t[order[i]];
 		char tip[512];
 
-		snprintf(tip, sizeof tip, "%zu %s (%s %s): snr %.1f dB, own %.1f dB",
-		    i, q->name, role_names[q->role], dtype_name(q->qtype) ?
-		    dtype_name(q->qtype) : "?", carried_snr(q), own_snr(q));
+		const char *ty = dtype_name(q->qtype);
+
+		snprintf(tip, sizeof tip, "%zu %s (%s %s): snr %.1f dB, "
+		    "own %.1f dB", i, q->name, role_names[q->role],
+		    ty ? ty : "?", carried_snr(q), own_snr(q));
 		if (q->role == ROLE_ACT) {
 			ax[na] = (double)i;
 			y[na] = carried_snr(q);
@@ -1728,19 +1778,22 @@ explain(const struct report *rp)
 		const struct outrow *r = &rp->rows[i];
 
 		if (!rp->two && r->tol.nbad && !r->tol.nmismatch)
-			warnx_("output %s: %lld of %lld elements outside tolerance "
-			    "(rtol %g, atol %g)", r->name, (long long)r->tol.nbad,
-			    (long long)r->tol.nelem, o->rtol, o->atol);
+			warnx_("output %s: %lld of %lld elements outside "
+			    "tolerance (rtol %g, atol %g)", r->name,
+			    (long long)r->tol.nbad, (long long)r->tol.nelem,
+			    o->rtol, o->atol);
 		else if (strcmp(r->status, "low-snr") == 0)
 			warnx_("output %s: snr %.1f db is below %g db", r->name,
-			    rp->two ? compare_snr(&r->cmp) : dataset_cmp_snr(&r->tol),
-			    r->min_snr);
+			    rp->two ? compare_snr(&r->cmp) :
+			    dataset_cmp_snr(&r->tol), r->min_snr);
 		else if (strcmp(r->status, "low-agreement") == 0)
-			warnx_("output %s: top-1 agreement %.2f%% is below %g%%",
-			    r->name, compare_agreement(&r->cmp), o->min_agreement);
+			warnx_("output %s: top-1 agreement %.2f%% is below "
+			    "%g%%", r->name, compare_agreement(&r->cmp),
+			    o->min_agreement);
 		else if (rp->two && strcmp(r->status, "mismatch") == 0)
-			warnx_("output %s: shape or type differs between the models "
-			    "in %lld samples", r->name, (long long)r->cmp.nmismatch);
+			warnx_("output %s: shape or type differs between the "
+			    "models in %lld samples", r->name,
+			    (long long)r->cmp.nmismatch);
 	}
 }
 
@@ -1768,8 +1821,8 @@ report(struct report *rp)
 		for (int i = 0; i < rp->nout; i++)
 			any |= rp->rows[i].cmp.labeled > 0;
 		if (!any) {
-			warnx_("%s: no classifier-like output to check the labels "
-			    "against", o->labels);
+			warnx_("%s: no classifier-like output to check the "
+			    "labels against", o->labels);
 			return EXIT_TROUBLE;
 		}
 	}
@@ -1780,8 +1833,8 @@ report(struct report *rp)
 			return EXIT_TROUBLE;
 		}
 		if (rp->pt->nunmatched && !o->quiet)
-			warnx_("per-tensor: %d quantized tensors not matched to the "
-			    "fp32 model (first: %s)", rp->pt->nunmatched,
+			warnx_("per-tensor: %d quantized tensors not matched "
+			    "to the fp32 model (first: %s)", rp->pt->nunmatched,
 			    rp->pt->unmatched[0]);
 	}
 	if (o->plot && write_plot(rp, &e) < 0) {
@@ -1807,7 +1860,10 @@ report(struct report *rp)
 
 /* Runs. */
 
-/* Two data directories holding samples of the same name would overwrite each other's outputs. */
+/*
+ * Two data directories holding samples of the same name would overwrite
+ * each other's outputs.
+ */
 static int
 check_unique_samples(const struct dataset *ds, struct err *e)
 {
@@ -1824,8 +1880,9 @@ check_unique_samples(const struct dataset *ds, struct err *e)
 		}
 		for (int j = 0; j < i; j++)
 			if (strcmp(seen[i], seen[j]) == 0) {
-				err_set(e, "%s and %s: same sample name, outputs would "
-				    "collide", dataset_sample_name(ds, j),
+				err_set(e, "%s and %s: same sample name, "
+				    "outputs would collide",
+				    dataset_sample_name(ds, j),
 				    dataset_sample_name(ds, i));
 				n = i + 1;
 				goto fail;
@@ -1858,7 +1915,8 @@ set_gates(const struct opts *o, struct outrow *rows, int n, struct err *e)
 				found = 1;
 			}
 		if (!found)
-			return err_set(e, "--min-snr: no output %s", o->gates[g].name);
+			return err_set(e, "--min-snr: no output %s",
+			    o->gates[g].name);
 	}
 	return 0;
 }
@@ -1877,17 +1935,34 @@ add_top1(struct outrow *r, const struct tensor *x, const struct tensor *ref,
 	if (lb && lb->path) {
 		l = lb->v[s];
 		nl = lb->count[s];
+		/* Labels of another count are another output's. */
 		if (nl != rows)
-			l = NULL;	/* another output may be the one labelled */
+			l = NULL;
 		for (int64_t i = 0; l && i < nl; i++)
 			if (l[i] >= ref->dims[ref->rank - 1])
-				return err_set(e, "%s:%ld: class %lld out of range for "
-				    "output %s (%lld classes)", lb->path, lb->line[s],
-				    (long long)l[i], r->name,
+				return err_set(e, "%s:%ld: class %lld out of "
+				    "range for output %s (%lld classes)",
+				    lb->path, lb->line[s], (long long)l[i],
+				    r->name,
 				    (long long)ref->dims[ref->rank - 1]);
 	}
 	compare_add_top1(&r->cmp, x, ref, l, l ? nl : 0);
 	return 0;
+}
+
+static void
+warn_mismatch(const char *sample, const char *name, const struct tensor *x,
+    const struct tensor *want)
+{
+	char a[128], b[128];
+
+	if (x->dtype != want->dtype)
+		warnx_("%s: output %s: type %s where %s was expected", sample,
+		    name, dtype_name(x->dtype), dtype_name(want->dtype));
+	else
+		warnx_("%s: output %s: shape %s where %s was expected", sample,
+		    name, shape_str(x->rank, x->dims, a, sizeof a),
+		    shape_str(want->rank, want->dims, b, sizeof b));
 }
 
 /* One model against the expected outputs in the data directories. */
@@ -1911,7 +1986,8 @@ run_single(const struct opts *o)
 	no = r.spec.noutputs;
 	if (!(ds = dataset_open(o->dirs, o->ndirs, &e)) ||
 	    (o->save_dir && check_unique_samples(ds, &e) < 0) ||
-	    (o->labels && labels_load(&lb, o->labels, dataset_count(ds), &e) < 0)) {
+	    (o->labels &&
+	    labels_load(&lb, o->labels, dataset_count(ds), &e) < 0)) {
 		warnx_("%s", e.msg);
 		goto out;
 	}
@@ -1944,8 +2020,8 @@ run_single(const struct opts *o)
 		}
 		for (int k = 0; k < no; k++)
 			if (!exp[k].data) {
-				warnx_("%s: no expected value for output %s", sname,
-				    r.out_names[k]);
+				warnx_("%s: no expected value for output %s",
+				    sname, r.out_names[k]);
 				goto out;
 			}
 		if (interp_run(r.ip, in, out, &e) < 0) {
@@ -1957,23 +2033,14 @@ run_single(const struct opts *o)
 
 			dataset_cmp_add(&rows[k].tol, &out[k], &exp[k]);
 			compare_add(&rows[k].cmp, &out[k], &exp[k], s);
-			if (add_top1(&rows[k], &out[k], &exp[k], &lb, s, &e) < 0) {
+			if (add_top1(&rows[k], &out[k], &exp[k], &lb, s,
+			    &e) < 0) {
 				warnx_("%s", e.msg);
 				goto out;
 			}
-			if (rows[k].tol.nmismatch > before && !o->quiet) {
-				char a[128], b[128];
-
-				if (out[k].dtype != exp[k].dtype)
-					warnx_("%s: output %s: type %s where %s was "
-					    "expected", sname, r.out_names[k],
-					    dtype_name(out[k].dtype), dtype_name(exp[k].dtype));
-				else
-					warnx_("%s: output %s: shape %s where %s was "
-					    "expected", sname, r.out_names[k],
-					    shape_str(out[k].rank, out[k].dims, a, sizeof a),
-					    shape_str(exp[k].rank, exp[k].dims, b, sizeof b));
-			}
+			if (rows[k].tol.nmismatch > before && !o->quiet)
+				warn_mismatch(sname, r.out_names[k], &out[k],
+				    &exp[k]);
 		}
 		if (o->save_dir && dataset_save(o->save_dir,
 		    dataset_sample_base(ds, s), no, r.out_names, out, &e) < 0) {
@@ -2065,7 +2132,7 @@ run_pair(const struct opts *o)
 		warnx_("out of memory");
 		goto out;
 	}
-	/* QMODEL's inputs, in its order, are the fp32 model's of the same name. */
+	/* QMODEL's inputs, in its order, are the fp32 model's by name. */
 	if (q.spec.ninputs != ni) {
 		warnx_("%s: %d inputs where the fp32 model has %d", o->qmodel,
 		    q.spec.ninputs, ni);
@@ -2083,7 +2150,8 @@ run_pair(const struct opts *o)
 		compare_init(&rows[k].cmp);
 	}
 	if (!(ds = dataset_open(o->dirs, o->ndirs, &e)) ||
-	    (o->labels && labels_load(&lb, o->labels, dataset_count(ds), &e) < 0) ||
+	    (o->labels &&
+	    labels_load(&lb, o->labels, dataset_count(ds), &e) < 0) ||
 	    set_gates(o, rows, no, &e) < 0) {
 		warnx_("%s", e.msg);
 		goto out;
@@ -2105,8 +2173,9 @@ run_pair(const struct opts *o)
 			warnx_("%s", e.msg);
 			goto out;
 		}
+		/* Shallow copies: released through in. */
 		for (int j = 0; j < q.spec.ninputs; j++)
-			qin[j] = in[inpos[j]];	/* shared, released through in */
+			qin[j] = in[inpos[j]];
 		pt.sample = s;
 		if (interp_run(f.ip, in, fout, &e) < 0) {
 			warnx_("%s: %s: %s", sname, o->model, e.msg);
@@ -2252,16 +2321,16 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_MIN_SNR:
 			if (!parse_gate(optarg, &o->gates[o->ngates])) {
-				warnx_("--min-snr: not a number or NAME=number: %s",
-				    optarg);
+				warnx_("--min-snr: not a number or "
+				    "NAME=number: %s", optarg);
 				return EXIT_TROUBLE + 1;
 			}
 			o->ngates++;
 			break;
 		case OPT_MIN_AGREE:
 			if (!parse_double(optarg, &v) || v < 0 || v > 100) {
-				warnx_("--min-agreement: not a percentage from 0 to "
-				    "100: %s", optarg);
+				warnx_("--min-agreement: not a percentage "
+				    "from 0 to 100: %s", optarg);
 				return EXIT_TROUBLE + 1;
 			}
 			o->min_agreement = v;
@@ -2277,7 +2346,8 @@ parse_args(int argc, char **argv, struct opts *o)
 			else if (strcmp(optarg, "json") == 0)
 				o->format = FMT_JSON;
 			else {
-				warnx_("--format: table, tsv or json, not %s", optarg);
+				warnx_("--format: table, tsv or json, not %s",
+				    optarg);
 				return EXIT_TROUBLE + 1;
 			}
 			break;
@@ -2295,7 +2365,8 @@ parse_args(int argc, char **argv, struct opts *o)
 			else if (strcmp(optarg, "graph") == 0)
 				o->sort = SORT_GRAPH;
 			else {
-				warnx_("--sort: own, snr or graph, not %s", optarg);
+				warnx_("--sort: own, snr or graph, not %s",
+				    optarg);
 				return EXIT_TROUBLE + 1;
 			}
 			break;
@@ -2305,8 +2376,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		case OPT_THREADS:
 			if (!parse_double(optarg, &v) || v < 1 || v > 256 ||
 			    v != (int)v) {
-				warnx_("--threads: not a count from 1 to 256: %s",
-				    optarg);
+				warnx_("--threads: not a count from 1 to "
+				    "256: %s", optarg);
 				return EXIT_TROUBLE + 1;
 			}
 			o->threads = (int)v;
@@ -2340,8 +2411,8 @@ parse_args(int argc, char **argv, struct opts *o)
 	o->model = argv[0];
 	o->qmodel = argc == 2 ? argv[1] : NULL;
 	if (o->qmodel && (o->tol_given || o->save_dir)) {
-		warnx_("%s: only with one model", o->save_dir ? "--save-outputs" :
-		    "--rtol and --atol");
+		warnx_("%s: only with one model", o->save_dir ?
+		    "--save-outputs" : "--rtol and --atol");
 		usage(stderr);
 		return EXIT_TROUBLE + 1;
 	}

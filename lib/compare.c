@@ -54,6 +54,47 @@ add_pair(struct sums *s, double x, double r)
 	s->nonfinite++;
 }
 
+/*
+ * The common case, fast: four interleaved partial sums (in a fixed
+ * order, so results do not vary from run to run) and no branch but one
+ * per element: the difference of two floats is finite in double exactly
+ * when both are finite; other pairs go through add_pair.
+ */
+static void
+add_floats(struct sums *s, const float *a, const float *b, int64_t n)
+{
+	double sig[4] = { 0 }, noise[4] = { 0 }, xx[4] = { 0 }, xr[4] = { 0 };
+	double mx[4] = { 0 };
+	int64_t skipped = 0;
+
+	for (int64_t i = 0; i < n; i += 4) {
+		for (int j = 0; j < 4 && i + j < n; j++) {
+			double xv = a[i + j], r = b[i + j], d = xv - r, ad;
+
+			if (!isfinite(d)) {
+				add_pair(s, xv, r);
+				skipped++;
+				continue;
+			}
+			ad = fabs(d);
+			sig[j] += r * r;
+			noise[j] += d * d;
+			xx[j] += xv * xv;
+			xr[j] += xv * r;
+			mx[j] = ad > mx[j] ? ad : mx[j];
+		}
+	}
+	s->nelem += n - skipped;
+	for (int j = 0; j < 4; j++) {
+		s->signal += sig[j];
+		s->noise += noise[j];
+		s->xx += xx[j];
+		s->xr += xr[j];
+		if (mx[j] > s->max_abs)
+			s->max_abs = mx[j];
+	}
+}
+
 int
 compare_add(struct compare *c, const struct tensor *x,
     const struct tensor *ref, int64_t sample)
@@ -66,12 +107,9 @@ compare_add(struct compare *c, const struct tensor *x,
 		c->nmismatch++;
 		return 1;
 	}
-	if (x->dtype == DT_FLOAT) {
-		const float *a = x->data, *b = ref->data;
-
-		for (int64_t i = 0; i < x->nelem; i++)
-			add_pair(&s, a[i], b[i]);
-	} else {
+	if (x->dtype == DT_FLOAT)
+		add_floats(&s, x->data, ref->data, x->nelem);
+	else {
 		for (int64_t i = 0; i < x->nelem; i++)
 			add_pair(&s, tensor_get(x, i), tensor_get(ref, i));
 	}

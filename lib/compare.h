@@ -42,7 +42,7 @@ struct compare {
 	int64_t samples;	/* pairs added, mismatches included */
 	int64_t nmismatch;	/* pairs whose shape or type differ */
 	int64_t nelem;		/* finite element pairs */
-	int64_t nonfinite;	/* element pairs with a non-finite disagreement */
+	int64_t nonfinite;	/* pairs disagreeing in a non-finite value */
 	double signal;		/* sum ref^2 */
 	double noise;		/* sum (x - ref)^2 */
 	double xx, xr;		/* sum x^2, sum x*ref */
@@ -51,7 +51,7 @@ struct compare {
 	int64_t worst_sample;	/* the sample index given with it; -1 none */
 	int64_t rows, agree;	/* top-1 rows compared, rows that agree */
 	int64_t labeled;	/* rows with a label */
-	int64_t correct_x, correct_ref;	/* of those, rows whose class is right */
+	int64_t correct_x, correct_ref;	/* of those, rows classed right */
 };
 
 void compare_init(struct compare *c);

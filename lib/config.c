@@ -158,6 +158,12 @@ msgs_addf(struct config_msgs *m, const char *file, struct config_pos pos,
 		s = fmt("%s: %s%s%s", file, ctx ? ctx : "",
 		    ctx && *ctx ? ": " : "", msg);
 	free(msg);
+	/* a value quoted in the message may hold line breaks (YAML folds) */
+	if (s != NULL) {
+		msg = s;
+		s = printable(msg);
+		free(msg);
+	}
 	return msgs_add(m, s);
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <jpeglib.h>
+#include <jerror.h>
 #include <png.h>
 
 #include "image.h"
@@ -196,9 +197,15 @@ jpeg_fail(j_common_ptr cinfo)
 static void
 jpeg_quiet(j_common_ptr cinfo, int level)
 {
-	/* warnings (corrupt data that decodes anyway) are not errors */
-	(void)cinfo;
-	(void)level;
+	/*
+	 * Warnings (corrupt data that decodes anyway) are not errors, but
+	 * running out of data is, as in PIL: libjpeg would make up the
+	 * missing rows, and a few bytes claiming a huge image would take
+	 * seconds.
+	 */
+	if (level < 0 && (cinfo->err->msg_code == JWRN_JPEG_EOF ||
+	    cinfo->err->msg_code == JWRN_HIT_MARKER))
+		jpeg_fail(cinfo);
 }
 
 static int

@@ -666,7 +666,10 @@ fail:
 void
 interp_exec_passive(char *const *argv)
 {
-	if (getenv("OMP_WAIT_POLICY") || setenv("OMP_WAIT_POLICY", "passive", 1) < 0)
+	/* A short spin (about the gap between two kernels) keeps wake-ups
+	 * cheap on a quiet machine without starving a busy one. */
+	if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") ||
+	    setenv("GOMP_SPINCOUNT", "10000", 1) < 0)
 		return;
 	execv("/proc/self/exe", argv);
 	/* No /proc: run on; spinning threads are only slower. */

@@ -56,10 +56,12 @@ int interp_run(struct interp *ip, const struct tensor *inputs,
  * OpenMP worker threads that spin between kernels take the CPU from the
  * threads doing work when the machine is busy (a two-thread run on a
  * loaded two-core machine went from 115 ms to 650 ms). libgomp reads
- * OMP_WAIT_POLICY only at start-up, so a program calls this first thing
- * in main: unless OMP_WAIT_POLICY is set, it sets it to "passive" and
- * re-executes the program (/proc/self/exe) with the same arguments.
- * Returns only when it did not re-execute.
+ * its settings only at start-up, so a program calls this first thing in
+ * main: unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, it sets
+ * GOMP_SPINCOUNT=10000 (spin briefly, then sleep: fully passive waiting
+ * made det 1.5x slower on a quiet machine, since a sleeping worker takes
+ * ~100 us to wake) and re-executes the program (/proc/self/exe) with the
+ * same arguments. Returns only when it did not re-execute.
  */
 void interp_exec_passive(char *const *argv);
 

@@ -24,7 +24,9 @@
 /* Small helpers. */
 
 struct aq;
+struct mixprec;
 static int method_is(const struct aq *q, const char *m);
+static char *names_str(struct mixprec *mp, const int *v, int n, int tensors);
 
 static char *
 vfmt(const char *f, va_list ap)
@@ -810,6 +812,11 @@ struct mwb {
 	int changed, dropped, raised;
 };
 
+/* Request req asked for node (or, when node < 0, graph input tensor). */
+struct reqpair {
+	int req, node, tensor;
+};
+
 struct mixprec {
 	char **headers;
 	size_t nheaders, caphdr;
@@ -826,6 +833,8 @@ struct mixprec {
 	size_t nbias, capbias;
 	char **reqs;		/* who asked, per request */
 	size_t nreqs, capreqs;
+	struct reqpair *pairs;	/* what each request asked for */
+	size_t npairs, cappairs;
 	int resolved;
 	char model_sha[65];	/* of the #model header; "" none */
 	mixprec_note_fn note;
@@ -1442,6 +1451,7 @@ mixprec_free(struct mixprec *mp)
 	for (size_t i = 0; i < mp->nreqs; i++)
 		free(mp->reqs[i]);
 	free(mp->reqs);
+	free(mp->pairs);
 	free(mp->bias_recs);
 	strmap_free(mp->node_ix);
 	strmap_free(mp->t_ix);
@@ -1494,6 +1504,13 @@ mixprec_node_tensors(const struct mixprec *mp, int node, const int **v)
 }
 
 int
+mixprec_node_inputs(const struct mixprec *mp, int node, const int **v)
+{
+	*v = mp->nodes[node].tin;
+	return (int)mp->nodes[node].nin;
+}
+
+int
 mixprec_ntensors(const struct mixprec *mp)
 {
 	return (int)mp->nt;
@@ -1529,6 +1546,14 @@ int
 mixprec_tensor_producer(const struct mixprec *mp, int t)
 {
 	return mp->t[t].producer;
+}
+
+int
+mixprec_tensor_constant(const struct mixprec *mp, int t)
+{
+	const struct mtensor *m = &mp->t[t];
+
+	return m->is_wb || (m->producer < 0 && m->qrec < 0 && m->stat_rec < 0);
 }
 
 int
@@ -1602,6 +1627,7 @@ mixprec_clear(struct mixprec *mp)
 	for (size_t i = 0; i < mp->nreqs; i++)
 		free(mp->reqs[i]);
 	mp->nreqs = 0;
+	mp->npairs = 0;
 	mp->resolved = 0;
 }
 
@@ -1644,29 +1670,43 @@ req_id(struct mixprec *mp, const char *who)
 }
 
 static int
+add_pair(struct mixprec *mp, int req, int node, int tensor)
+{
+	if (grow(&mp->pairs, &mp->cappairs, mp->npairs, sizeof *mp->pairs) < 0)
+		return -1;
+	mp->pairs[mp->npairs++] = (struct reqpair){ req, node, tensor };
+	return 0;
+}
+
+static int
 set_node(struct mixprec *mp, int node, const struct mixprec_type *t,
     int req, const char *why, struct mixprec_msgs *msgs)
 {
 	struct mnode *n = &mp->nodes[node];
-	char *a, *b;
+	char *a, *b, *c;
 	int rc;
 
-	if (n->req < 0) {
-		n->req = req;
-		n->rt = *t;
-		return 0;
-	}
-	if (type_eq(&n->rt, t)) {
-		n->req = req;	/* the later request owns it */
+	if (n->req < 0 || type_eq(&n->rt, t)) {
+		if (n->req < 0) {
+			n->req = req;
+			n->rt = *t;
+		}
+		if (add_pair(mp, req, node, -1) < 0) {
+			msgs_addf(msgs, "%s: out of memory", mp->reqs[req]);
+			return -2;
+		}
 		return 0;
 	}
 	a = type_str(t);
 	b = type_str(&n->rt);
-	rc = msgs_addf(msgs, "%s: %snode %s asked to be %s, and %s by %s",
-	    mp->reqs[req], why ? why : "", n->name, a ? a : "?", b ? b : "?",
+	c = names_str(mp, n->q, n->nq, 1);
+	rc = msgs_addf(msgs, "%s: %snode %s%s%s%s asked to be %s, and %s by %s",
+	    mp->reqs[req], why ? why : "", n->name, n->nq ? " (tensors " : "",
+	    n->nq && c ? c : "", n->nq ? ")" : "", a ? a : "?", b ? b : "?",
 	    mp->reqs[n->req]);
 	free(a);
 	free(b);
+	free(c);
 	return rc < 0 ? -2 : -1;
 }
 
@@ -1713,6 +1753,8 @@ mixprec_request_tensor(struct mixprec *mp, int tensor,
 	} else {
 		m->req = req;
 		m->rt = *t;
+		if (add_pair(mp, req, -1, tensor) < 0)
+			rc = -1;
 	}
 	for (int i = 0; i < m->ncons; i++)
 		if (set_node(mp, m->cons[i], t, req, why, msgs) < 0)
@@ -2137,6 +2179,18 @@ resolve_tensor(struct mixprec *mp, int ti, struct mixprec_msgs *msgs,
 	}
 	pt = preq ? resolve_type(t, preq) : bt;
 	t->ptype = pt;
+	if (preq && t->conv_rec >= 0) {
+		struct mixprec_type c0 = conv0_type(t);
+
+		if (type_eq(&c0, &pt)) {
+			msgs_addf(msgs, "%s: tensor %s: the stream converts it to "
+			    "%s for some readers, the type it would now have",
+			    t->producer >= 0 ? mp->reqs[mp->nodes[t->producer].req]
+			    : mp->reqs[t->req], t->name, type_name(pt.type));
+			(*problems)++;
+			return 0;
+		}
+	}
 	if (params_at(mp, ti, &pt, &t->prod, 0, e) < 0)
 		return -1;
 	t->prod_changed = !aq_eq(&t->prod, &t->base);
@@ -2181,7 +2235,10 @@ resolve_tensor(struct mixprec *mp, int ti, struct mixprec_msgs *msgs,
 		if (!have_cw) {
 			cw = w;
 			have_cw = 1;
-		} else if (!type_eq(&w.t, &cw.t)) {
+		} else if (type_eq(&w.t, &cw.t)) {
+			if (w.kind == W_CONV0)
+				cw.kind = W_CONV0;	/* keep its parameters */
+		} else {
 			if (add_int(&odd, &nodd, &capodd, w.node) < 0) {
 				free(odd);
 				return err_nomem(e);
@@ -2342,6 +2399,27 @@ resolve_biases(struct mixprec *mp, struct mixprec_msgs *msgs, long *problems,
 	return 0;
 }
 
+/* Did node i's quantized tensors change (as written or as read)? */
+static int
+node_changed(const struct mixprec *mp, int i)
+{
+	const struct mnode *n = &mp->nodes[i];
+
+	for (int k = 0; k < n->nq; k++) {
+		const struct mtensor *t = &mp->t[n->q[k]];
+		const struct aq *a;
+
+		if (t->qrec < 0)
+			continue;
+		if (t->producer == i && (t->floated || t->prod_changed))
+			return 1;
+		if (t->producer != i && (a = seen_by(t, i)) != NULL &&
+		    !aq_eq(a, seen_before(t, i)))
+			return 1;
+	}
+	return 0;
+}
+
 /* Per request: did it change anything? */
 static void
 check_requests(struct mixprec *mp, struct mixprec_msgs *msgs, long *problems)
@@ -2352,62 +2430,52 @@ check_requests(struct mixprec *mp, struct mixprec_msgs *msgs, long *problems)
 
 	if (mp->nreqs == 0 || (changed = calloc(mp->nreqs, 1)) == NULL)
 		return;
-	for (size_t i = 0; i < mp->nnodes; i++) {
-		const struct mnode *n = &mp->nodes[i];
+	for (size_t i = 0; i < mp->npairs; i++) {
+		const struct reqpair *p = &mp->pairs[i];
 
-		if (n->req < 0 || changed[n->req])
+		if (changed[p->req])
 			continue;
-		for (int k = 0; k < n->nq; k++) {
-			const struct mtensor *t = &mp->t[n->q[k]];
-			const struct aq *a = seen_by(t, (int)i);
-
-			if (t->producer == (int)i ? (t->floated ||
-			    t->prod_changed) : (a == NULL ? 0 :
-			    !aq_eq(a, seen_before(t, (int)i))))
-				changed[n->req] = 1;
-		}
-		if (n->rt.type == DT_FLOAT && n->nq > 0)
-			for (int k = 0; k < n->nq; k++)
-				if (mp->t[n->q[k]].producer == (int)i)
-					changed[n->req] = 1;
-	}
-	for (size_t i = 0; i < mp->nt; i++) {
-		const struct mtensor *t = &mp->t[i];
-
-		if (t->req >= 0 && (t->prod_changed || t->floated))
-			changed[t->req] = 1;
+		if (p->node >= 0)
+			changed[p->req] = node_changed(mp, p->node);
+		else
+			changed[p->req] = mp->t[p->tensor].prod_changed ||
+			    mp->t[p->tensor].floated;
 	}
 	for (size_t r = 0; r < mp->nreqs; r++) {
-		struct mixprec_type rt = { DT_UNDEFINED, -1, -1, -1 };
+		const char *type = "?";
 		char *names;
 
 		if (changed[r])
 			continue;
 		nlist = 0;
-		for (size_t i = 0; i < mp->nnodes; i++) {
-			const struct mnode *n = &mp->nodes[i];
+		for (size_t i = 0; i < mp->npairs; i++) {
+			const struct reqpair *p = &mp->pairs[i];
 
-			if (n->req != (int)r)
+			if (p->req != (int)r)
 				continue;
-			rt = n->rt;
-			for (int k = 0; k < n->nq; k++)
-				if (add_int(&list, &nlist, &cap, n->q[k]) < 0)
-					goto out;
-		}
-		for (size_t i = 0; i < mp->nt; i++)
-			if (mp->t[i].req == (int)r) {
-				rt = mp->t[i].rt;
-				if (add_int(&list, &nlist, &cap, (int)i) < 0)
+			if (p->node >= 0) {
+				const struct mnode *n = &mp->nodes[p->node];
+
+				type = type_name(n->rt.type);
+				for (int k = 0; k < n->nq; k++)
+					if (mp->t[n->q[k]].qrec >= 0 &&
+					    add_int(&list, &nlist, &cap,
+					    n->q[k]) < 0)
+						goto out;
+			} else {
+				type = type_name(mp->t[p->tensor].rt.type);
+				if (add_int(&list, &nlist, &cap, p->tensor) < 0)
 					goto out;
 			}
+		}
 		names = names_str(mp, list, nlist, 1);
 		if (nlist == 0)
 			msgs_addf(msgs, "%s: changes nothing: its nodes have no "
 			    "quantized tensors", mp->reqs[r]);
 		else
 			msgs_addf(msgs, "%s: changes nothing: its tensors "
-			    "already have type %s: %s", mp->reqs[r],
-			    type_name(rt.type), names ? names : "?");
+			    "already have type %s: %s", mp->reqs[r], type,
+			    names ? names : "?");
 		free(names);
 		(*problems)++;
 	}
@@ -2749,6 +2817,12 @@ mixprec_write(const struct mixprec *mp, struct stream_writer *w,
 		const struct stream_rec *rec = mp->recs[i];
 		const char *type = rec->type;
 
+		if (o && o->only) {
+			if ((t_at[i] >= 0 && !o->only[t_at[i]]) ||
+			    strcmp(type, "fold") == 0 || (wb_at[i] >= 0 &&
+			    (mp->wbs[wb_at[i]].is_bias || !o->only_weights)))
+				continue;
+		}
 		if (t_at[i] >= 0) {
 			const struct mtensor *t = &mp->t[t_at[i]];
 

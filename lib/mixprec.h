@@ -138,6 +138,9 @@ int mixprec_node_fold_partner(const struct mixprec *mp, int node);
  */
 int mixprec_node_tensors(const struct mixprec *mp, int node, const int **v);
 
+/* Its inputs, one tensor index per slot (-1 for an absent one). */
+int mixprec_node_inputs(const struct mixprec *mp, int node, const int **v);
+
 /* Tensors (every name a node record mentions, and every qparam subject). */
 int mixprec_ntensors(const struct mixprec *mp);
 const char *mixprec_tensor_name(const struct mixprec *mp, int t);
@@ -148,6 +151,11 @@ int mixprec_tensor_quantized(const struct mixprec *mp, int t);
 int mixprec_tensor_type(const struct mixprec *mp, int t);
 /* The node writing it, -1 for a graph input (or an unknown tensor). */
 int mixprec_tensor_producer(const struct mixprec *mp, int t);
+/*
+ * 1 for a constant: a weight or bias (qparam record), or a tensor no node
+ * writes that has no statistics (an initializer).
+ */
+int mixprec_tensor_constant(const struct mixprec *mp, int t);
 /* The tensor whose parameters it shares (method=shared from=), or -1. */
 int mixprec_tensor_shared_from(const struct mixprec *mp, int t);
 /* Elements per sample, from the stat record (0 when unknown). */
@@ -205,6 +213,14 @@ int mixprec_tensor_result_type(const struct mixprec *mp, int t);
 
 struct mixprec_write_opts {
 	int skip_hist;		/* leave out hist records (for in-memory use) */
+	/*
+	 * For measuring what one tensor's quantization costs: when set,
+	 * only the activations t with only[t] keep their qparam (and
+	 * convert) records, weights keep theirs when only_weights is set,
+	 * and biases and folds are left out: a model float but for those.
+	 */
+	const unsigned char *only;
+	int only_weights;
 	const char *prog;	/* a #prog line with these, when prog is set */
 	const char *version;
 	int argc;

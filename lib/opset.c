@@ -602,8 +602,9 @@ check_node(const Onnx__NodeProto *n, int from, int to, int *rewrite,
 				    s->since);
 			break;
 		case OPSET_RESIZE13:
-			if (strcmp(attr_string(n, "coordinate_transformation_mode",
-			    "", buf, sizeof buf), "tf_half_pixel_for_nn") == 0)
+			if (strcmp(attr_string(n,
+			    "coordinate_transformation_mode", "", buf,
+			    sizeof buf), "tf_half_pixel_for_nn") == 0)
 				return err_set(e, "%s-%d has no "
 				    "tf_half_pixel_for_nn", op, s->since);
 			break;
@@ -645,7 +646,7 @@ check_subgraphs(const Onnx__NodeProto *n, int from, int to, int depth,
 	return 0;
 }
 
-/* Subgraphs (depth > 0) must need no rewrite: only the main graph is rewritten. */
+/* Subgraphs (depth > 0) must need no rewrite: only the main graph gets one. */
 static int
 check_graph(const Onnx__GraphProto *g, int from, int to, int depth,
     int *nrewrite, struct err *e)
@@ -738,7 +739,7 @@ tensor_info(struct rw *w, const char *name, int *dtype, int *rank)
 	}
 }
 
-/* A new initializer holding t, named after base; its name in *name (malloc'd). */
+/* A new initializer holding t, named after base; the name in *name. */
 static int
 add_const(struct rw *w, const char *base, const struct tensor *t,
     char **name, struct err *e)

@@ -17,7 +17,7 @@ now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int
@@ -59,7 +59,7 @@ static void
 draw(struct progress *p, double t)
 {
 	char line[256], bar[BAR + 1], eta[32];
-	double el = t - p->start, rate = el > 0 ? p->done / el : 0;
+	double el = t - p->start, rate = el > 0 ? (double)p->done / el : 0;
 	int n = 0, len;
 
 	if (p->total > 0) {
@@ -70,8 +70,9 @@ draw(struct progress *p, double t)
 		memset(bar, '#', (size_t)fill);
 		memset(bar + fill, '.', (size_t)(BAR - fill));
 		bar[BAR] = '\0';
-		n = snprintf(line, sizeof line, "%s: [%s] %lld/%lld %s", p->prog,
-		    bar, (long long)p->done, (long long)p->total, p->unit);
+		n = snprintf(line, sizeof line, "%s: [%s] %lld/%lld %s",
+		    p->prog, bar, (long long)p->done, (long long)p->total,
+		    p->unit);
 	} else
 		n = snprintf(line, sizeof line, "%s: %lld %s", p->prog,
 		    (long long)p->done, p->unit);

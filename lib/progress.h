@@ -32,7 +32,7 @@ int progress_wanted(FILE *fp, int quiet);
 /* enabled 0 makes every call a no-op. prog and unit must outlive p. */
 void progress_init(struct progress *p, FILE *fp, int enabled,
     const char *prog, const char *unit, int64_t total);
-/* done units so far; redraws when a little time has passed (or done == total). */
+/* done units so far; redrawn when a little time has passed, or at the end. */
 void progress_update(struct progress *p, int64_t done);
 /* Erase the line (it comes back on the next update). */
 void progress_clear(struct progress *p);

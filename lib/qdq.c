@@ -41,7 +41,7 @@ struct qp {
 struct cv {
 	char *name;
 	struct qparm q;
-	char **recv;		/* one block (stream_rec_names); NULL: all readers */
+	char **recv;		/* one block; NULL: all readers */
 	size_t nrecv;
 	long line;
 };
@@ -242,8 +242,8 @@ read_qparm(const struct stream_rec *rec, int allow_int32, struct qparm *q,
 	}
 	for (i = 0; i < q->n; i++) {
 		if (!(q->scale[i] > 0) || !isfinite(q->scale[i])) {
-			stream_rec_err(rec, e, "key scale: %g is not a positive "
-			    "finite scale", q->scale[i]);
+			stream_rec_err(rec, e, "key scale: %g is not a "
+			    "positive finite scale", q->scale[i]);
 			goto fail;
 		}
 		if (zp[i] < lo || zp[i] > hi) {
@@ -457,8 +457,8 @@ struct ctx {
 	const struct qdq_opts *o;
 	struct qdq_report *rep;
 	const char *domain;	/* of the Q/DQ nodes: "" or MS_DOMAIN */
-	char **names;		/* stream names of the prepared graph's nodes */
-	Onnx__NodeProto **nodes;	/* those nodes (NULL once folded away) */
+	char **names;		/* stream names of the prepared nodes */
+	Onnx__NodeProto **nodes;	/* those nodes (NULL once folded) */
 	size_t nnodes;
 	struct strmap *byname;	/* stream node name -> index in nodes */
 	struct strmap *gone;	/* tensors folded away */
@@ -841,7 +841,8 @@ apply_folds(struct ctx *c, struct err *e)
 		n = c->nodes[ni];
 		p = c->nodes[pi];
 		for (j = 0; j < p->n_output; j++)
-			if (strcmp(str_or_empty(p->output[j]), n->input[0]) == 0)
+			if (strcmp(str_or_empty(p->output[j]),
+			    n->input[0]) == 0)
 				break;
 		if ((out = strdup(n->output[0])) == NULL)
 			return err_nomem(e);
@@ -920,24 +921,43 @@ read_as_param(const struct ctx *c, const char *name)
 	return NULL;
 }
 
-/* The opset the default-domain ops need for q on a tensor of rank `rank`. */
+/* The opset the default-domain QuantizeLinear/DequantizeLinear need for q. */
 static int
 need_opset(const struct qparm *q)
 {
 	if (q->type == DT_UINT16 || q->type == DT_INT16 ||
 	    q->type == DT_UINT4 || q->type == DT_INT4)
 		return 21;
-	if (q->axis >= 0)
-		return 13;
+	if (q->n > 1)
+		return 13;	/* per axis (simplify() did the rest) */
 	return 10;
 }
 
-/* Make a per-axis qparm with one channel per tensor (same meaning, opset 10). */
+/* A per-axis qparm with one channel is per tensor (opset 10 will do). */
 static void
 simplify(struct qparm *q)
 {
 	if (q->axis >= 0 && q->n == 1)
 		q->axis = -1;
+}
+
+/* A per-axis record must fit its constant: the axis, a value per channel. */
+static int
+check_channels(struct ctx *c, const struct qp *qp,
+    const Onnx__TensorProto *init, struct err *e)
+{
+	int rank = (int)init->n_dims, axis = qp->q.axis;
+
+	if (axis < 0)
+		axis += rank;
+	if (axis < 0 || axis >= rank)
+		return rec_err(c, qp->line, e, "%s: axis %d is out of range "
+		    "for rank %d", qp->name, qp->q.axis, rank);
+	if ((int64_t)qp->q.n != init->dims[axis])
+		return rec_err(c, qp->line, e, "%s: %zu channels, the tensor "
+		    "has %lld along axis %d", qp->name, qp->q.n,
+		    (long long)init->dims[axis], axis);
+	return 0;
 }
 
 /*
@@ -972,8 +992,8 @@ classify(struct ctx *c, int *need, struct err *e)
 			c->weight[i] = 1;
 			if (is_graph_input(c->g, qp->name)) {
 				c->skip[i] = 1;
-				note(c, "%s: an initializer that is also a graph "
-				    "input (overridable): left in float",
+				note(c, "%s: an initializer that is also a "
+				    "graph input (overridable): left in float",
 				    qp->name);
 				continue;
 			}
@@ -984,6 +1004,9 @@ classify(struct ctx *c, int *need, struct err *e)
 				    v->init->data_type)));
 				continue;
 			}
+			if ((qp->q.axis >= 0 || qp->q.n > 1) &&
+			    check_channels(c, qp, v->init, e) != 0)
+				return -1;
 			if ((pn = read_as_param(c, qp->name)) != NULL) {
 				c->skip[i] = 1;
 				note(c, "%s: a parameter of %s (%s), not data: "
@@ -995,15 +1018,16 @@ classify(struct ctx *c, int *need, struct err *e)
 		} else {
 			if (qp->role != ROLE_ACT) {
 				c->skip[i] = 1;
-				note(c, "%s: %s parameters for a tensor that is "
-				    "not constant: left alone", qp->name,
+				note(c, "%s: %s parameters for a tensor that "
+				    "is not constant: left alone", qp->name,
 				    qp->role == ROLE_BIAS ? "bias" : "weight");
 				continue;
 			}
 			dt = value_dtype(c, v);
 			if (dt != DT_UNDEFINED && dt != DT_FLOAT) {
 				c->skip[i] = 1;
-				note(c, "%s: of type %s, not float: left alone", qp->name,
+				note(c, "%s: of type %s, not float: left "
+				    "alone", qp->name,
 				    str_or_empty(dtype_name(dt)));
 				continue;
 			}
@@ -1033,13 +1057,13 @@ classify(struct ctx *c, int *need, struct err *e)
 			    cv->name);
 		for (j = 0; j < cv->nrecv; j++) {
 			if (!strmap_get(c->byname, cv->recv[j], &ni))
-				return rec_err(c, cv->line, e, "convert %s: node "
-				    "%s is not in %s", cv->name, cv->recv[j],
-				    c->m->path);
+				return rec_err(c, cv->line, e, "convert %s: "
+				    "node %s is not in %s", cv->name,
+				    cv->recv[j], c->m->path);
 			if (c->nodes[ni] == NULL ||
 			    !node_reads(c->nodes[ni], cv->name))
-				return rec_err(c, cv->line, e, "convert %s: node "
-				    "%s does not read it", cv->name,
+				return rec_err(c, cv->line, e, "convert %s: "
+				    "node %s does not read it", cv->name,
 				    cv->recv[j]);
 		}
 		if (c->skip[qi])
@@ -1168,7 +1192,8 @@ remove_initializer(struct ctx *c, const char *name)
 			protobuf_c_message_free_unpacked(
 			    &g->initializer[i]->base, NULL);
 			memmove(&g->initializer[i], &g->initializer[i + 1],
-			    (g->n_initializer - i - 1) * sizeof *g->initializer);
+			    (g->n_initializer - i - 1) *
+			    sizeof *g->initializer);
 			g->n_initializer--;
 			return;
 		}
@@ -1199,20 +1224,13 @@ apply_weight(struct ctx *c, struct qp *qp, size_t limit, struct err *e)
 	}
 	if (model_tensor_read(c->m, v->init, &t, e) != 0)
 		goto done;
-	if (qp->q.axis >= 0 || qp->q.n > 1) {
-		if (axis < 0)
-			axis += t.rank;
-		if (axis < 0 || axis >= t.rank) {
-			rec_err(c, qp->line, e, "%s: axis %d is out of range "
-			    "for rank %d", name, qp->q.axis, t.rank);
-			goto done;
-		}
-		if ((int64_t)qp->q.n != t.dims[axis]) {
-			rec_err(c, qp->line, e, "%s: %zu channels, the tensor "
-			    "has %lld along axis %d", name, qp->q.n,
-			    (long long)t.dims[axis], axis);
-			goto done;
-		}
+	/* classify() checked the axis against the initializer's dims. */
+	if (axis < 0 && (qp->q.axis >= 0 || qp->q.n > 1))
+		axis += t.rank;
+	if ((axis >= 0 || qp->q.n > 1) && (axis < 0 || axis >= t.rank ||
+	    (int64_t)qp->q.n != t.dims[axis])) {
+		err_set(e, "%s: channels do not fit the tensor", name);
+		goto done;
 	}
 	qa = qp->q;
 	qa.axis = axis;
@@ -1300,7 +1318,7 @@ in_list(const int *v, size_t n, int x)
 	return 0;
 }
 
-/* One QuantizeLinear -> DequantizeLinear pair on src; DQ writes out (or a new name). */
+/* Q -> DQ on src; the DequantizeLinear writes out (or a new name). */
 static char *
 add_pair(struct ctx *c, const char *base, const char *src, const char *sname,
     const char *zname, const char *out, struct err *e)

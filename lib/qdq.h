@@ -47,7 +47,7 @@
 #include "stream.h"
 
 enum qdq_domain {
-	QDQ_DOMAIN_AUTO,	/* default domain if possible, else com.microsoft */
+	QDQ_DOMAIN_AUTO,	/* the default domain, else com.microsoft */
 	QDQ_DOMAIN_ONNX,	/* default domain or fail */
 	QDQ_DOMAIN_MS,		/* com.microsoft always */
 };
@@ -61,7 +61,7 @@ struct qdq_opts {
 	int dedicated_pairs;	/* one Q/DQ pair per reading node */
 	int weights_float;	/* weights stay float behind Q -> DQ */
 	enum qdq_domain domain;
-	qdq_note_fn note;	/* notes (what was left alone, and why); may be NULL */
+	qdq_note_fn note;	/* what was left alone, and why; may be NULL */
 	void *note_ctx;
 };
 
@@ -74,9 +74,9 @@ struct qdq_report {
 	int skipped;		/* records left unapplied (see the notes) */
 	int quantize;		/* QuantizeLinear nodes added */
 	int dequantize;		/* DequantizeLinear nodes added */
-	int opset_from, opset_to;	/* default-domain opset before, after */
+	int opset_from, opset_to;	/* default domain, before, after */
 	int rewritten;		/* nodes rewritten to raise the opset */
-	int ms_domain;		/* 1 when the com.microsoft ops were used */
+	int ms_domain;		/* 1: the com.microsoft ops were used */
 };
 
 /* The parsed records of a stream (opaque). */

@@ -143,8 +143,9 @@ axes(FILE *fp, const struct svgplot *p, const struct frame *f)
 
 		fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 		    "y2=\"%.1f\" stroke=\"#ddd\"/>\n", f->px0, yy, f->px1, yy);
-		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">"
-		    "%g</text>\n", f->px0 - 6, yy + 4, fabs(y) < st / 2 ? 0 : y);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" "
+		    "text-anchor=\"end\">%g</text>\n", f->px0 - 6, yy + 4,
+		    fabs(y) < st / 2 ? 0 : y);
 	}
 	xs = nice_step(f->x1 - f->x0, 10);
 	if (xs < 1 && f->x1 - f->x0 >= 1)
@@ -153,18 +154,19 @@ axes(FILE *fp, const struct svgplot *p, const struct frame *f)
 		double xx = px(f, x);
 
 		fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-		    "y2=\"%.1f\" stroke=\"#999\"/>\n", xx, f->py0, xx, f->py0 + 4);
-		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
-		    "%g</text>\n", xx, f->py0 + 18, x);
+		    "y2=\"%.1f\" stroke=\"#999\"/>\n", xx, f->py0, xx,
+		    f->py0 + 4);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" "
+		    "text-anchor=\"middle\">%g</text>\n", xx, f->py0 + 18, x);
 	}
-	fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-	    "fill=\"none\" stroke=\"#999\"/>\n", f->px0, f->py1, f->px1 - f->px0,
-	    f->py0 - f->py1);
+	fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+	    "height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n", f->px0,
+	    f->py1, f->px1 - f->px0, f->py0 - f->py1);
 	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
 	    (f->px0 + f->px1) / 2, f->py0 + 40);
 	put_text(fp, p->xlabel);
-	fprintf(fp, "</text>\n<text transform=\"translate(16 %.1f) rotate(-90)\" "
-	    "text-anchor=\"middle\">", (f->py0 + f->py1) / 2);
+	fprintf(fp, "</text>\n<text transform=\"translate(16 %.1f) "
+	    "rotate(-90)\" text-anchor=\"middle\">", (f->py0 + f->py1) / 2);
 	put_text(fp, p->ylabel);
 	fprintf(fp, "</text>\n<text x=\"%.1f\" y=\"22\" font-size=\"15\">",
 	    f->px0);
@@ -182,12 +184,12 @@ marker(FILE *fp, const struct svgplot_series *s, double x, double y,
 		fprintf(fp, "<path d=\"M%.1f %.1fl-4 %dh8z\" fill=\"%s\"/>",
 		    x, y, v > 0 ? 7 : -7, s->color);
 	else if (s->style == SVGPLOT_SQUARES)
-		fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" "
-		    "fill=\"%s\"/>", x - 3.5, y - 3.5, s->color);
+		fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" "
+		    "height=\"7\" fill=\"%s\"/>", x - 3.5, y - 3.5, s->color);
 	else
 		fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" "
-		    "fill=\"%s\"/>", x, y, s->style == SVGPLOT_LINE ? "2.5" : "3.5",
-		    s->color);
+		    "fill=\"%s\"/>", x, y,
+		    s->style == SVGPLOT_LINE ? "2.5" : "3.5", s->color);
 	if (tip) {
 		fprintf(fp, "<title>");
 		put_text(fp, tip);
@@ -210,10 +212,11 @@ series(FILE *fp, const struct svgplot_series *s, const struct frame *f)
 				continue;
 			}
 			if (!open)
-				fprintf(fp, "<polyline fill=\"none\" stroke=\"%s\" "
-				    "stroke-width=\"1.5\" points=\"", s->color);
-			fprintf(fp, "%s%.1f,%.1f", open ? " " : "", px(f, s->x[i]),
-			    py(f, s->y[i]));
+				fprintf(fp, "<polyline fill=\"none\" "
+				    "stroke=\"%s\" stroke-width=\"1.5\" "
+				    "points=\"", s->color);
+			fprintf(fp, "%s%.1f,%.1f", open ? " " : "",
+			    px(f, s->x[i]), py(f, s->y[i]));
 			open = 1;
 		}
 		if (open)
@@ -250,7 +253,8 @@ legend(FILE *fp, const struct svgplot *p, const struct frame *f)
 int
 svgplot_write(FILE *fp, const struct svgplot *p, struct err *e)
 {
-	int w = p->width > 0 ? p->width : 960, h = p->height > 0 ? p->height : 440;
+	int w = p->width > 0 ? p->width : 960;
+	int h = p->height > 0 ? p->height : 440;
 	struct frame f;
 
 	ranges(p, &f);

@@ -28,7 +28,7 @@ struct svgplot_series {
 	int style;			/* enum svgplot_style */
 	size_t n;
 	const double *x, *y;
-	const char *const *tips;	/* n strings or NULL; an entry may be NULL */
+	const char *const *tips;	/* n strings (or NULL) or NULL */
 };
 
 struct svgplot {

@@ -9,10 +9,11 @@
 # resizing and normalisation); errors naming the file, the input and the
 # expected shape; --shard run with GNU parallel merging into exactly the
 # whole run; --annotate-model; the progress bar only on a terminal; peak
-# memory that does not grow with the number of samples.
+# memory that does not grow with the number of samples; and on a real
+# model (PaddleOCR cls) every tensor's range against ONNX Runtime's.
 # Needs: the built onnx-calib, /usr/bin/python3 with onnx and numpy, GNU
-# parallel, script(1) (util-linux), GNU time (/usr/bin/time), and
-# test/data/images.
+# parallel, script(1) (util-linux), GNU time (/usr/bin/time),
+# test/data/images; the last test scripts/fetch-models and node.
 
 load helpers
 
@@ -208,7 +209,7 @@ EOF
 	onnx-calib --merge sh2 sh3 sh1 >m
 	cmp <(body m) <(body s)
 	# the histogram has every value; a long one is split
-	awk -F'\t' '$1 == "hist" && $2 == "x"' s | wc -l | grep -qv '^1$'
+	[ "$(awk -F'\t' '$1 == "hist" && $2 == "x"' s | wc -l)" -gt 1 ]
 	"$PY" - <<'EOF'
 import numpy as np
 n = 0
@@ -396,6 +397,8 @@ EOF
 }
 
 @test "calib-data: peak memory for 1000 samples within 10% of 10 samples" {
+	# AddressSanitizer holds freed memory in quarantine
+	[ "${ONNXQ_SANITIZE:-}" != 1 ] || skip "peak memory under ASan says nothing"
 	"$PY" - <<'EOF'
 import os, numpy as np, onnx
 from onnx import helper as h, TensorProto as T, numpy_helper as nh

@@ -15,6 +15,10 @@ DATA=/usr/share/libonnx-testdata/data
 
 # Cases whose reference data is wrong, so no correct runtime passes them.
 BAD_DATA=(
+	# The reference uses an unrounded output size for align_corners
+	# downsampling; ONNX Runtime disagrees with it too.
+	-x test_resize_downsample_scales_cubic_align_corners
+	-x test_resize_downsample_scales_linear_align_corners
 	# The reference truncates to bfloat16 where Cast rounds to nearest even.
 	-x test_cast_FLOAT_to_BFLOAT16
 	# The model declares input "like" as 3x4, the data gives shape 1

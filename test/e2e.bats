@@ -29,6 +29,7 @@ CLS_MIN_ACC=95
 CLS_MIN_SNR=25
 DET_MIN_SNR=9
 DET_MIN_IOU=85		# text mask (p > 0.3) against fp32's, in percent
+REC_ORT_SNR=15		# our interpreter against ORT on the QDQ rec model
 
 setup() {
 	onnxq_setup
@@ -49,10 +50,13 @@ data() {
 quantize() {
 	local st
 
-	onnx-calib --quiet -d "$2" "$1" 2>"$T/calib.err" |
-	    onnx-qparams 2>"$T/qparams.err" |
-	    onnx-qdq-insert "$1" >"$3" 2>"$T/insert.err"
-	st=("${PIPESTATUS[@]}")
+	# In a || list, so that bats' errexit lets PIPESTATUS be read.
+	{
+		onnx-calib --quiet -d "$2" "$1" 2>"$T/calib.err" |
+		    onnx-qparams 2>"$T/qparams.err" |
+		    onnx-qdq-insert "$1" >"$3" 2>"$T/insert.err"
+		st=("${PIPESTATUS[@]}")
+	} || true
 	[ "${st[*]}" = "0 0 0" ] ||
 	    fail "pipeline exit statuses ${st[*]}:" "$(cat "$T"/*.err)"
 	run --separate-stderr /usr/bin/python3 - "$1" "$3" <<'EOF'
@@ -108,35 +112,45 @@ ge() {
 	    "below fp32's $fa%"
 }
 
+# Int8 noise compounds through rec's ~400 quantized tensors, so a
+# rounding difference between two runtimes (a value on a rounding tie, an
+# int8 kernel's requantization) grows into a visible one. What must hold:
+# our interpreter's QDQ outputs differ from fp32 as much as ORT's do, and
+# stay near ORT's outputs with optimizations off (the graph as written).
 @test "e2e: rec: our interpreter runs the QDQ model as ORT does" {
-	local n
+	local n a b sa sb
 
 	[ -s "$F/rec.qdq.onnx" ] || {
 		data rec rec-calib 32 1
 		quantize "$OCR_REC" "$F/rec-calib" "$F/rec.qdq.onnx"
 	}
 	data rec rec-eval "$REC_EVAL_N" "$REC_EVAL_SEED"
-	# 24 lines of the evaluation set, with ORT's outputs of the QDQ model
-	# as the expected ones.
+	# 24 lines of the evaluation set, with the outputs of ORT (graph
+	# optimizations off) as the expected ones.
 	mkdir sub
 	for n in $(seq -f 's%04g' 0 23); do
 		cp -r "$F/rec-eval/$n" sub/
 	done
 	head -n 24 "$F/rec-eval/labels.txt" >sub/labels.txt
-	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \
-	    "$F/rec.qdq.onnx" sub
-	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
-	run --separate-stderr onnx-verify -d sub --atol 1 --min-snr 30 \
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-qdq-check.js" \
+	    --out ort "$F/rec.qdq.onnx" sub
+	[ "$status" -eq 0 ] || fail "ort-qdq-check: $stderr"
+	cp -r ort/. sub/
+	run --separate-stderr onnx-verify -d sub --atol 1 --min-snr "$REC_ORT_SNR" \
 	    --save-outputs ours "$F/rec.qdq.onnx"
 	printf '# %s\n' "${lines[@]}" >&3
 	[ "$status" -eq 0 ] || fail "onnx-verify: exit $status: $output $stderr"
-	# The same readings, decoded from our interpreter's outputs.
-	evaluate --keys "${OCR_REC%/*}/ppocr_keys_v1.txt" sub \
-	    "$F/rec.qdq.onnx" ours
-	[ "$(col 1 samples)" = 24 ] && [ "$(col 2 samples)" = 24 ]
-	local a b
-	a=$(col 1 accuracy) b=$(col 2 accuracy)
-	ge "$b" "$(awk -v a="$a" 'BEGIN { print a - 100 / 24 - 0.01 }')" ||
+	# fp32 in ORT, QDQ in ORT (optimized), QDQ in ORT as written, ours.
+	evaluate --keys "${OCR_REC%/*}/ppocr_keys_v1.txt" sub "$OCR_REC" \
+	    "$F/rec.qdq.onnx" ort ours
+	[ "$(col 4 samples)" = 24 ] || fail "ours: not 24 samples"
+	sa=$(col 3 snr_db) sb=$(col 4 snr_db)
+	ge "$sb" "$(awk -v a="$sa" 'BEGIN { print a - 1.5 }')" ||
+	    fail "ours is $sb dB from fp32, ORT's $sa dB"
+	ge "$sa" "$(awk -v a="$sb" 'BEGIN { print a - 1.5 }')" ||
+	    fail "ours is $sb dB from fp32, ORT's $sa dB: too close to be QDQ"
+	a=$(col 3 accuracy) b=$(col 4 accuracy)
+	awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !((d < 0 ? -d : d) <= 17) }' ||
 	    fail "our interpreter reads $b%, ORT $a% of the same lines"
 }
 
@@ -166,7 +180,8 @@ ge() {
 
 @test "e2e: the floors can fail: a model with noise added is caught" {
 	data cls cls-eval 100 2
-	# Every weight of the classifier disturbed by 20% of its scale.
+	# Every convolution weight of the classifier (Constant nodes, in this
+	# model) disturbed by 20% of its spread.
 	/usr/bin/python3 - "$OCR_CLS" noisy.onnx <<'EOF' || fail "cannot disturb"
 import sys
 import numpy as np
@@ -174,12 +189,18 @@ import onnx
 from onnx import numpy_helper
 m = onnx.load(sys.argv[1])
 rng = np.random.default_rng(1)
-for i, t in enumerate(m.graph.initializer):
+tensors = list(m.graph.initializer) + [a.t for n in m.graph.node
+                                       if n.op_type == "Constant"
+                                       for a in n.attribute if a.name == "value"]
+changed = 0
+for t in tensors:
     a = numpy_helper.to_array(t)
-    if a.dtype == np.float32 and a.size > 16:
+    if a.dtype == np.float32 and a.ndim == 4:
         a = a + rng.standard_normal(a.shape).astype(np.float32) * 0.2 * a.std()
-        m.graph.initializer[i].CopyFrom(numpy_helper.from_array(a, t.name))
+        t.CopyFrom(numpy_helper.from_array(a, t.name))
+        changed += 1
 onnx.save(m, sys.argv[2])
+sys.exit(0 if changed >= 20 else "only %d weights" % changed)
 EOF
 	evaluate --task cls "$F/cls-eval" "$OCR_CLS" noisy.onnx
 	! ge "$(col 2 snr_db)" "$CLS_MIN_SNR" ||

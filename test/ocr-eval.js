@@ -265,7 +265,10 @@ async function main() {
 					for (let j = 0; j < a.length; j++) {
 						const d = b[j] - a[j];
 						r.signal += a[j] * a[j];
-						r.noise += d * d;
+						/* NaN against a number is all noise */
+						r.noise += Number.isNaN(d) &&
+						    !(Number.isNaN(a[j]) && Number.isNaN(b[j])) ?
+						    Infinity : d * d;
 					}
 				}
 			}
@@ -301,7 +304,8 @@ async function main() {
 		    Math.floor(r.times.length / 2)];
 		let snr = '-';
 		if (i > 0)
-			snr = r.noise === 0 ? 'inf' : r.signal === 0 ? '-inf' :
+			snr = r.noise === 0 ? 'inf' :
+			    r.signal === 0 || r.noise === Infinity ? '-inf' :
 			    (10 * Math.log10(r.signal / r.noise)).toFixed(2);
 		let acc = (100 * r.right / r.n).toFixed(2);
 		if (o.task === 'none' || (o.task === 'det' && i === 0))

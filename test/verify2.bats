@@ -10,7 +10,8 @@
 # per-tensor weight quantization breaks first.
 # Needs: onnx-verify, /usr/bin/python3 with onnx and numpy, script(1) for
 # the terminal test; the last test also onnx-calib, onnx-qparams,
-# onnx-qdq-insert and the real models (scripts/fetch-models).
+# onnx-qdq-insert, the real models and onnxruntime-node
+# (scripts/fetch-models), and node.
 
 load helpers
 
@@ -332,6 +333,31 @@ pair() {
 	po, co = pt["outputs"][0]["snr_db"], pc["outputs"][0]["snr_db"]
 	print("# output snr: %.1f dB per tensor, %.1f per channel" % (po, co))
 	assert co > po
+	EOF
+	printf '%s\n' "$output" >&3
+	[ "$status" -eq 0 ] || fail "$output"
+	# ONNX Runtime, running both models with its own kernels, measures
+	# about the same output SNR and top-1 agreement.
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" --out o32 "$OCR_REC" eval
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" --out oq pc.onnx eval
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
+	run $python3 - <<-'EOF'
+	import json, math, os
+	import numpy as np
+	o = json.load(open("pc.json"))["outputs"][0]
+	sig = noise = agree = rows = 0
+	for s in ("s0", "s1"):
+	    f = "%s/" + s + "/" + o["name"] + ".npy"
+	    a, b = (np.load(f % d).astype(np.float64) for d in ("o32", "oq"))
+	    sig += (a * a).sum()
+	    noise += ((a - b) ** 2).sum()
+	    agree += (a.argmax(-1) == b.argmax(-1)).sum()
+	    rows += a.shape[1]
+	snr, top1 = 10 * math.log10(sig / noise), 100.0 * agree / rows
+	print("# ort: %.2f dB, top-1 %.2f%%; onnx-verify: %.2f dB, %.2f%%" %
+	      (snr, top1, o["snr_db"], o["top1_agreement_pct"]))
+	assert abs(snr - o["snr_db"]) < 1 and abs(top1 - o["top1_agreement_pct"]) < 3
 	EOF
 	printf '%s\n' "$output" >&3
 	[ "$status" -eq 0 ] || fail "$output"

@@ -134,7 +134,7 @@ test_top1(void)
 	CHECK_EQ_INT(cm.correct_x, 3);
 	CHECK_EQ_INT(cm.correct_ref, 1);
 	CHECK_NEAR(compare_accuracy_x(&cm), 100, 0);
-	/* A label count that does not fit the rows, or no classifier: nothing added. */
+	/* Labels that do not fit the rows, or no classifier: nothing added. */
 	CHECK_EQ_INT(compare_add_top1(&cm, &xt, &rt, bad, 2), 1);
 	CHECK_EQ_INT(compare_add_top1(&cm, &st, &st, NULL, 0), 1);
 	CHECK_EQ_INT(cm.rows, 3);
@@ -174,7 +174,8 @@ test_svgplot(void)
 	CHECK_EQ_INT(svgplot_write(fp, &p, &e), 0);
 	out = slurp(fp);
 	REQUIRE(out != NULL);
-	CHECK(strstr(out, "<title>a&lt;b&gt;&amp;&quot;c&quot;</title>") != NULL);
+	CHECK(strstr(out, "<title>a&lt;b&gt;&amp;&quot;c&quot;</title>") !=
+	    NULL);
 	CHECK(strstr(out, "<title>bad ? byte</title>") != NULL);
 	CHECK(strstr(out, ">t&lt;</text>") != NULL);
 	CHECK(strstr(out, ">l&amp;g</text>") != NULL);
@@ -205,8 +206,10 @@ test_progress(void)
 	progress_end(&p);
 	out = slurp(fp);
 	REQUIRE(out != NULL);
-	CHECK(strncmp(out, "\rprog: [....................] 0/4 samples", 41) == 0);
-	CHECK(strstr(out, "\rprog: [####################] 4/4 samples") != NULL);
+	CHECK(strncmp(out, "\rprog: [....................] 0/4 samples",
+	    41) == 0);
+	CHECK(strstr(out, "\rprog: [####################] 4/4 samples") !=
+	    NULL);
 	/* Erased at the end: spaces, then a carriage return. */
 	CHECK(out[strlen(out) - 1] == '\r');
 	free(out);

@@ -79,7 +79,7 @@ test_raise(void)
 
 	REQUIRE(a != NULL && b != NULL);
 	CHECK_EQ_INT(opset_check(b, 13, NULL, &e), 0);
-	/* Clip, Slice, Squeeze, Unsqueeze, Pad, two Softmax (no ranks known). */
+	/* Clip, Slice, Squeeze, Unsqueeze, Pad, two Softmax (ranks unknown). */
 	CHECK_EQ_INT(opset_raise(b, 13, NULL, &e), 7);
 	CHECK_EQ_INT(model_opset(b, ""), 13);
 	CHECK_EQ_INT(b->proto->ir_version, 7);
