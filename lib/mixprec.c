@@ -404,12 +404,11 @@ region_pair(struct loader *L, void *arg, const char *ks,
 			get_names(L, v, c, &r->ops, &r->op_line, &r->op_col,
 			    &r->nops);
 	} else if (strcmp(ks, "type") == 0) {
+		rr->has_type = 1;	/* a bad one is reported here */
 		if ((s = scalar(L, v, c)) != NULL) {
 			if ((r->t.type = parse_type(s)) == DT_UNDEFINED)
 				diag(L, v, c, "unknown type '%s' (uint8, int8, "
 				    "uint16, int16, uint4, int4, float)", s);
-			else
-				rr->has_type = 1;
 		}
 	} else if (strcmp(ks, "symmetric") == 0)
 		get_bool(L, v, c, &r->t.symmetric);
@@ -485,7 +484,7 @@ read_region(struct loader *L, const yaml_node_t *n, size_t i)
 		diag(L, n, r->label, "needs a type (uint16, int16, ..., float)");
 	if (r->nnodes + r->ntensors + r->nops == 0)
 		diag(L, n, r->label, "names no nodes, tensors or op_types");
-	if (rr.has_type && r->t.type == DT_FLOAT &&
+	if (r->t.type == DT_FLOAT &&
 	    (r->t.symmetric >= 0 || r->t.reduce_range >= 0 || r->t.pow2 >= 0))
 		diag(L, n, r->label, "a float region takes no symmetric, "
 		    "reduce_range or power_of_two");
@@ -1643,8 +1642,8 @@ static char *
 type_str(const struct mixprec_type *t)
 {
 	return fmt("%s%s%s%s", type_name(t->type),
-	    t->symmetric == 1 ? " symmetric" : t->symmetric == 0 ?
-	    " asymmetric" : "", t->reduce_range == 1 ? " reduce_range" : "",
+	    t->symmetric == 1 ? " symmetric" : "",
+	    t->reduce_range == 1 ? " reduce_range" : "",
 	    t->pow2 == 1 ? " power_of_two" : "");
 }
 
@@ -2165,6 +2164,7 @@ resolve_tensor(struct mixprec *mp, int ti, struct mixprec_msgs *msgs,
 	struct mixprec_type pt, bt = base_type(t);
 	const struct mixprec_type *preq = NULL;
 	struct want cw;
+	struct mixprec_type ot = { 0, 0, 0, 0 };
 	int have_cw = 0, bad = 0;
 	int *odd = NULL, nodd = 0;
 	size_t capodd = 0;
@@ -2239,6 +2239,8 @@ resolve_tensor(struct mixprec *mp, int ti, struct mixprec_msgs *msgs,
 			if (w.kind == W_CONV0)
 				cw.kind = W_CONV0;	/* keep its parameters */
 		} else {
+			if (nodd == 0)
+				ot = w.t;
 			if (add_int(&odd, &nodd, &capodd, w.node) < 0) {
 				free(odd);
 				return err_nomem(e);
@@ -2254,13 +2256,12 @@ resolve_tensor(struct mixprec *mp, int ti, struct mixprec_msgs *msgs,
 		char *a = type_str(&cw.t), *b = type_str(&pt);
 		char *r1 = names_str(mp, t->recv, t->nrecv, 0);
 		char *r2 = names_str(mp, odd, nodd, 0);
-		char *c = type_str(&mp->nodes[odd[0]].rt);
+		char *c = type_str(&ot);
 
 		msgs_addf(msgs, "tensor %s: produced as %s, its readers want "
 		    "two other types: %s (%s) and %s (%s); one convert per "
 		    "tensor", t->name, b ? b : "?", a ? a : "?", r1 ? r1 : "?",
-		    mp->nodes[odd[0]].req >= 0 && c ? c : "its own type",
-		    r2 ? r2 : "?");
+		    c ? c : "?", r2 ? r2 : "?");
 		free(a);
 		free(b);
 		free(c);

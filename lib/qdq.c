@@ -929,16 +929,8 @@ need_opset(const struct qparm *q)
 	    q->type == DT_UINT4 || q->type == DT_INT4)
 		return 21;
 	if (q->n > 1)
-		return 13;	/* per axis (simplify() did the rest) */
+		return 13;	/* per axis; one channel is per tensor */
 	return 10;
-}
-
-/* A per-axis qparm with one channel is per tensor (opset 10 will do). */
-static void
-simplify(struct qparm *q)
-{
-	if (q->axis >= 0 && q->n == 1)
-		q->axis = -1;
 }
 
 /* A per-axis record must fit its constant: the axis, a value per channel. */
@@ -974,7 +966,7 @@ classify(struct ctx *c, int *need, struct err *e)
 
 	*need = 0;
 	for (i = 0; i < p->nqp; i++) {
-		struct qp *qp = &p->qp[i];
+		const struct qp *qp = &p->qp[i];
 		struct graph_value *v = graph_value(c->gr, qp->name);
 
 		if (v == NULL) {
@@ -1004,7 +996,7 @@ classify(struct ctx *c, int *need, struct err *e)
 				    v->init->data_type)));
 				continue;
 			}
-			if ((qp->q.axis >= 0 || qp->q.n > 1) &&
+			if (qp->q.n > 1 &&
 			    check_channels(c, qp, v->init, e) != 0)
 				return -1;
 			if ((pn = read_as_param(c, qp->name)) != NULL) {
@@ -1032,7 +1024,6 @@ classify(struct ctx *c, int *need, struct err *e)
 				continue;
 			}
 		}
-		simplify(&qp->q);
 		if (need_opset(&qp->q) > *need)
 			*need = need_opset(&qp->q);
 	}
@@ -1044,7 +1035,7 @@ classify(struct ctx *c, int *need, struct err *e)
 			note(c, "%s: no parameters: left in float",
 			    p->st[i].name);
 	for (i = 0; i < p->ncv; i++) {
-		struct cv *cv = &p->cv[i];
+		const struct cv *cv = &p->cv[i];
 
 		if (graph_value(c->gr, cv->name) == NULL)
 			return rec_err(c, cv->line, e, "tensor %s is not in %s",
@@ -1206,7 +1197,7 @@ apply_weight(struct ctx *c, struct qp *qp, size_t limit, struct err *e)
 	struct tensor t = { 0 }, q = { 0 };
 	char *sname = NULL, *zname = NULL, *qname = NULL, *dq = NULL;
 	char *name = NULL;
-	int bias = qp->role == ROLE_BIAS, axis = qp->q.axis, rc = -1;
+	int bias = qp->role == ROLE_BIAS, axis = -1, rc = -1;
 	int keep, *rd = NULL;
 	size_t nrd = 0, i;
 	struct qparm qa;
@@ -1224,13 +1215,17 @@ apply_weight(struct ctx *c, struct qp *qp, size_t limit, struct err *e)
 	}
 	if (model_tensor_read(c->m, v->init, &t, e) != 0)
 		goto done;
-	/* classify() checked the axis against the initializer's dims. */
-	if (axis < 0 && (qp->q.axis >= 0 || qp->q.n > 1))
-		axis += t.rank;
-	if ((axis >= 0 || qp->q.n > 1) && (axis < 0 || axis >= t.rank ||
-	    (int64_t)qp->q.n != t.dims[axis])) {
-		err_set(e, "%s: channels do not fit the tensor", name);
-		goto done;
+	/*
+	 * Per axis when there are several channels (classify() checked them
+	 * against the initializer's dims); one channel is per tensor.
+	 */
+	if (qp->q.n > 1) {
+		axis = qp->q.axis < 0 ? qp->q.axis + t.rank : qp->q.axis;
+		if (axis < 0 || axis >= t.rank ||
+		    (int64_t)qp->q.n != t.dims[axis]) {
+			err_set(e, "%s: channels do not fit the tensor", name);
+			goto done;
+		}
 	}
 	qa = qp->q;
 	qa.axis = axis;

@@ -147,7 +147,7 @@ test_missing(void)
 	REQUIRE(m != NULL);
 	CHECK(interp_new(m, NULL, &e) == NULL);
 	CHECK_EQ_STR(e.msg, "opset 22 of the default domain is not supported "
-	    "(7 to 21 are)");
+	    "(1 to 21 are)");
 	model_free(m);
 }
 
