@@ -6,13 +6,17 @@
  * (onnxq-regions(5)), or those a greedy search picks until the quantized
  * model reaches a target SNR or top-1 agreement on evaluation samples.
  *
- * The search: every candidate (a quantized activation, with the tensors
- * that share its parameters through data movement) is measured alone,
- * promoted in the all-8-bit model; then candidates are taken in order of
- * output noise removed per unit of cost (elements, weighted by the extra
- * bits), each step checked by a run, until the target is met. The fp32
- * outputs are computed once and kept; only the quantized model is run
- * again for every candidate.
+ * The search. Candidates are the quantized activations, grouped with
+ * those that round alike (data movement sharing the grid, Relu/Clip,
+ * arithmetic with a constant). Each is measured once, on a few samples,
+ * as the output noise of the fp32 model with only it quantized (the fp32
+ * outputs are computed once and kept): with the noise of the weights,
+ * these add up to about the noise of the quantized model. Candidates go
+ * in a chain by noise removed per unit of cost (elements promoted,
+ * weighted by the extra bits), and the shortest prefix of the chain that
+ * meets the target is found with a handful of runs of the whole
+ * quantized model: a first guess from the noise figures, longer prefixes
+ * until the target is met, then halving back.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -587,11 +591,12 @@ evaluate(struct evaldata *ev, const struct mixprec *mp,
 	wo.only_weights = only_weights;
 	if ((plan = plan_of(mp, &wo, e)) == NULL)
 		return -1;
+	{ double a=now(),b,c,d,f;
 	if ((m = model_load_mem(ev->mbuf, ev->mlen, ev->o->model, ev->mdir,
-	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
-	    qdq_apply(m, plan, &qo, NULL, e) < 0 ||
+	    e)) == NULL) goto out; b=now(); if( prep_model(m, NULL, e) < 0) goto out; c=now(); if (
+	    qdq_apply(m, plan, &qo, NULL, e) < 0) goto out; d=now(); if (
 	    (ip = interp_new(m, &io, e)) == NULL)
-		goto out;
+		goto out; f=now(); fprintf(stderr, "plan %.3f load %.3f prep %.3f qdq %.3f interp %.3f\n", a-t0, b-a,c-b,d-c,f-d); }
 	nout = interp_noutputs(ip);
 	cmp = calloc((size_t)ev->noutputs + 1, sizeof *cmp);
 	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
@@ -679,11 +684,8 @@ struct search {
 	struct mixprec_type t16, tfloat;
 	struct cand *c;
 	int nc;
-	int *taken;		/* candidate indices requested together */
-	int ntaken;
 	int *chain;		/* usable candidates by score, compatible */
 	int nchain;
-	double elems;		/* of all quantized activations */
 };
 
 static int
@@ -783,7 +785,6 @@ make_candidates(struct search *S, struct err *e)
 
 		if (!mixprec_tensor_quantized(mp, i))
 			continue;
-		S->elems += mixprec_tensor_elems(mp, i);
 		r = find_root(parent, i);
 		if (root_cand[r] < 0) {
 			root_cand[r] = S->nc;
@@ -828,11 +829,12 @@ make_candidates(struct search *S, struct err *e)
 			err_nomem(e);
 			goto out;
 		}
-		snprintf(c->label, n, "%s%s", name, c->to_float ?
-		    " (float)" : "");
 		if (c->nt > 1)
-			snprintf(c->label + strlen(c->label), n -
-			    strlen(c->label), " (+%d)", c->nt - 1);
+			snprintf(c->label, n, "%s (+%d%s)", name, c->nt - 1,
+			    c->to_float ? ", float" : "");
+		else
+			snprintf(c->label, n, "%s%s", name, c->to_float ?
+			    " (float)" : "");
 	}
 	rc = 0;
 out:
@@ -906,9 +908,9 @@ setup(struct search *S, const int *v, int n, int extra, struct err *e)
 }
 
 static double
-share_of(const struct search *S, const struct mixprec_summary *s)
+share_of(const struct mixprec_summary *s)
 {
-	return S->elems > 0 ? 100 * s->elems_promoted / S->elems : 0;
+	return s->elems > 0 ? 100 * s->elems_promoted / s->elems : 0;
 }
 
 static int
@@ -989,7 +991,7 @@ measure(struct search *S, int nprobe, double *wnoise, struct err *e)
 		c->cost = sum.cost;
 		c->usable = !bad && c->cost > 0 && c->noise > 0 &&
 		    isfinite(c->noise) && (isnan(S->o->budget) ||
-		    share_of(S, &sum) <= S->o->budget);
+		    share_of(&sum) <= S->o->budget);
 		c->score = c->usable ? c->noise / c->cost : 0;
 		if (S->o->verbose) {
 			progress_clear(&bar);
@@ -1036,7 +1038,7 @@ make_chain(struct search *S, struct err *e)
 			continue;
 		if (!isnan(S->o->budget)) {
 			mixprec_summarize(S->mp, &sum);
-			if (share_of(S, &sum) > S->o->budget)
+			if (share_of(&sum) > S->o->budget)
 				continue;
 		}
 		S->chain[S->nchain++] = ci;
@@ -1063,7 +1065,7 @@ print_step(const struct search *S, int step, int from, int to,
 	fprintf(stderr, "): ");
 	print_score(stderr, sc);
 	fprintf(stderr, "; %d tensors promoted, %d in float, %.2f%% of the "
-	    "elements\n", sum->promoted, sum->floated, share_of(S, sum));
+	    "elements\n", sum->promoted, sum->floated, share_of(sum));
 }
 
 /*
@@ -1247,7 +1249,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		print_score(stderr, &sc);
 		fprintf(stderr, "; %d of %d tensors promoted, %d in float "
 		    "(%.2f%% of the elements); %d runs, %.0f s\n",
-		    sum.promoted, sum.tensors, sum.floated, share_of(&S, &sum),
+		    sum.promoted, sum.tensors, sum.floated, share_of(&sum),
 		    ev.runs, now() - t0);
 	}
 	rc = write_out(o, mp, e);
@@ -1257,7 +1259,6 @@ out:
 		free(S.c[i].label);
 	}
 	free(S.c);
-	free(S.taken);
 	free(S.chain);
 	evaldata_release(&ev);
 	return rc;

@@ -757,6 +757,7 @@ clip_bound(const struct pertensor *pt, const Onnx__NodeProto *n, int slot,
     const char *attr, double def, double *v, struct err *e)
 {
 	struct tensor t = { 0 };
+	int64_t n1;
 
 	*v = def;
 	if (model_opset(pt->fm, "") < 11) {
@@ -770,10 +771,10 @@ clip_bound(const struct pertensor *pt, const Onnx__NodeProto *n, int slot,
 		return 1;
 	if (decode_const(pt->fm, pt->fg, n->input[slot], &t, e) < 0)
 		return -1;
-	if (t.nelem == 1)
+	if ((n1 = t.nelem) == 1)
 		*v = tensor_get(&t, 0);
 	tensor_release(&t);
-	return t.nelem == 1 ? 0 : 1;
+	return n1 == 1 ? 0 : 1;
 }
 
 /*

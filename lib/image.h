@@ -27,7 +27,7 @@
 #include "tensor.h"
 
 /* Images larger than this many pixels are refused (hostile headers). */
-#define IMAGE_MAX_PIXELS ((size_t)1 << 28)
+#define IMAGE_MAX_PIXELS ((size_t)1 << 26)	/* 8192 x 8192 */
 
 struct image {
 	int width, height;

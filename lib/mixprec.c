@@ -2593,7 +2593,7 @@ mixprec_summarize(const struct mixprec *mp, struct mixprec_summary *s)
 		double n;
 		int wider = 0, bits = type_bits(t->base.type);
 
-		if (t->qrec < 0 || t->synth)
+		if (t->qrec < 0)
 			continue;
 		n = mixprec_tensor_elems(mp, (int)i);
 		s->tensors++;

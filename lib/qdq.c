@@ -1191,7 +1191,7 @@ remove_initializer(struct ctx *c, const char *name)
 }
 
 static int
-apply_weight(struct ctx *c, struct qp *qp, size_t limit, struct err *e)
+apply_weight(struct ctx *c, const struct qp *qp, size_t limit, struct err *e)
 {
 	struct graph_value *v = graph_value(c->gr, qp->name);
 	struct tensor t = { 0 }, q = { 0 };

@@ -183,19 +183,23 @@ EOF
 	cmp <(body "$T/s") <(body "$T/s1")
 }
 
-@test "calib-data: bigger tensors, split over threads, merge exactly" {
+@test "calib-data: big tensors, split over threads, merge exactly" {
 	"$PY" - <<'EOF'
 import os, numpy as np, onnx
 from onnx import helper as h, TensorProto as T
 g = h.make_graph([h.make_node("Relu", ["x"], ["r"], name="relu")], "t",
-    [h.make_tensor_value_info("x", T.FLOAT, ["N", 70000])],
-    [h.make_tensor_value_info("r", T.FLOAT, ["N", 70000])])
+    [h.make_tensor_value_info("x", T.FLOAT, ["N", 600000])],
+    [h.make_tensor_value_info("r", T.FLOAT, ["N", 600000])])
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "big.onnx")
 rng = np.random.default_rng(2)
 for i in range(6):
     os.makedirs(f"b/s{i}")
-    x = rng.standard_cauchy((1, 70000)).astype(np.float32)
+    x = rng.standard_cauchy((1, 600000)).astype(np.float32)
     x[0, :1000] = 0
+    if i == 1:
+        x[0, 300000] = np.nan
+    if i == 4:
+        x[0, 500000] = -np.inf
     np.save(f"b/s{i}/x.npy", x)
 EOF
 	onnx-calib -d b --batch 2 big.onnx >s
@@ -203,6 +207,7 @@ EOF
 	onnx-calib -d b --batch 2 --threads 3 big.onnx >s3
 	cmp <(body s) <(body s1)
 	cmp <(body s) <(body s3)
+	grep -q '^stat	x	dtype=float	shape=2x600000	n=3599998	nan=1	inf=1	' s
 	for k in 1 2 3; do
 		onnx-calib -d b --batch 2 --shard $k/3 big.onnx >sh$k
 	done
@@ -218,7 +223,7 @@ for l in open("s"):
     if f[0] == "hist" and f[1] == "x":
         kv = dict(x.split("=", 1) for x in f[2:])
         n += int(kv["zero"]) + sum(int(b.split(":")[1]) for b in kv["bins"].split(",") if b)
-assert n == 6 * 70000, n
+assert n == 6 * 600000 - 2, n
 EOF
 }
 

@@ -261,6 +261,57 @@ pair() {
 	[[ $stderr == "onnx-verify: nosuch.onnx: "* ]]
 }
 
+@test "verify2: a tensor only Clip or Relu reads is compared within its bounds" {
+	# x + 3 quantized over [0, 6] for the Clip(0, 6) that alone reads it,
+	# as ONNX Runtime does: clipping there is no error. Clip's bounds are
+	# constant inputs since opset 11 and attributes before.
+	/usr/bin/python3 - <<-'EOF'
+	import os
+	import numpy as np
+	import onnx
+	from onnx import TensorProto, helper, numpy_helper
+	vi = helper.make_tensor_value_info
+	def const(name, v):
+	    return helper.make_node("Constant", [], [name],
+	        value=numpy_helper.from_array(np.array(v, np.float32), name))
+	def save(path, nodes, inits, opset):
+	    g = helper.make_graph(nodes, "g", [vi("x", TensorProto.FLOAT, [1, 8])],
+	                          [vi("y", TensorProto.FLOAT, [1, 8])], inits)
+	    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+	    m.ir_version = 6 if opset >= 11 else 4
+	    onnx.save(m, path)
+	inits = [numpy_helper.from_array(np.array(3, np.float32), "three")]
+	qinits = inits + [numpy_helper.from_array(np.float32(6 / 255), "s"),
+	                  numpy_helper.from_array(np.uint8(0), "z")]
+	pair = [helper.make_node("QuantizeLinear", ["a", "s", "z"], ["aq"]),
+	        helper.make_node("DequantizeLinear", ["aq", "s", "z"], ["ad"])]
+	add = helper.make_node("Add", ["x", "three"], ["a"])
+	for opset in (11, 9):
+	    if opset == 11:
+	        clip = lambda i: [const("lo", 0.0), const("hi", 6.0),
+	                          helper.make_node("Clip", [i, "lo", "hi"], ["y"])]
+	    else:
+	        clip = lambda i: [helper.make_node("Clip", [i], ["y"], min=0.0, max=6.0)]
+	    save("f%d.onnx" % opset, [add] + clip("a"), inits, opset)
+	    save("q%d.onnx" % opset, [add] + pair + clip("ad"), qinits, opset if opset >= 10 else 10)
+	os.makedirs("d/s0")
+	np.save("d/s0/x.npy", np.linspace(-8, 8, 8, dtype=np.float32).reshape(1, 8))
+	EOF
+	for v in 11 9; do
+		run --separate-stderr onnx-verify -d d --per-tensor --format json f$v.onnx q$v.onnx
+		[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+		printf '%s\n' "$output" >r.json
+		run /usr/bin/python3 - <<-'EOF'
+		import json
+		t, = json.load(open("r.json"))["tensors"]
+		assert t["name"] == "a" and t["clamp"] == [0, 6], t
+		assert t["clip_pct"] == 0 and t["own_snr_db"] > 35, t
+		assert t["snr_db"] > 35, t
+		EOF
+		[ "$status" -eq 0 ] || fail "opset $v: $output"
+	done
+}
+
 @test "verify2: options that need one model or two" {
 	run --separate-stderr pair --rtol 1
 	[ "$status" -eq 2 ]

@@ -2,7 +2,8 @@
  * opset_test: the generated opset table (lookups, the versions of the
  * operators PaddleOCR uses), and raising test/data/qdq/opset9.onnx to 13:
  * the rewritten model computes what the original computed, in our
- * interpreter, bit for bit; a deprecated operator stops raising.
+ * interpreter, bit for bit, and so does rewrite9.onnx (the other
+ * rewrites); a deprecated operator stops raising.
  * Run from the top of the source tree.
  */
 #include "interp.h"
@@ -41,7 +42,7 @@ load(const char *name)
 	return m;
 }
 
-/* Run m on x (1x4x6x8, a fixed ramp); outputs into out[3]. */
+/* Run m on x (1x4x6x8, a fixed ramp); outputs into out. */
 static int
 run(struct model *m, struct tensor *out)
 {
@@ -100,6 +101,29 @@ test_raise(void)
 	model_free(b);
 }
 
+/* Split, ReduceSum, TopK, Dropout, LogSoftmax and Hardmax rewritten. */
+static void
+test_rewrites(void)
+{
+	struct model *a = load(FIX "rewrite9.onnx");
+	struct model *b = load(FIX "rewrite9.onnx");
+	struct tensor oa[2] = { 0 }, ob[2] = { 0 };
+	struct err e;
+
+	REQUIRE(a != NULL && b != NULL);
+	CHECK_EQ_INT(opset_raise(b, 13, NULL, &e), 6);
+	REQUIRE(run(a, oa) == 0 && run(b, ob) == 0);
+	for (int k = 0; k < 2; k++) {
+		CHECK(shape_equal(&oa[k], &ob[k]));
+		CHECK(memcmp(oa[k].data, ob[k].data,
+		    (size_t)oa[k].nelem * sizeof(float)) == 0);
+		tensor_release(&oa[k]);
+		tensor_release(&ob[k]);
+	}
+	model_free(a);
+	model_free(b);
+}
+
 static void
 test_deprecated(void)
 {
@@ -115,4 +139,4 @@ test_deprecated(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_since, test_raise, test_deprecated)
+UNIT_MAIN(test_since, test_raise, test_rewrites, test_deprecated)

@@ -204,7 +204,9 @@ def models():
         'w', TensorProto.FLOAT, [4], b'\0' * 15)))
     c['init-raw-long'] = ser(with_init(raw_tensor(
         'w', TensorProto.FLOAT, [4], b'\0' * 17)))
-    tp = helper.make_tensor('w', TensorProto.FLOAT, [4], [1, 2, 3])
+    tp = raw_tensor('w', TensorProto.FLOAT, [4], b'')
+    tp.ClearField('raw_data')
+    tp.float_data.extend([1, 2, 3])
     c['init-float-data-short'] = ser(with_init(tp))
     tp = helper.make_tensor('w', TensorProto.FLOAT, [4], [1, 2, 3, 4])
     tp.data_type = 0
@@ -552,8 +554,10 @@ def pbs():
         np.zeros((1, 4), np.float64), 'x').SerializeToString()
     c['wrong-shape'] = numpy_helper.from_array(
         np.zeros((2, 5), np.float32), 'x').SerializeToString()
-    c['int32-data-short'] = helper.make_tensor(
-        'x', TensorProto.INT8, [1, 4], [1, 2]).SerializeToString()
+    tp = raw_tensor('x', TensorProto.FLOAT, [1, 4], b'')
+    tp.ClearField('raw_data')
+    tp.float_data.extend([1, 2])
+    c['float-data-short'] = tp.SerializeToString()
     return c
 
 

@@ -20,13 +20,15 @@ pr19925.onnx   the example graph of ONNX Runtime's pull request 19925
 
                Op1 Sigmoid, Op2 Cos, Op3 Sin, Op4 Tanh, Op5 Mul, Op6 Relu,
                Op7 Cos, Op8 Sigmoid; inputs and outputs float 1x4x16.
-calib/         4 samples (calib/sN/input_K.npy) of uniform noise in
+calib/         4 samples (calib/sN/NAME.npy) of uniform noise in
                [-3, 3] for onnx-calib.
-eval/          3 other samples for onnx-verify and --target-snr.
+eval/          3 other samples, in [-2.5, 2.5] (so that nothing clips),
+               for onnx-verify and --target-snr.
 chain.onnx     Conv -> Relu -> Conv -> Reshape -> MatMul -> Add, input
                1x2x6x6: weights, biases, a folded Relu and a shared
                Reshape inside a promoted region; with calib/ and eval/
-               samples under chain-calib/ and chain-eval/.
+               samples under chain-calib/ (8, in [-3.5, 3.5]) and
+               chain-eval/ (8, in [-2.5, 2.5]); output 1x48.
 """
 import os
 
@@ -81,7 +83,7 @@ def pr19925():
     save(model(g, 13), 'pr19925.onnx')
     names = ['input_0', 'input_1']
     samples('calib', names, [SHAPE, SHAPE], 4, 19925)
-    samples('eval', names, [SHAPE, SHAPE], 3, 8)
+    samples('eval', names, [SHAPE, SHAPE], 3, 8, -2.5, 2.5)
 
 
 def chain():
@@ -97,8 +99,8 @@ def chain():
         init('W2', rng.normal(0, 0.3, (4, 4, 3, 3))),
         init('B2', rng.normal(0, 0.1, (4,))),
         numpy_helper.from_array(np.array([1, 64], np.int64), 'shape'),
-        init('M', rng.normal(0, 0.2, (64, 5))),
-        init('C', rng.normal(0, 0.1, (5,))),
+        init('M', rng.normal(0, 0.2, (64, 48))),
+        init('C', rng.normal(0, 0.1, (48,))),
     ]
     nodes = [
         node('Conv', ['x', 'W1', 'B1'], ['c1'], name='conv1',
@@ -112,11 +114,12 @@ def chain():
     g = helper.make_graph(
         nodes, 'chain',
         [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 2, 6, 6])],
-        [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 5])],
+        [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 48])],
         inits)
     save(model(g, 13), 'chain.onnx')
-    samples('chain-calib', ['x'], [[1, 2, 6, 6]], 4, 31)
-    samples('chain-eval', ['x'], [[1, 2, 6, 6]], 3, 32)
+    # Calibration wider than evaluation: no clipping, only rounding.
+    samples('chain-calib', ['x'], [[1, 2, 6, 6]], 8, 31, -3.5, 3.5)
+    samples('chain-eval', ['x'], [[1, 2, 6, 6]], 8, 32, -2.5, 2.5)
 
 
 if __name__ == '__main__':

@@ -36,6 +36,9 @@ Models (all float32):
   opset9.onnx    Clip, Slice, Squeeze, Unsqueeze, Pad with attributes,
                  Softmax on a middle axis and on the last one, ReduceMean,
                  Conv (opset 9: raising to 13 rewrites them)
+  rewrite9.onnx  Split, ReduceSum, TopK, Dropout with attributes,
+                 LogSoftmax and Hardmax on a middle axis (opset 9; the
+                 other rewrites of raising to 13)
   upsample9.onnx Upsample (deprecated at 10: cannot be raised)
   convert.onnx   the five cases of mixed-precision conversion (opset 13)
   subgraph.onnx  an If whose branches read a tensor of the main graph
@@ -197,6 +200,22 @@ def opset9():
                   vi("pr", [1, 4, 8, 10])], inits, opset=9)
 
 
+def rewrite9():
+    un = helper.make_node
+    nodes = [
+        un("Split", ["x"], ["s1", "s2"], name="split", axis=1, split=[1, 3]),
+        un("ReduceSum", ["s2"], ["rs"], name="rsum", axes=[1], keepdims=1),
+        un("Add", ["s1", "rs"], ["a"], name="add"),
+        un("TopK", ["a"], ["tv", "ti"], name="topk", axis=3, k=3),
+        un("Dropout", ["tv"], ["d"], name="drop", ratio=0.3),
+        un("LogSoftmax", ["d"], ["ls"], name="logsoftmax", axis=2),
+        un("Hardmax", ["x"], ["hm"], name="hardmax", axis=1),
+    ]
+    return model(nodes, [vi("x", [1, 4, 6, 8])],
+                 [vi("ls", [1, 1, 6, 3]), vi("hm", [1, 4, 6, 8])], [],
+                 opset=9)
+
+
 def upsample9():
     nodes = [helper.make_node("Upsample", ["x", "scales"], ["u"],
                               name="up", mode="nearest"),
@@ -324,7 +343,8 @@ def main():
     if not a:
         for name, fn in [("conv", conv), ("ops", ops), ("ops2", ops2),
                          ("opset9", opset9),
-                         ("upsample9", upsample9), ("convert", convert),
+                         ("rewrite9", rewrite9), ("upsample9", upsample9),
+                         ("convert", convert),
                          ("subgraph", subgraph), ("collide", collide)]:
             save(fn(), name + ".onnx")
     elif a[0] == "samples" and len(a) == 5:
