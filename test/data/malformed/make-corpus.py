@@ -247,11 +247,12 @@ def models():
     c['ext-huge'] = ser(with_init(ext_tensor(
         'w', [1 << 20, 1 << 20], [('location', 'w.bin')])))
     # subgraphs nested deeper than the graph index allows
-    g = helper.make_graph([helper.make_node('Identity', ['c'], ['o'])],
-                          'leaf', [], [vi('o', TensorProto.BOOL, [])])
+    leaf = helper.make_graph([helper.make_node('Identity', ['c'], ['o'])],
+                             'leaf', [], [vi('o', TensorProto.BOOL, [])])
+    g = leaf
     for i in range(70):
         n = helper.make_node('If', ['c'], ['o'], name='if%d' % i,
-                             then_branch=g, else_branch=g)
+                             then_branch=g, else_branch=leaf)
         g = helper.make_graph([n], 'g%d' % i, [],
                               [vi('o', TensorProto.BOOL, [])])
     c['deep-subgraph'] = ser(model(
