@@ -8,14 +8,13 @@
  *
  * The search. Candidates are the quantized activations, grouped with
  * those that round alike (data movement sharing the grid, Relu/Clip,
- * arithmetic with a constant). Each is measured once, on a few samples,
- * as the output noise of the fp32 model with only it quantized (the fp32
- * outputs are computed once and kept): with the noise of the weights,
- * these add up to about the noise of the quantized model. Candidates go
- * in a chain by noise removed per unit of cost (elements promoted,
- * weighted by the extra bits), and the shortest prefix of the chain that
- * meets the target is found with a handful of runs of the whole
- * quantized model: a first guess from the noise figures, longer prefixes
+ * arithmetic with a constant). Each is measured once, on a few samples:
+ * the output noise it removes when it alone is promoted in the quantized
+ * model (the fp32 outputs are computed once and kept). Candidates that
+ * remove noise go in a chain by noise removed per unit of cost (elements
+ * promoted, weighted by the extra bits), and the shortest prefix of the
+ * chain that meets the target is found with a handful of runs of the
+ * whole quantized model: a first guess from the gains, longer prefixes
  * until the target is met, then halving back.
  */
 #include <errno.h>
@@ -565,13 +564,11 @@ out:
 }
 
 /*
- * Run the QDQ model of mp's current result (or, with `only`, the fp32
- * model with just those tensors quantized) on the first nsamples samples
+ * Run the QDQ model of mp's current result on the first nsamples samples
  * (0: all) and compare with the fp32 outputs.
  */
 static int
-evaluate(struct evaldata *ev, const struct mixprec *mp,
-    const unsigned char *only, int only_weights, int nsamples,
+evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
     struct score *sc, struct err *e)
 {
 	struct mixprec_write_opts wo = { .skip_hist = 1 };
@@ -587,16 +584,13 @@ evaluate(struct evaldata *ev, const struct mixprec *mp,
 
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
-	wo.only = only;
-	wo.only_weights = only_weights;
 	if ((plan = plan_of(mp, &wo, e)) == NULL)
 		return -1;
-	{ double a=now(),b,c,d,f;
 	if ((m = model_load_mem(ev->mbuf, ev->mlen, ev->o->model, ev->mdir,
-	    e)) == NULL) goto out; b=now(); if( prep_model(m, NULL, e) < 0) goto out; c=now(); if (
-	    qdq_apply(m, plan, &qo, NULL, e) < 0) goto out; d=now(); if (
+	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
+	    qdq_apply(m, plan, &qo, NULL, e) < 0 ||
 	    (ip = interp_new(m, &io, e)) == NULL)
-		goto out; f=now(); fprintf(stderr, "plan %.3f load %.3f prep %.3f qdq %.3f interp %.3f\n", a-t0, b-a,c-b,d-c,f-d); }
+		goto out;
 	nout = interp_noutputs(ip);
 	cmp = calloc((size_t)ev->noutputs + 1, sizeof *cmp);
 	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
@@ -671,7 +665,7 @@ struct cand {
 	int to_float;		/* their producers left in float instead */
 	int twin;		/* the other variant of the same tensors, -1 */
 	char *label;		/* "conv5_out", "reshape_3 (+2)" */
-	double noise;		/* output noise with only these quantized */
+	double gain;		/* output noise it removes, alone */
 	double cost;		/* extra bits per sample / 8, alone */
 	double score;
 	int usable;
@@ -943,68 +937,48 @@ cmp_score(const void *a, const void *b)
 }
 
 /*
- * What each candidate costs the output on its own: the fp32 model with
- * only its tensors quantized (8 bits, as the stream says), on the first
- * nprobe samples. Then what promoting it alone costs in elements.
+ * What each candidate buys on its own: the noise it removes when it alone
+ * is promoted in the quantized model, on the first nprobe samples (base:
+ * the quantized model's noise there), and what it costs in elements.
  */
 static int
-measure(struct search *S, int nprobe, double *wnoise, struct err *e)
+measure(struct search *S, int nprobe, double base, struct err *e)
 {
 	struct mixprec *mp = S->mp;
-	int nt = mixprec_ntensors(mp);
-	unsigned char *mask;
 	struct mixprec_summary sum;
 	struct progress bar;
 	struct score sc;
-	int rc = -1, bad;
+	int bad;
 
-	if ((mask = calloc((size_t)nt + 1, 1)) == NULL)
-		return err_nomem(e);
-	mixprec_clear(mp);
-	/* Weights alone: noise no promotion removes. */
-	if (evaluate(S->ev, mp, mask, 1, nprobe, &sc, e) < 0)
-		goto out;
-	*wnoise = sc.noise;
 	progress_init(&bar, stderr, progress_wanted(stderr, S->o->quiet),
 	    PROG, "candidates", S->nc);
 	for (int i = 0; i < S->nc; i++) {
 		struct cand *c = &S->c[i];
 
 		progress_update(&bar, i);
-		if (c->to_float && c->twin >= 0 && c->twin < i)
-			c->noise = S->c[c->twin].noise;
-		else {
-			for (int k = 0; k < c->nt; k++)
-				mask[c->t[k]] = 1;
-			mixprec_clear(mp);
-			rc = evaluate(S->ev, mp, mask, 0, nprobe, &sc, e);
-			for (int k = 0; k < c->nt; k++)
-				mask[c->t[k]] = 0;
-			if (rc < 0)
-				goto out;
-			rc = -1;
-			c->noise = sc.noise;
-		}
+		c->usable = 0;
 		if ((bad = setup(S, NULL, 0, i, e)) < 0)
-			goto out;
+			return -1;
 		mixprec_summarize(mp, &sum);
 		c->cost = sum.cost;
-		c->usable = !bad && c->cost > 0 && c->noise > 0 &&
-		    isfinite(c->noise) && (isnan(S->o->budget) ||
-		    share_of(&sum) <= S->o->budget);
-		c->score = c->usable ? c->noise / c->cost : 0;
+		if (bad || !(c->cost > 0) || (!isnan(S->o->budget) &&
+		    share_of(&sum) > S->o->budget))
+			continue;
+		if (evaluate(S->ev, mp, nprobe, &sc, e) < 0)
+			return -1;
+		c->gain = base - sc.noise;
+		c->usable = c->gain > 0 && isfinite(c->gain);
+		c->score = c->usable ? c->gain / c->cost : 0;
 		if (S->o->verbose) {
 			progress_clear(&bar);
-			fprintf(stderr, "%s: candidate %s: alone %.2f dB, cost "
-			    "%.0f%s\n", PROG, c->label, -10 * log10(c->noise),
-			    c->cost, c->usable ? "" : " (not usable)");
+			fprintf(stderr, "%s: candidate %s: ", PROG, c->label);
+			print_score(stderr, &sc);
+			fprintf(stderr, " alone, cost %.0f%s\n", c->cost,
+			    c->usable ? "" : " (no gain)");
 		}
 	}
 	progress_end(&bar);
-	rc = 0;
-out:
-	free(mask);
-	return rc;
+	return 0;
 }
 
 /*
@@ -1082,7 +1056,7 @@ guess(const struct search *S, int from, double scale, double base,
 	for (k = 0; k < S->nchain; k++) {
 		if (k >= from && base - scale * cum <= goal)
 			break;
-		cum += S->c[S->chain[k]].noise;
+		cum += S->c[S->chain[k]].gain;
 	}
 	return k < 1 ? 1 : k;
 }
@@ -1095,7 +1069,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	struct evaldata ev;
 	struct score base, probe, sc;
 	struct mixprec_summary sum;
-	double t0 = now(), wnoise = 0, total, ratio, nt_goal, cum;
+	double t0 = now(), total, ratio, nt_goal, cum;
 	int rc = -1, nu = 0, ns = 0, nprobe, lo, hi, k, next, prev, step = 0;
 
 	memset(&S, 0, sizeof S);
@@ -1126,7 +1100,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	if (make_candidates(&S, e) < 0)
 		goto out;
 	mixprec_clear(mp);
-	if (evaluate(&ev, mp, NULL, 0, 0, &base, e) < 0)
+	if (evaluate(&ev, mp, 0, &base, e) < 0)
 		goto out;
 	if (!o->quiet) {
 		fprintf(stderr, "%s: %d samples, %d candidates (%s%s); as "
@@ -1144,23 +1118,21 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		rc = write_out(o, mp, e);
 		goto out;
 	}
-	/* Sensitivities on a few samples: their noise adds up. */
+	/* What each candidate buys alone, on a few samples. */
 	nprobe = ev.nsamples < 2 ? ev.nsamples : 2;
-	if (evaluate(&ev, mp, NULL, 0, nprobe, &probe, e) < 0 ||
-	    measure(&S, nprobe, &wnoise, e) < 0 || make_chain(&S, e) < 0)
+	if (evaluate(&ev, mp, nprobe, &probe, e) < 0 ||
+	    measure(&S, nprobe, probe.noise, e) < 0 || make_chain(&S, e) < 0)
 		goto out;
-	total = wnoise;
-	for (int i = 0; i < S.nc; i++)
-		if (!S.c[i].to_float)
-			total += S.c[i].noise;
-	ratio = total > 0 && probe.noise > 0 ? probe.noise / total : 1;
+	total = 0;
+	for (int i = 0; i < S.nchain; i++)
+		total += S.c[S.chain[i]].gain;
 	if (!o->quiet)
-		fprintf(stderr, "%s: %d candidates usable; alone they add up "
-		    "to %.2f dB (weights %.2f dB), together %.2f dB\n", PROG,
-		    S.nchain, -10 * log10(total), -10 * log10(wnoise),
-		    probe.snr);
+		fprintf(stderr, "%s: %d of %d candidates gain on their own; "
+		    "together they would remove %.0f%% of the noise\n", PROG,
+		    S.nchain, S.nc, probe.noise > 0 ? 100 * total /
+		    probe.noise : 0.0);
 	if (S.nchain == 0) {
-		err_set(e, "no candidate to promote");
+		err_set(e, "no candidate improves the model on its own");
 		goto out;
 	}
 	/*
@@ -1175,14 +1147,14 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	if (isnan(o->target_snr))	/* agreement only: double up */
 		k = S.nchain / 8 > 1 ? S.nchain / 8 : 1;
 	else
-		k = guess(&S, 0, ratio * base.noise / probe.noise, base.noise,
+		k = guess(&S, 0, base.noise / probe.noise, base.noise,
 		    nt_goal);
 	for (;;) {
 		if (setup(&S, S.chain, k, -1, e) != 0) {
 			err_set(e, "the chosen candidates conflict");
 			goto out;
 		}
-		if (evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+		if (evaluate(&ev, mp, 0, &sc, e) < 0)
 			goto out;
 		mixprec_summarize(mp, &sum);
 		if (!o->quiet)
@@ -1198,7 +1170,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		/* Recalibrate on what the prefix actually removed. */
 		cum = 0;
 		for (int i = 0; i < k; i++)
-			cum += S.c[S.chain[i]].noise;
+			cum += S.c[S.chain[i]].gain;
 		if (cum > 0 && base.noise > sc.noise)
 			ratio = (base.noise - sc.noise) / cum;
 		else
@@ -1226,7 +1198,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 
 		if (setup(&S, S.chain, mid, -1, e) != 0)
 			goto out;
-		if (evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+		if (evaluate(&ev, mp, 0, &sc, e) < 0)
 			goto out;
 		mixprec_summarize(mp, &sum);
 		if (!o->quiet)
@@ -1239,7 +1211,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	}
 	if (setup(&S, S.chain, hi, -1, e) != 0)
 		goto out;
-	if (hi != prev && evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+	if (hi != prev && evaluate(&ev, mp, 0, &sc, e) < 0)
 		goto out;
 	mixprec_summarize(mp, &sum);
 	if (!o->quiet) {

@@ -80,6 +80,7 @@ struct calib {
 	int *seen;		/* positions in t of the tensors seen, in order */
 	int nseen;
 	int seen_dirty;		/* a tensor was seen for the first time */
+	int avx2;		/* the CPU has AVX2 */
 };
 
 void
@@ -149,6 +150,7 @@ list_tensors(struct calib *c, struct err *e)
 
 static int observe(void *ctx, const char *name, const struct tensor *t,
     struct err *e);
+static int have_avx2(void);
 
 struct calib *
 calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
@@ -179,6 +181,7 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 		err_nomem(e);
 		goto fail;
 	}
+	c->avx2 = have_avx2();
 	if (c->mbits >= 0 && c->mbits <= FLAT_MBITS_MAX) {
 		c->nw = o->threads > 0 ? o->threads : 2;
 		if (!(c->w = calloc((size_t)c->nw, sizeof *c->w))) {
@@ -351,26 +354,39 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 	return i;
 }
 
-static size_t
-lanes_run(const float *p, size_t n, struct lanes *r)
+static int
+have_avx2(void)
 {
-	static int avx2 = -1;	/* a CPU property: the same for every caller */
+	return __builtin_cpu_supports("avx2") != 0;
+}
 
-	if (avx2 < 0)
-		avx2 = __builtin_cpu_supports("avx2") != 0;
+static size_t
+lanes_run(const float *p, size_t n, struct lanes *r, int avx2)
+{
 	return avx2 ? lanes_avx2(p, n, r) : lanes_sse2(p, n, r);
 }
 #else
-#define lanes_run lanes_plain
+static int
+have_avx2(void)
+{
+	return 0;
+}
+
+static size_t
+lanes_run(const float *p, size_t n, struct lanes *r, int avx2)
+{
+	(void)avx2;
+	return lanes_plain(p, n, r);
+}
 #endif
 
 /* One chunk's moments, when all its values are finite: 0, else -1. */
 static int
-chunk_moments(const float *p, size_t n, struct worker *w)
+chunk_moments(const float *p, size_t n, struct worker *w, int avx2)
 {
 	struct lanes r = { { 0 }, { 0 }, 0, 0 };
 	double ss, qq;
-	size_t i = lanes_run(p, n, &r);
+	size_t i = lanes_run(p, n, &r, avx2);
 
 	for (int l = 0; i < n; i++, l++) {
 		double d = p[i];
@@ -532,7 +548,7 @@ add_batch_fast(struct calib *c, struct tstats *ts, const float *x, size_t n,
 			const float *p = x + k * CHUNK;
 			size_t cn = n - k * CHUNK < CHUNK ? n - k * CHUNK : CHUNK;
 
-			if (chunk_moments(p, cn, w) < 0)
+			if (chunk_moments(p, cn, w, c->avx2) < 0)
 				chunk_checked(p, cn, w);
 			if (ts->hist)
 				chunk_hist(p, cn, c->mbits, w);

@@ -7,6 +7,8 @@
  * err_prefix() prepends the caller's context, so a message reads
  * "model.onnx: node conv3: input 2: shape 1x3 does not broadcast".
  * Only cmd/ prints (`prog: message`) and chooses the exit status.
+ * Messages stay on one line: control bytes in them (from names in the
+ * input) are written as '?'.
  */
 #ifndef ONNXQ_ERR_H
 #define ONNXQ_ERR_H
@@ -23,7 +25,10 @@ struct err {
 int err_set(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int err_vset(struct err *e, const char *fmt, va_list ap);
-/* Prepend "context: " to the message; returns -1. */
+/*
+ * Prepend "context: " to the message, unless it starts with that already
+ * (two layers naming the same file); returns -1.
+ */
 int err_prefix(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* err_set with ": strerror(errno)" appended. */

@@ -337,8 +337,9 @@ decode_constants(struct interp *ip, struct err *e)
 		/* Unused initializers are not decoded: saves memory and time. */
 		if (gv->nconsumers == 0 && !gv->is_output)
 			continue;
+		/* the message names the model and the initializer */
 		if (model_tensor_read(ip->m, gv->init, &ip->consts[v], e) < 0)
-			return err_prefix(e, "initializer %s", gv->name);
+			return -1;
 	}
 	return 0;
 }

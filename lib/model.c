@@ -921,7 +921,7 @@ data_fits(const Onnx__TensorProto *tp, int dtype, int64_t nelem,
 		return count_check(tp->n_uint64_data, nelem, "uint64_data", e);
 	}
 	if (is_4bit(dtype))
-		return count_check(tp->n_int32_data, (nelem + 1) / 2,
+		return count_check(tp->n_int32_data, nelem / 2 + nelem % 2,
 		    "int32_data", e);
 	return count_check(tp->n_int32_data, nelem, "int32_data", e);
 }

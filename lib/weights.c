@@ -116,9 +116,9 @@ put_tensor(const struct model *m, const Onnx__NodeProto *n, int slot,
 	int axis, rc = -1;
 	const char *dt;
 
+	/* the message names the model and the initializer */
 	if (model_tensor_read(m, v->init, &t, e) < 0)
-		return err_prefix(e, "%s %s", bias ? "bias" : "weight",
-		    v->name);
+		return -1;
 	if (t.dtype == DT_FLOAT)
 		x = t.data;
 	else if (!(x = malloc((t.nelem ? t.nelem : 1) * sizeof *x))) {

@@ -97,14 +97,6 @@ end_ok() {
 	[ "$status" -eq 2 ]
 }
 
-@test "calib: calibration on data says it is not there yet" {
-	run --separate-stderr onnx-calib -d dir -d dir2 --limit 4 -o out "$(SMALL)"
-	[ "$status" -eq 1 ]
-	[ "$stderr" = "onnx-calib: calibration on data is not implemented yet; use --weights-only" ]
-	[ -z "$output" ]
-	[ ! -e out ]
-}
-
 @test "calib: --weights-only describes the prepared model" {
 	run --separate-stderr onnx-calib --weights-only "$(SMALL)"
 	[ "$status" -eq 0 ]
