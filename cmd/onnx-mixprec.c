@@ -395,7 +395,12 @@ by_hand(const struct opts *o, struct mixprec *mp, struct err *e)
 
 /* By target. */
 
-/* The evaluation data and the fp32 outputs, computed once. */
+/*
+ * The evaluation data and the fp32 outputs, computed once. Besides the
+ * outputs, the noise is measured on "probes": each output, or the input
+ * of the Softmax that writes it (whose logits add noise up, where the
+ * probabilities saturate and flip).
+ */
 struct evaldata {
 	const struct opts *o;
 	const void *mbuf;	/* the fp32 model's bytes */
@@ -403,9 +408,12 @@ struct evaldata {
 	const char *mdir;
 	int nsamples;
 	int ninputs, noutputs;
-	const char **out_names;
+	char **out_names;
+	char **probe_names;	/* noutputs */
+	char **probe_nodes;	/* the Softmax writing the output, or NULL */
 	struct tensor *inputs;	/* nsamples * ninputs */
 	struct tensor *ref;	/* nsamples * noutputs */
+	struct tensor *probe_ref;	/* nsamples * noutputs */
 	int classifier;		/* some output is classifier-like */
 	int runs;		/* quantized models run so far */
 	double run_time;
@@ -416,6 +424,15 @@ struct score {
 	double snr;		/* the worst output's pooled SNR, dB */
 	double agree;		/* top-1 agreement over classifier outputs, %; NaN */
 	double noise;		/* sum over outputs of noise / signal */
+	double pnoise;		/* the same over the probes */
+};
+
+/* What the observe callbacks need. */
+struct watch {
+	struct evaldata *ev;
+	int sample;
+	struct compare *cmp;	/* noutputs: compare with probe_ref; NULL: keep */
+	const char **names;	/* the probes' names in the model run */
 };
 
 static void
@@ -423,18 +440,111 @@ evaldata_release(struct evaldata *ev)
 {
 	for (int i = 0; i < ev->nsamples * ev->ninputs; i++)
 		tensor_release(&ev->inputs[i]);
-	for (int i = 0; i < ev->nsamples * ev->noutputs; i++)
+	for (int i = 0; i < ev->nsamples * ev->noutputs; i++) {
 		tensor_release(&ev->ref[i]);
+		if (ev->probe_ref)
+			tensor_release(&ev->probe_ref[i]);
+	}
+	for (int i = 0; i < ev->noutputs; i++) {
+		if (ev->out_names)
+			free(ev->out_names[i]);
+		if (ev->probe_names)
+			free(ev->probe_names[i]);
+		if (ev->probe_nodes)
+			free(ev->probe_nodes[i]);
+	}
+	free(ev->probe_nodes);
 	free(ev->inputs);
 	free(ev->ref);
+	free(ev->probe_ref);
 	free(ev->out_names);
+	free(ev->probe_names);
+}
+
+/* Keep (fp32 run) or compare (quantized run) the probes. */
+static int
+watch_probe(void *ctx, const char *name, const struct tensor *t,
+    struct err *e)
+{
+	struct watch *w = ctx;
+	struct evaldata *ev = w->ev;
+
+	for (int k = 0; k < ev->noutputs; k++) {
+		struct tensor *ref = &ev->probe_ref[w->sample * ev->noutputs + k];
+
+		if (strcmp(name, w->names[k]) != 0)
+			continue;
+		if (w->cmp)
+			compare_add(&w->cmp[k], t, ref, w->sample);
+		else if (ref->data == NULL && tensor_copy(ref, t, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The probe of each graph output of m: the output, or the input of the
+ * named Softmax that writes it (found by its name in the quantized model,
+ * where it reads a DequantizeLinear).
+ */
+static int
+find_probes(struct evaldata *ev, const struct model *m, struct err *e)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+
+	if ((ev->probe_names = calloc((size_t)ev->noutputs + 1,
+	    sizeof *ev->probe_names)) == NULL ||
+	    (ev->probe_nodes = calloc((size_t)ev->noutputs + 1,
+	    sizeof *ev->probe_nodes)) == NULL)
+		return err_nomem(e);
+	for (int k = 0; k < ev->noutputs; k++) {
+		const char *name = ev->out_names[k];
+
+		for (size_t i = 0; i < g->n_node; i++) {
+			const Onnx__NodeProto *n = g->node[i];
+
+			if (n->n_output < 1 || strcmp(n->output[0], name) != 0 ||
+			    strcmp(n->op_type, "Softmax") != 0 ||
+			    (n->domain && n->domain[0] != '\0') ||
+			    n->n_input < 1 || n->input[0][0] == '\0' ||
+			    n->name == NULL || n->name[0] == '\0')
+				continue;
+			if ((ev->probe_nodes[k] = strdup(n->name)) == NULL)
+				return err_nomem(e);
+			name = n->input[0];
+			break;
+		}
+		if ((ev->probe_names[k] = strdup(name)) == NULL)
+			return err_nomem(e);
+	}
+	return 0;
+}
+
+/* The probes' names in model m (names[k] points into m or ev). */
+static void
+probes_in(const struct evaldata *ev, const struct model *m,
+    const char **names)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+
+	for (int k = 0; k < ev->noutputs; k++) {
+		names[k] = ev->probe_names[k];
+		if (ev->probe_nodes[k] == NULL)
+			continue;
+		for (size_t i = 0; i < g->n_node; i++)
+			if (g->node[i]->name && strcmp(g->node[i]->name,
+			    ev->probe_nodes[k]) == 0 && g->node[i]->n_input > 0)
+				names[k] = g->node[i]->input[0];
+	}
 }
 
 static int
 evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
     size_t mlen, const char *mdir, struct err *e)
 {
-	struct interp_opts io = { .threads = o->threads };
+	struct watch w = { ev, 0, NULL, NULL };
+	struct interp_opts io = { .threads = o->threads,
+	    .observe = watch_probe, .observe_ctx = &w };
 	const char **in_names = NULL;
 	int *in_dtypes = NULL;
 	struct dataset_spec spec;
@@ -443,6 +553,7 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 	struct model *m = NULL;
 	int64_t dims[TENSOR_MAX_RANK];
 	int rank, rc = -1;
+	size_t n;
 
 	memset(ev, 0, sizeof *ev);
 	ev->o = o;
@@ -450,23 +561,43 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 	ev->mlen = mlen;
 	ev->mdir = mdir;
 	if ((m = model_load_mem(mbuf, mlen, o->model, mdir, e)) == NULL ||
-	    (ip = interp_new(m, &io, e)) == NULL ||
 	    (ds = dataset_open(o->dirs, o->ndirs, e)) == NULL)
 		goto out;
+	ev->noutputs = (int)m->proto->graph->n_output;
+	if ((ev->out_names = calloc((size_t)ev->noutputs + 1,
+	    sizeof *ev->out_names)) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	for (int k = 0; k < ev->noutputs; k++)
+		if ((ev->out_names[k] = strdup(
+		    m->proto->graph->output[k]->name)) == NULL) {
+			err_nomem(e);
+			goto out;
+		}
+	if (find_probes(ev, m, e) < 0)
+		goto out;
+	w.names = (const char **)ev->probe_names;
+	if ((ip = interp_new(m, &io, e)) == NULL)
+		goto out;
+	if (interp_noutputs(ip) != ev->noutputs) {
+		err_set(e, "%s: %d outputs, %d in the graph", o->model,
+		    interp_noutputs(ip), ev->noutputs);
+		goto out;
+	}
 	ev->ninputs = interp_ninputs(ip);
-	ev->noutputs = interp_noutputs(ip);
 	ev->nsamples = dataset_count(ds);
 	if (o->limit > 0 && ev->nsamples > o->limit)
 		ev->nsamples = o->limit;
+	n = (size_t)ev->nsamples * (size_t)ev->noutputs + 1;
 	in_names = calloc((size_t)ev->ninputs + 1, sizeof *in_names);
 	in_dtypes = calloc((size_t)ev->ninputs + 1, sizeof *in_dtypes);
-	ev->out_names = calloc((size_t)ev->noutputs + 1, sizeof *ev->out_names);
 	ev->inputs = calloc((size_t)(ev->nsamples * ev->ninputs) + 1,
 	    sizeof *ev->inputs);
-	ev->ref = calloc((size_t)(ev->nsamples * ev->noutputs) + 1,
-	    sizeof *ev->ref);
-	if (!in_names || !in_dtypes || !ev->out_names || !ev->inputs ||
-	    !ev->ref) {
+	ev->ref = calloc(n, sizeof *ev->ref);
+	ev->probe_ref = calloc(n, sizeof *ev->probe_ref);
+	if (!in_names || !in_dtypes || !ev->inputs || !ev->ref ||
+	    !ev->probe_ref) {
 		err_nomem(e);
 		goto out;
 	}
@@ -474,8 +605,6 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 		in_names[i] = interp_input_name(ip, i);
 		in_dtypes[i] = interp_input_type(ip, i, &rank, dims);
 	}
-	for (int i = 0; i < ev->noutputs; i++)
-		ev->out_names[i] = NULL;
 	spec.ninputs = ev->ninputs;
 	spec.input_names = in_names;
 	spec.input_dtypes = in_dtypes;
@@ -485,6 +614,7 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 		struct tensor *in = &ev->inputs[s * ev->ninputs];
 		struct tensor *ref = &ev->ref[s * ev->noutputs];
 
+		w.sample = s;
 		if (dataset_load(ds, s, &spec, in, NULL, e) < 0)
 			goto out;
 		if (interp_run(ip, in, ref, e) < 0) {
@@ -492,24 +622,34 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 			    o->model);
 			goto out;
 		}
-		for (int k = 0; k < ev->noutputs; k++)
+		for (int k = 0; k < ev->noutputs; k++) {
 			if (compare_is_classifier(&ref[k]))
 				ev->classifier = 1;
+			if (ev->probe_ref[s * ev->noutputs + k].data == NULL &&
+			    tensor_copy(&ev->probe_ref[s * ev->noutputs + k],
+			    &ref[k], e) < 0)
+				goto out;
+		}
 	}
 	rc = 0;
 out:
-	/* Output names outlive the interpreter: copy them. */
-	if (rc == 0)
-		for (int i = 0; i < ev->noutputs && rc == 0; i++)
-			if ((ev->out_names[i] = strdup(interp_output_name(ip,
-			    i))) == NULL)
-				rc = err_nomem(e);
 	free(in_names);
 	free(in_dtypes);
 	dataset_free(ds);
 	interp_free(ip);
 	model_free(m);
 	return rc;
+}
+
+/* Noise over signal power; infinite when anything went wrong. */
+static double
+relative_noise(const struct compare *c)
+{
+	if (c->nonfinite > 0 || c->nmismatch > 0 || c->samples == 0)
+		return INFINITY;
+	if (c->signal > 0)
+		return c->noise / c->signal;
+	return c->noise > 0 ? INFINITY : 0;
 }
 
 /* The stream of mp's current result, as a qdq plan. */
@@ -564,17 +704,22 @@ out:
 }
 
 /*
- * Run the QDQ model of mp's current result on the first nsamples samples
- * (0: all) and compare with the fp32 outputs.
+ * Run the QDQ model of mp's current result (with `only`, the fp32 model
+ * with just those tensors quantized, and the weights if only_weights) on
+ * the first nsamples samples (0: all) and compare with the fp32 outputs.
  */
 static int
-evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
+evaluate(struct evaldata *ev, const struct mixprec *mp,
+    const unsigned char *only, int only_weights, int nsamples,
     struct score *sc, struct err *e)
 {
 	struct mixprec_write_opts wo = { .skip_hist = 1 };
-	struct interp_opts io = { .threads = ev->o->threads };
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
-	struct compare *cmp = NULL, top1;
+	struct watch w = { ev, 0, NULL, NULL };
+	struct interp_opts io = { .threads = ev->o->threads,
+	    .observe = watch_probe, .observe_ctx = &w };
+	struct compare *cmp = NULL, *pcmp = NULL, top1;
+	const char **names = NULL;
 	struct qdq_plan *plan = NULL;
 	struct interp *ip = NULL;
 	struct model *m = NULL;
@@ -584,23 +729,35 @@ evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
 
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
+	wo.only = only;
+	wo.only_weights = only_weights;
 	if ((plan = plan_of(mp, &wo, e)) == NULL)
 		return -1;
-	if ((m = model_load_mem(ev->mbuf, ev->mlen, ev->o->model, ev->mdir,
-	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
-	    qdq_apply(m, plan, &qo, NULL, e) < 0 ||
-	    (ip = interp_new(m, &io, e)) == NULL)
-		goto out;
-	nout = interp_noutputs(ip);
-	cmp = calloc((size_t)ev->noutputs + 1, sizeof *cmp);
-	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
-	out = calloc((size_t)nout + 1, sizeof *out);
-	if (!cmp || !pos || !out) {
+	if ((names = calloc((size_t)ev->noutputs + 1, sizeof *names)) == NULL) {
 		err_nomem(e);
 		goto out;
 	}
+	if ((m = model_load_mem(ev->mbuf, ev->mlen, ev->o->model, ev->mdir,
+	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
+	    qdq_apply(m, plan, &qo, NULL, e) < 0)
+		goto out;
+	probes_in(ev, m, names);
+	w.names = names;
+	if ((ip = interp_new(m, &io, e)) == NULL)
+		goto out;
+	nout = interp_noutputs(ip);
+	cmp = calloc((size_t)ev->noutputs + 1, sizeof *cmp);
+	pcmp = calloc((size_t)ev->noutputs + 1, sizeof *pcmp);
+	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
+	out = calloc((size_t)nout + 1, sizeof *out);
+	if (!cmp || !pcmp || !pos || !out) {
+		err_nomem(e);
+		goto out;
+	}
+	w.cmp = pcmp;
 	for (int k = 0; k < ev->noutputs; k++) {
 		compare_init(&cmp[k]);
+		compare_init(&pcmp[k]);
 		pos[k] = -1;
 		for (int j = 0; j < nout; j++)
 			if (strcmp(interp_output_name(ip, j),
@@ -614,6 +771,7 @@ evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
 	}
 	compare_init(&top1);
 	for (int s = 0; s < nsamples; s++) {
+		w.sample = s;
 		if (interp_run(ip, &ev->inputs[s * ev->ninputs], out, e) < 0)
 			goto out;
 		for (int k = 0; k < ev->noutputs; k++) {
@@ -628,18 +786,14 @@ evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
 			tensor_release(&out[j]);
 	}
 	sc->snr = INFINITY;
-	sc->noise = 0;
+	sc->noise = sc->pnoise = 0;
 	for (int k = 0; k < ev->noutputs; k++) {
 		double snr = compare_snr(&cmp[k]);
 
 		if (snr < sc->snr || isnan(snr))
 			sc->snr = snr;
-		if (cmp[k].nonfinite > 0 || cmp[k].nmismatch > 0)
-			sc->noise = INFINITY;
-		else if (cmp[k].signal > 0)
-			sc->noise += cmp[k].noise / cmp[k].signal;
-		else if (cmp[k].noise > 0)
-			sc->noise = INFINITY;
+		sc->noise += relative_noise(&cmp[k]);
+		sc->pnoise += relative_noise(&pcmp[k]);
 	}
 	sc->agree = compare_agreement(&top1);
 	rc = 0;
@@ -651,8 +805,10 @@ out:
 			tensor_release(&out[j]);
 	free(out);
 	free(cmp);
+	free(pcmp);
 	free(pos);
 	interp_free(ip);
+	free(names);
 	model_free(m);
 	qdq_plan_free(plan);
 	return rc;
@@ -678,8 +834,10 @@ struct search {
 	struct mixprec_type t16, tfloat;
 	struct cand *c;
 	int nc;
-	int *chain;		/* usable candidates by score, compatible */
+	int *chain;		/* usable candidates by score */
 	int nchain;
+	int *taken;		/* those kept, in order */
+	int ntaken;
 };
 
 static int
@@ -937,19 +1095,28 @@ cmp_score(const void *a, const void *b)
 }
 
 /*
- * What each candidate buys on its own: the noise it removes when it alone
- * is promoted in the quantized model, on the first nprobe samples (base:
- * the quantized model's noise there), and what it costs in elements.
+ * What each candidate's quantization costs on its own: the noise at the
+ * probes of the fp32 model with only its tensors quantized (8 bits, as
+ * the stream says), on the first nprobe samples; likewise the weights
+ * alone (*wnoise), which no promotion removes. Then what promoting it
+ * alone costs in elements.
  */
 static int
-measure(struct search *S, int nprobe, double base, struct err *e)
+measure(struct search *S, int nprobe, double *wnoise, struct err *e)
 {
 	struct mixprec *mp = S->mp;
+	int nt = mixprec_ntensors(mp), bad, rc = -1;
 	struct mixprec_summary sum;
+	unsigned char *mask;
 	struct progress bar;
 	struct score sc;
-	int bad;
 
+	if ((mask = calloc((size_t)nt + 1, 1)) == NULL)
+		return err_nomem(e);
+	mixprec_clear(mp);
+	if (evaluate(S->ev, mp, mask, 1, nprobe, &sc, e) < 0)
+		goto out;
+	*wnoise = sc.pnoise;
 	progress_init(&bar, stderr, progress_wanted(stderr, S->o->quiet),
 	    PROG, "candidates", S->nc);
 	for (int i = 0; i < S->nc; i++) {
@@ -958,39 +1125,47 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 		progress_update(&bar, i);
 		c->usable = 0;
 		if ((bad = setup(S, NULL, 0, i, e)) < 0)
-			return -1;
+			goto out;
 		mixprec_summarize(mp, &sum);
 		c->cost = sum.cost;
 		if (bad || !(c->cost > 0) || (!isnan(S->o->budget) &&
 		    share_of(&sum) > S->o->budget))
 			continue;
-		if (evaluate(S->ev, mp, nprobe, &sc, e) < 0)
-			return -1;
-		c->gain = base - sc.noise;
+		if (c->to_float && c->twin >= 0 && S->c[c->twin].gain > 0)
+			c->gain = S->c[c->twin].gain;
+		else {
+			for (int k = 0; k < c->nt; k++)
+				mask[c->t[k]] = 1;
+			mixprec_clear(mp);
+			rc = evaluate(S->ev, mp, mask, 0, nprobe, &sc, e);
+			for (int k = 0; k < c->nt; k++)
+				mask[c->t[k]] = 0;
+			if (rc < 0)
+				goto out;
+			rc = -1;
+			c->gain = sc.pnoise;
+		}
 		c->usable = c->gain > 0 && isfinite(c->gain);
 		c->score = c->usable ? c->gain / c->cost : 0;
 		if (S->o->verbose) {
 			progress_clear(&bar);
-			fprintf(stderr, "%s: candidate %s: ", PROG, c->label);
-			print_score(stderr, &sc);
-			fprintf(stderr, " alone, cost %.0f%s\n", c->cost,
-			    c->usable ? "" : " (no gain)");
+			fprintf(stderr, "%s: candidate %s: alone %.2f dB, cost "
+			    "%.0f%s\n", PROG, c->label, -10 * log10(c->gain),
+			    c->cost, c->usable ? "" : " (no gain)");
 		}
 	}
 	progress_end(&bar);
-	return 0;
+	rc = 0;
+out:
+	free(mask);
+	return rc;
 }
 
-/*
- * The usable candidates in order of score, each kept when it goes with
- * those before it and the budget allows.
- */
+/* The usable candidates, by noise removed per unit of cost. */
 static int
 make_chain(struct search *S, struct err *e)
 {
 	struct cand **order;
-	struct mixprec_summary sum;
-	int n = 0, bad;
 
 	if ((order = calloc((size_t)S->nc + 1, sizeof *order)) == NULL ||
 	    (S->chain = calloc((size_t)S->nc + 1, sizeof *S->chain)) == NULL) {
@@ -999,66 +1174,19 @@ make_chain(struct search *S, struct err *e)
 	}
 	for (int i = 0; i < S->nc; i++)
 		if (S->c[i].usable)
-			order[n++] = &S->c[i];
-	qsort(order, (size_t)n, sizeof *order, cmp_score);
-	for (int i = 0; i < n; i++) {
-		int ci = (int)(order[i] - S->c);
-
-		if ((bad = setup(S, S->chain, S->nchain, ci, e)) < 0) {
-			free(order);
-			return -1;
-		}
-		if (bad)
-			continue;
-		if (!isnan(S->o->budget)) {
-			mixprec_summarize(S->mp, &sum);
-			if (share_of(&sum) > S->o->budget)
-				continue;
-		}
-		S->chain[S->nchain++] = ci;
-	}
+			order[S->nchain++] = &S->c[i];
+	qsort(order, (size_t)S->nchain, sizeof *order, cmp_score);
+	for (int i = 0; i < S->nchain; i++)
+		S->chain[i] = (int)(order[i] - S->c);
 	free(order);
 	return 0;
 }
 
-/* Print which candidates a step adds (or removes) between prefixes. */
 static void
-print_step(const struct search *S, int step, int from, int to,
-    const struct score *sc, const struct mixprec_summary *sum)
+print_share(const struct mixprec_summary *sum)
 {
-	int lo = from < to ? from : to, hi = from < to ? to : from;
-	int shown = 0, max = S->o->verbose ? hi - lo : 6;
-
-	fprintf(stderr, "%s: step %d: %s %d (", PROG, step, from < to ?
-	    "promoted" : "gave back", hi - lo);
-	for (int i = lo; i < hi && shown < max; i++, shown++)
-		fprintf(stderr, "%s%s", shown ? ", " : "",
-		    S->c[S->chain[i]].label);
-	if (hi - lo > shown)
-		fprintf(stderr, ", ...");
-	fprintf(stderr, "): ");
-	print_score(stderr, sc);
 	fprintf(stderr, "; %d tensors promoted, %d in float, %.2f%% of the "
 	    "elements\n", sum->promoted, sum->floated, share_of(sum));
-}
-
-/*
- * The prefix length at which the noise base, less `scale` times the
- * candidates' own noise, reaches goal (at least 1).
- */
-static int
-guess(const struct search *S, int from, double scale, double base,
-    double goal)
-{
-	double cum = 0;
-	int k;
-
-	for (k = 0; k < S->nchain; k++) {
-		if (k >= from && base - scale * cum <= goal)
-			break;
-		cum += S->c[S->chain[k]].gain;
-	}
-	return k < 1 ? 1 : k;
 }
 
 static int
@@ -1067,10 +1195,10 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 {
 	struct search S;
 	struct evaldata ev;
-	struct score base, probe, sc;
+	struct score base, probe, cur, sc;
 	struct mixprec_summary sum;
-	double t0 = now(), total, ratio, nt_goal, cum;
-	int rc = -1, nu = 0, ns = 0, nprobe, lo, hi, k, next, prev, step = 0;
+	double t0 = now(), wnoise = 0, total;
+	int rc = -1, nu = 0, ns = 0, nprobe, done = 0;
 
 	memset(&S, 0, sizeof S);
 	S.o = o;
@@ -1100,7 +1228,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	if (make_candidates(&S, e) < 0)
 		goto out;
 	mixprec_clear(mp);
-	if (evaluate(&ev, mp, 0, &base, e) < 0)
+	if (evaluate(&ev, mp, NULL, 0, 0, &base, e) < 0)
 		goto out;
 	if (!o->quiet) {
 		fprintf(stderr, "%s: %d samples, %d candidates (%s%s); as "
@@ -1118,73 +1246,96 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		rc = write_out(o, mp, e);
 		goto out;
 	}
-	/* What each candidate buys alone, on a few samples. */
+	/* What each candidate costs alone, on a few samples. */
 	nprobe = ev.nsamples < 2 ? ev.nsamples : 2;
-	if (evaluate(&ev, mp, nprobe, &probe, e) < 0 ||
-	    measure(&S, nprobe, probe.noise, e) < 0 || make_chain(&S, e) < 0)
+	if (evaluate(&ev, mp, NULL, 0, nprobe, &probe, e) < 0 ||
+	    measure(&S, nprobe, &wnoise, e) < 0 || make_chain(&S, e) < 0)
 		goto out;
-	total = 0;
-	for (int i = 0; i < S.nchain; i++)
-		total += S.c[S.chain[i]].gain;
+	if ((S.taken = calloc((size_t)S.nc + 1, sizeof *S.taken)) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	total = wnoise;
+	for (int i = 0; i < S.nc; i++)
+		if (S.c[i].usable && !S.c[i].to_float)
+			total += S.c[i].gain;
 	if (!o->quiet)
-		fprintf(stderr, "%s: %d of %d candidates gain on their own; "
-		    "together they would remove %.0f%% of the noise\n", PROG,
-		    S.nchain, S.nc, probe.noise > 0 ? 100 * total /
-		    probe.noise : 0.0);
+		fprintf(stderr, "%s: %d candidates usable; at the probes "
+		    "alone they add up to %.2f dB (weights %.2f dB), together "
+		    "%.2f dB\n", PROG, S.nchain, -10 * log10(total),
+		    -10 * log10(wnoise), -10 * log10(probe.pnoise));
 	if (S.nchain == 0) {
-		err_set(e, "no candidate improves the model on its own");
+		err_set(e, "no candidate to promote");
 		goto out;
 	}
 	/*
-	 * The shortest prefix of the chain that meets the target: a first
-	 * guess from the sensitivities (their noise removed, scaled by how
-	 * far from additive the noise is), more until it is met, then
-	 * halving back.
+	 * Greedy: take the candidates in that order, each checked on a few
+	 * samples together with those taken, and kept when the output noise
+	 * goes down (quantization errors also cancel: promoting a tensor
+	 * can make things worse). When those samples meet the target, all
+	 * of them are run.
 	 */
-	nt_goal = !isnan(o->target_snr) ? pow(10, -o->target_snr / 10) : 0;
-	lo = prev = 0;
-	hi = -1;
-	if (isnan(o->target_snr))	/* agreement only: double up */
-		k = S.nchain / 8 > 1 ? S.nchain / 8 : 1;
-	else
-		k = guess(&S, 0, base.noise / probe.noise, base.noise,
-		    nt_goal);
-	for (;;) {
-		if (setup(&S, S.chain, k, -1, e) != 0) {
-			err_set(e, "the chosen candidates conflict");
-			goto out;
-		}
-		if (evaluate(&ev, mp, 0, &sc, e) < 0)
+	nprobe = ev.nsamples < 4 ? ev.nsamples : 4;
+	if (evaluate(&ev, mp, NULL, 0, nprobe, &cur, e) < 0)
+		goto out;
+	for (int i = 0; i < S.nchain && !done; i++) {
+		struct cand *c = &S.c[S.chain[i]];
+		int bad;
+
+		S.taken[S.ntaken] = S.chain[i];
+		if ((bad = setup(&S, S.taken, S.ntaken + 1, -1, e)) < 0)
 			goto out;
 		mixprec_summarize(mp, &sum);
-		if (!o->quiet)
-			print_step(&S, ++step, prev, k, &sc, &sum);
-		prev = k;
-		if (target_met(o, &sc)) {
-			hi = k;
-			break;
+		if (bad || (!isnan(o->budget) && share_of(&sum) > o->budget))
+			continue;
+		if (evaluate(&ev, mp, NULL, 0, nprobe, &sc, e) < 0)
+			goto out;
+		if (!(sc.noise < cur.noise)) {
+			if (o->verbose) {
+				fprintf(stderr, "%s: %s: no better with it (",
+				    PROG, c->label);
+				print_score(stderr, &sc);
+				fprintf(stderr, " on %d samples), left out\n",
+				    nprobe);
+			}
+			continue;
 		}
-		lo = k;
-		if (k == S.nchain)
-			break;
-		/* Recalibrate on what the prefix actually removed. */
-		cum = 0;
-		for (int i = 0; i < k; i++)
-			cum += S.c[S.chain[i]].gain;
-		if (cum > 0 && base.noise > sc.noise)
-			ratio = (base.noise - sc.noise) / cum;
-		else
-			ratio = base.noise / probe.noise;
-		next = isnan(o->target_snr) ? 2 * k : guess(&S, k, ratio,
-		    base.noise, nt_goal);
-		if (next < k + k / 2 + 1)
-			next = k + k / 2 + 1;
-		k = next < S.nchain ? next : S.nchain;
-	}
-	if (hi < 0) {
+		S.ntaken++;
+		cur = sc;
 		if (!o->quiet) {
-			fprintf(stderr, "%s: target not reached: with all %d "
-			    "usable candidates ", PROG, S.nchain);
+			fprintf(stderr, "%s: step %d: %s %s: ", PROG, S.ntaken,
+			    c->to_float ? "left in float" : "promoted",
+			    c->label);
+			print_score(stderr, &sc);
+			if (nprobe < ev.nsamples)
+				fprintf(stderr, " on %d samples", nprobe);
+			print_share(&sum);
+		}
+		if (!target_met(o, &sc))
+			continue;
+		if (nprobe < ev.nsamples) {
+			if (evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+				goto out;
+			if (!o->quiet) {
+				fprintf(stderr, "%s: all %d samples: ", PROG,
+				    ev.nsamples);
+				print_score(stderr, &sc);
+				fputc('\n', stderr);
+			}
+		}
+		done = target_met(o, &sc);
+	}
+	if (setup(&S, S.taken, S.ntaken, -1, e) != 0) {
+		err_set(e, "the chosen candidates conflict");
+		goto out;
+	}
+	if (!done) {
+		if (nprobe < ev.nsamples && evaluate(&ev, mp, NULL, 0, 0, &sc,
+		    e) < 0)
+			goto out;
+		if (!o->quiet) {
+			fprintf(stderr, "%s: target not reached: with %d "
+			    "candidates taken, ", PROG, S.ntaken);
 			print_score(stderr, &sc);
 			fputc('\n', stderr);
 		}
@@ -1192,27 +1343,6 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		    " within the budget");
 		goto out;
 	}
-	/* Halve back while more than a twentieth is in doubt. */
-	while (hi - lo > 1 && hi - lo > hi / 20) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (setup(&S, S.chain, mid, -1, e) != 0)
-			goto out;
-		if (evaluate(&ev, mp, 0, &sc, e) < 0)
-			goto out;
-		mixprec_summarize(mp, &sum);
-		if (!o->quiet)
-			print_step(&S, ++step, prev, mid, &sc, &sum);
-		prev = mid;
-		if (target_met(o, &sc))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	if (setup(&S, S.chain, hi, -1, e) != 0)
-		goto out;
-	if (hi != prev && evaluate(&ev, mp, 0, &sc, e) < 0)
-		goto out;
 	mixprec_summarize(mp, &sum);
 	if (!o->quiet) {
 		fprintf(stderr, "%s: target reached: ", PROG);
@@ -1232,6 +1362,7 @@ out:
 	}
 	free(S.c);
 	free(S.chain);
+	free(S.taken);
 	evaldata_release(&ev);
 	return rc;
 }

@@ -5,7 +5,9 @@
  * writes the stream back with `qparam` records (and `convert` records
  * for the converts a recipe asks for): scales and zero points computed
  * as ONNX Runtime computes them (qparams.h), int32 bias scales whose
- * weight scales are raised so that no bias clips. No model is needed.
+ * weight scales are raised so that no bias clips, and `fold` records for
+ * the Relu and Clip nodes the quantization clamp makes redundant. No
+ * model is needed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -52,11 +54,14 @@ struct opts {
 	char *lists[4];		/* comma lists from the command line */
 	int argc;
 	char **argv;
+	int verbose;
+	int keep_acts;		/* no fold records */
 };
 
 struct node {
 	const char *name;
 	const char *op;
+	char *domain;		/* NULL: the default domain */
 	char **in, **out;	/* one block each (stream_rec_names) */
 	size_t nin, nout;
 	int selected;
@@ -88,6 +93,7 @@ struct act {
 	int has_conv;		/* a recipe convert */
 	struct qp conv;
 	const struct config_tensor *ov;
+	int folded;		/* its Relu/Clip reader is folded away */
 };
 
 /* A weight or bias record. */
@@ -105,6 +111,7 @@ struct wb {
 	double beta;
 	int in_scope;
 	int as_act;		/* a constant its op reads as an activation */
+	int empty;		/* no elements: nothing to quantize */
 	struct qp q;
 	const struct config_tensor *ov;
 };
@@ -125,20 +132,26 @@ struct run {
 	struct wb *wbs;
 	size_t nwbs, capwbs;
 	struct strmap *node_ix, *act_ix, *wb_ix, *nconsumers;
+	struct strmap *param_ix;	/* tensor -> a node reading it as a
+					   parameter (opinfo_is_data) */
+	struct strmap *prod_ix;		/* tensor -> the node writing it */
+	int (*folds)[2];		/* Relu/Clip node, producer node */
+	size_t nfolds, capfolds;
 	int have_nodes;
 };
 
 static const char usage_text[] =
-    "usage: onnx-qparams [-c CONFIG] [-a TYPE] [-w TYPE] [-m METHOD] "
-    "[--percentile P]\n"
-    "                    [--percentile-per-side] [--entropy-bins N] "
-    "[--moving-average]\n"
+    "usage: onnx-qparams [-v] [-c CONFIG] [-a TYPE] [-w TYPE] [-m METHOD]\n"
+    "                    [--percentile P] [--percentile-per-side] "
+    "[--entropy-bins N]\n"
+    "                    [--moving-average]\n"
     "                    [--activation-symmetric | "
     "--activation-asymmetric]\n"
     "                    [--weight-symmetric | --weight-asymmetric]\n"
     "                    [--per-channel | --per-tensor] [--reduce-range] "
     "[--power-of-two]\n"
     "                    [--min-real-range R] [--no-bias-weight-adjust]\n"
+    "                    [--keep-activations]\n"
     "                    [--include-nodes LIST] [--exclude-nodes LIST]\n"
     "                    [--include-ops LIST] [--exclude-ops LIST] "
     "[-o FILE] [STATS]\n";
@@ -154,6 +167,21 @@ warnx_(const char *fmt, ...)
 {
 	va_list ap;
 
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* A note under -v. */
+static void
+note(const struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->o->verbose)
+		return;
 	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -326,6 +354,9 @@ read_node(struct run *r, const struct stream_rec *rec, struct err *e)
 	n->name = rec->subject;
 	if ((n->op = stream_rec_get(rec, "op")) == NULL)
 		return stream_rec_err(rec, e, "key op: missing in node record");
+	if (stream_rec_has(rec, "domain") &&
+	    stream_rec_name(rec, "domain", &n->domain, e) < 0)
+		return -1;
 	if (stream_rec_names(rec, "in", &n->in, &n->nin, e) < 0)
 		return -1;
 	if (stream_rec_names(rec, "out", &n->out, &n->nout, e) < 0)
@@ -340,7 +371,15 @@ read_node(struct run *r, const struct stream_rec *rec, struct err *e)
 		strmap_get(r->nconsumers, n->in[i], &c);
 		if (strmap_put(r->nconsumers, n->in[i], c + 1) < 0)
 			return err_nomem(e);
+		if (i < 32 && !opinfo_is_data(n->domain, n->op, (int)i) &&
+		    !strmap_get(r->param_ix, n->in[i], NULL) &&
+		    strmap_put(r->param_ix, n->in[i], (int)r->nnodes - 1) < 0)
+			return err_nomem(e);
 	}
+	for (size_t i = 0; i < n->nout; i++)
+		if (*n->out[i] && strmap_put(r->prod_ix, n->out[i],
+		    (int)r->nnodes - 1) < 0)
+			return err_nomem(e);
 	r->have_nodes = 1;
 	return 0;
 }
@@ -445,6 +484,9 @@ read_wb(struct run *r, const struct stream_rec *rec, struct err *e)
 		w->axis = (int)ax;
 		w->nch = n1;
 	}
+	for (int k = 0; k < w->rank; k++)
+		if (w->dims[k] == 0)
+			w->empty = 1;
 	if (strmap_put(r->wb_ix, w->name, (int)r->nwbs - 1) < 0)
 		return err_nomem(e);
 	return 0;
@@ -470,7 +512,8 @@ read_stream(struct run *r, struct stream_reader *rd, struct err *e)
 		}
 		rec = stream_record(rd);
 		/* Our own records from an earlier run are replaced. */
-		if (strcmp(rec->type, "qparam") == 0)
+		if (strcmp(rec->type, "qparam") == 0 ||
+		    strcmp(rec->type, "fold") == 0)
 			continue;
 		if (keep_record(r, rec, &d, e) < 0)
 			return -1;
@@ -551,6 +594,44 @@ print_msgs(const struct config_msgs *m, const char *path)
 		warnx_("%s: %zu more errors not shown", path, m->dropped);
 }
 
+/*
+ * Tensors that a node reads as a parameter (Resize's scales, Clip's
+ * bounds, ...) stay float, wherever else they are read: ORT leaves them
+ * alone, and a quantized Resize scale changes the output's shape. Empty
+ * constants have nothing to quantize.
+ */
+static void
+keep_params_float(struct run *r)
+{
+	int ni;
+
+	for (size_t i = 0; i < r->nacts; i++) {
+		struct act *a = &r->acts[i];
+
+		if (!a->in_scope || !strmap_get(r->param_ix, a->name, &ni))
+			continue;
+		a->in_scope = 0;
+		note(r, "%s: a parameter of %s (%s), not data: left in float",
+		    a->name, r->nodes[ni].name, r->nodes[ni].op);
+	}
+	for (size_t i = 0; i < r->nwbs; i++) {
+		struct wb *w = &r->wbs[i];
+
+		if (!w->in_scope)
+			continue;
+		if (w->empty) {
+			w->in_scope = 0;
+			note(r, "%s %s: empty: nothing to quantize",
+			    w->is_bias ? "bias" : "weight", w->name);
+		} else if (strmap_get(r->param_ix, w->name, &ni)) {
+			w->in_scope = 0;
+			note(r, "%s: a parameter of %s (%s), not data: left in "
+			    "float", w->name, r->nodes[ni].name,
+			    r->nodes[ni].op);
+		}
+	}
+}
+
 /* Selection: which nodes, hence which tensors, are quantized. */
 static void
 select_nodes(struct run *r)
@@ -597,9 +678,11 @@ select_nodes(struct run *r)
 		w->as_act = 1;
 		for (size_t k = 0; k < n->nin; k++)
 			if (strcmp(n->in[k], w->name) == 0 &&
-			    opinfo_role("", n->op, (int)k) == OPINFO_WEIGHT)
+			    opinfo_role(n->domain, n->op, (int)k) ==
+			    OPINFO_WEIGHT)
 				w->as_act = 0;
 	}
+	keep_params_float(r);
 }
 
 static int
@@ -1071,6 +1154,92 @@ decide_wbs(struct run *r, struct err *e)
 	return decide_biases(r, e);
 }
 
+/*
+ * Bound `slot` of a Clip: an absent input is no bound (v = +-inf), a
+ * constant of one element its value; -1 for anything else (a bound
+ * computed at run time).
+ */
+static int
+clip_bound(struct run *r, const struct node *n, size_t slot, float *v)
+{
+	const struct wb *w;
+	int64_t count = 1;
+
+	if (slot >= n->nin || !*n->in[slot]) {
+		*v = slot == 1 ? -INFINITY : INFINITY;
+		return 0;
+	}
+	if ((w = wb_get(r, n->in[slot])) == NULL || w->is_bias || w->empty)
+		return -1;
+	for (int k = 0; k < w->rank; k++)
+		count *= w->dims[k];
+	if (count != 1 || w->min != w->max)
+		return -1;
+	*v = w->min;
+	return 0;
+}
+
+/*
+ * Fold a Relu or Clip into the node producing its input when the
+ * quantization of its output clamps exactly as it does: QuantizeLinear
+ * saturates at the type's ends, so with q the output's quantization,
+ * q(clip(x)) == q(x) for every x exactly when q(lo) is the type's lowest
+ * value and q(hi) its highest (q is monotone). The input must be the
+ * producer's output read by the Relu/Clip alone; the producer must have
+ * its output quantized and not be data movement (whose output keeps its
+ * input's grid). A Clip needs its bounds as inputs (opset 11), constant;
+ * before opset 11 they are attributes the stream does not carry.
+ */
+static int
+decide_folds(struct run *r, struct err *e)
+{
+	if (r->o->keep_acts || r->s.act_sym || !r->have_nodes)
+		return 0;
+	for (size_t i = 0; i < r->nnodes; i++) {
+		const struct node *n = &r->nodes[i], *p;
+		struct act *in, *out;
+		int pi, c = 0, is_clip;
+		float lo = 0, hi = INFINITY;
+		int64_t tlo, thi;
+
+		if (!n->selected || n->domain || n->nin < 1 || n->nout != 1)
+			continue;
+		is_clip = strcmp(n->op, "Clip") == 0;
+		if (strcmp(n->op, "Relu") != 0 && !is_clip)
+			continue;
+		if (is_clip && (n->nin < 2 || clip_bound(r, n, 1, &lo) < 0 ||
+		    clip_bound(r, n, 2, &hi) < 0))
+			continue;
+		if ((out = act_get(r, n->out[0], 0, NULL)) == NULL ||
+		    !out->q.done || out->q.n != 1 ||
+		    (in = act_get(r, n->in[0], 0, NULL)) == NULL ||
+		    !in->q.done || in->has_conv || in->folded)
+			continue;
+		strmap_get(r->nconsumers, n->in[0], &c);
+		if (c != 1 || !strmap_get(r->prod_ix, n->in[0], &pi))
+			continue;
+		p = &r->nodes[pi];
+		if (!p->selected || shares_params(p->op))
+			continue;
+		if (qparams_type_limits(out->q.type, &tlo, &thi) < 0 ||
+		    qparams_quantize(lo, out->q.scale[0], out->q.zp[0],
+		    out->q.type) != tlo ||
+		    qparams_quantize(hi, out->q.scale[0], out->q.zp[0],
+		    out->q.type) != thi)
+			continue;
+		if (grow((void **)&r->folds, &r->capfolds, r->nfolds,
+		    sizeof *r->folds) < 0)
+			return err_nomem(e);
+		r->folds[r->nfolds][0] = (int)i;
+		r->folds[r->nfolds][1] = pi;
+		r->nfolds++;
+		in->folded = 1;
+		note(r, "%s: folded into %s: %s's quantization clamps",
+		    n->name, p->name, out->name);
+	}
+	return 0;
+}
+
 /* Writing. */
 
 static void
@@ -1128,7 +1297,8 @@ write_stream(struct run *r, FILE *fp, const char *name, struct err *e)
 	for (size_t i = 0; i < r->nacts; i++) {
 		const struct act *a = &r->acts[i];
 
-		if (!a->q.done)
+		/* A folded Relu's input is gone from the model. */
+		if (!a->q.done || a->folded)
 			continue;
 		put_qp(sw, "qparam", a->name, "act", &a->q);
 		stream_rec_done(sw);
@@ -1156,6 +1326,11 @@ write_stream(struct run *r, FILE *fp, const char *name, struct err *e)
 		}
 		stream_rec_done(sw);
 	}
+	for (size_t i = 0; i < r->nfolds; i++) {
+		stream_rec_start(sw, "fold", r->nodes[r->folds[i][0]].name);
+		stream_put_name(sw, "into", r->nodes[r->folds[i][1]].name);
+		stream_rec_done(sw);
+	}
 	if (stream_write_end(sw, e) < 0) {
 		stream_writer_free(sw);
 		return -1;
@@ -1174,6 +1349,7 @@ run_release(struct run *r)
 		free(r->headers[i]);
 	free(r->headers);
 	for (size_t i = 0; i < r->nnodes; i++) {
+		free(r->nodes[i].domain);
 		free(r->nodes[i].in);
 		free(r->nodes[i].out);
 	}
@@ -1202,6 +1378,9 @@ run_release(struct run *r)
 	strmap_free(r->act_ix);
 	strmap_free(r->wb_ix);
 	strmap_free(r->nconsumers);
+	strmap_free(r->param_ix);
+	strmap_free(r->prod_ix);
+	free(r->folds);
 	config_free(r->cfg);
 }
 
@@ -1219,7 +1398,8 @@ run(struct opts *o)
 	memset(&r, 0, sizeof r);
 	r.o = o;
 	if (!(r.node_ix = strmap_new()) || !(r.act_ix = strmap_new()) ||
-	    !(r.wb_ix = strmap_new()) || !(r.nconsumers = strmap_new())) {
+	    !(r.wb_ix = strmap_new()) || !(r.nconsumers = strmap_new()) ||
+	    !(r.param_ix = strmap_new()) || !(r.prod_ix = strmap_new())) {
 		err_nomem(&e);
 		goto fail;
 	}
@@ -1280,7 +1460,8 @@ run(struct opts *o)
 		goto fail;
 	}
 	select_nodes(&r);
-	if (decide_acts(&r, &e) < 0 || decide_wbs(&r, &e) < 0)
+	if (decide_acts(&r, &e) < 0 || decide_wbs(&r, &e) < 0 ||
+	    decide_folds(&r, &e) < 0)
 		goto fail;
 
 	if ((of = outfile_open(o->out ? o->out : "-", &e)) == NULL)
@@ -1309,7 +1490,7 @@ enum {
 	OPT_ASYM, OPT_ASYM_A, OPT_SYM_W, OPT_ASYM_W, OPT_PER_CHANNEL,
 	OPT_PER_TENSOR, OPT_REDUCE, OPT_POW2, OPT_MRR, OPT_NO_ADJUST,
 	OPT_INC_NODES, OPT_EXC_NODES, OPT_INC_OPS, OPT_EXC_OPS, OPT_HELP,
-	OPT_VERSION,
+	OPT_VERSION, OPT_KEEP_ACTS,
 };
 
 static const struct option longopts[] = {
@@ -1336,6 +1517,8 @@ static const struct option longopts[] = {
 	{ "exclude-nodes", required_argument, NULL, OPT_EXC_NODES },
 	{ "include-ops", required_argument, NULL, OPT_INC_OPS },
 	{ "exclude-ops", required_argument, NULL, OPT_EXC_OPS },
+	{ "keep-activations", no_argument, NULL, OPT_KEEP_ACTS },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -1364,7 +1547,7 @@ main(int argc, char **argv)
 	o.argc = argc;
 	o.argv = argv;
 #define SET(bit) (o.cli_set |= 1u << (bit))
-	while ((ch = getopt_long(argc, argv, "a:c:m:o:w:", longopts, NULL)) !=
+	while ((ch = getopt_long(argc, argv, "a:c:m:o:vw:", longopts, NULL)) !=
 	    -1) {
 		switch (ch) {
 		case 'c':
@@ -1389,6 +1572,12 @@ main(int argc, char **argv)
 			break;
 		case 'o':
 			o.out = optarg;
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case OPT_KEEP_ACTS:
+			o.keep_acts = 1;
 			break;
 		case OPT_PERCENTILE:
 			if (parse_number(optarg, &d) < 0 || !(d > 0 && d <= 100))

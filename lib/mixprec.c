@@ -2818,6 +2818,10 @@ mixprec_write(const struct mixprec *mp, struct stream_writer *w,
 		const struct stream_rec *rec = mp->recs[i];
 		const char *type = rec->type;
 
+		if (o && o->only && ((t_at[i] >= 0 && !o->only[t_at[i]]) ||
+		    strcmp(type, "fold") == 0 || (wb_at[i] >= 0 &&
+		    (mp->wbs[wb_at[i]].is_bias || !o->only_weights))))
+			continue;
 		if (t_at[i] >= 0) {
 			const struct mtensor *t = &mp->t[t_at[i]];
 

@@ -286,6 +286,7 @@ static int
 read_mem(const uint8_t *b, size_t len, struct tensor *t, struct err *e)
 {
 	size_t hlen, off, need;
+	int64_t nelem;
 	char descr[32];
 	int fortran = 0, rank = 0, swap = 0, dtype;
 	int64_t dims[TENSOR_MAX_RANK];
@@ -313,14 +314,16 @@ read_mem(const uint8_t *b, size_t len, struct tensor *t, struct err *e)
 	off += hlen;
 	if ((dtype = descr_dtype(descr, &swap)) == DT_UNDEFINED)
 		return err_set(e, "npy dtype %s is not supported", descr);
+	/* the data must be there before the tensor is allocated */
+	if ((nelem = shape_nelem(rank, dims, e)) < 0)
+		return -1;
+	if ((uint64_t)nelem <= (uint64_t)TENSOR_MAX_BYTES / dtype_size(dtype) &&
+	    len - off != (need = (size_t)nelem * dtype_size(dtype)))
+		return err_set(e, "%zu bytes of data where shape %s of %s needs %zu",
+		    len - off, shape_str(rank, dims, sbuf, sizeof sbuf), descr, need);
 	if (tensor_alloc(t, dtype, rank, dims, e) < 0)
 		return -1;
 	need = (size_t)t->nelem * dtype_size(dtype);
-	if (len - off != need) {
-		tensor_release(t);
-		return err_set(e, "%zu bytes of data where shape %s of %s needs %zu",
-		    len - off, shape_str(rank, dims, sbuf, sizeof sbuf), descr, need);
-	}
 	memcpy(t->data, b + off, need);
 	if (swap)
 		byteswap(t->data, t->nelem, dtype_size(dtype));

@@ -18,6 +18,53 @@ static const struct opinfo table[] = {
 	    SLOT(1) | SLOT(2) | SLOT(3) | SLOT(4) },
 };
 
+/*
+ * Ops with parameter inputs: the slots that are data (bit per slot); the
+ * other slots are parameters. Integer-only parameters (Slice's starts,
+ * Reshape's shape, ...) are listed too, so the table says all of it.
+ */
+static const struct {
+	const char *op_type;
+	unsigned data;
+} data_slots[] = {
+	{ "Resize", SLOT(0) },		/* roi, scales, sizes */
+	{ "Upsample", SLOT(0) },	/* scales */
+	{ "Clip", SLOT(0) },		/* min, max */
+	{ "Pad", SLOT(0) },		/* pads, constant_value, axes */
+	{ "Slice", SLOT(0) },		/* starts, ends, axes, steps */
+	{ "Reshape", SLOT(0) },		/* shape */
+	{ "Expand", SLOT(0) },		/* shape */
+	{ "Tile", SLOT(0) },		/* repeats */
+	{ "Squeeze", SLOT(0) },		/* axes */
+	{ "Unsqueeze", SLOT(0) },	/* axes */
+	{ "Split", SLOT(0) },		/* split */
+	{ "TopK", SLOT(0) },		/* k */
+	{ "CumSum", SLOT(0) },		/* axis */
+	{ "Gather", SLOT(0) },		/* indices */
+	{ "GatherElements", SLOT(0) },	/* indices */
+	{ "GatherND", SLOT(0) },	/* indices */
+	{ "ScatterElements", SLOT(0) | SLOT(2) },	/* indices */
+	{ "ScatterND", SLOT(0) | SLOT(2) },		/* indices */
+	{ "Dropout", SLOT(0) },		/* ratio, training_mode */
+	{ "RoiAlign", SLOT(0) },	/* rois, batch_indices */
+	{ "NonMaxSuppression", SLOT(0) | SLOT(1) },	/* thresholds */
+	{ "Trilu", SLOT(0) },		/* k */
+	{ "ReduceMean", SLOT(0) },	/* axes (opset 18) */
+	{ "ReduceSum", SLOT(0) },
+	{ "ReduceMax", SLOT(0) },
+	{ "ReduceMin", SLOT(0) },
+	{ "ReduceProd", SLOT(0) },
+	{ "ReduceL1", SLOT(0) },
+	{ "ReduceL2", SLOT(0) },
+	{ "ReduceLogSum", SLOT(0) },
+	{ "ReduceLogSumExp", SLOT(0) },
+	{ "ReduceSumSquare", SLOT(0) },
+	{ "ConstantOfShape", 0 },	/* shape */
+	{ "Range", 0 },			/* start, limit, delta */
+	{ "QuantizeLinear", SLOT(0) },	/* scale, zero point */
+	{ "DequantizeLinear", SLOT(0) },
+};
+
 const struct opinfo *
 opinfo_find(const char *domain, const char *op_type)
 {
@@ -41,6 +88,18 @@ opinfo_role(const char *domain, const char *op_type, int slot)
 	if (oi->weight_mask & SLOT(slot))
 		return OPINFO_WEIGHT;
 	return OPINFO_OTHER;
+}
+
+int
+opinfo_is_data(const char *domain, const char *op_type, int slot)
+{
+	if (!op_type || (domain && *domain && strcmp(domain, "ai.onnx") != 0))
+		return 1;
+	for (size_t i = 0; i < sizeof data_slots / sizeof data_slots[0]; i++)
+		if (strcmp(data_slots[i].op_type, op_type) == 0)
+			return slot >= 0 && slot < 32 &&
+			    (data_slots[i].data & SLOT(slot)) != 0;
+	return 1;
 }
 
 int

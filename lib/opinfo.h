@@ -17,6 +17,14 @@
  * Gemm's C and the biases keep their own channel axis: the last one (the
  * output channel) when their rank is at least 1.
  *
+ * Which inputs are data at all: most inputs are, but some are parameters
+ * that say what the op does (Resize's roi, scales and sizes, Upsample's
+ * scales, Clip's bounds, Pad's pads and constant value, Slice's starts,
+ * Reshape's shape, reduction axes, Dropout's ratio, ...). Quantizing
+ * those changes the result (a scale of 1.99 for 2 changes Resize's output
+ * shape) and ONNX Runtime leaves them float; opinfo_is_data() says which
+ * slots are data, from one table.
+ *
  * Nothing here allocates; the tables are static.
  */
 #ifndef ONNXQ_OPINFO_H
@@ -45,6 +53,13 @@ const struct opinfo *opinfo_find(const char *domain, const char *op_type);
 /* Role of input slot `slot` of an op. */
 enum opinfo_role opinfo_role(const char *domain, const char *op_type,
     int slot);
+
+/*
+ * 1 when input `slot` of an op carries data the quantizer may quantize,
+ * 0 when it is a parameter of the op (see above). Ops the table does not
+ * list, and ops of other domains, have data in every slot.
+ */
+int opinfo_is_data(const char *domain, const char *op_type, int slot);
 
 /*
  * The per-channel axis of the constant in input `slot` of node n, of rank

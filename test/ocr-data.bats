@@ -67,7 +67,8 @@ EOF
 	# OUTDIR is replaced as a whole: no sample of an earlier run is left.
 	"$MAKE" -n 2 --seed 5 --keys keys.txt a
 	[ "$(ls a | tr '\n' ' ')" = "labels.txt s0000 s0001 " ]
-	[ -z "$(ls -A . | grep '^\.')" ] || fail "temporary left: $(ls -A)"
+	[ -z "$(find . -maxdepth 1 -name '.*' ! -name .)" ] ||
+	    fail "temporary left: $(ls -A)"
 }
 
 @test "make-ocr-data: cls labels are 0 or 1, det pages are normalized pictures" {

@@ -9,8 +9,15 @@
 #   weight-scale adjustment, 0.075 and 0.137 dB without;
 # - graph decisions on test/data/qparams/graph.stream (Relu, Softmax,
 #   Reshape sharing, constants), range methods, recipes
-#   (test/data/config/), errors, and the filter conventions.
-# Needs: the built programs and tools, /usr/bin/python3 with numpy.
+#   (test/data/config/), errors, and the filter conventions;
+# - test/data/qparams/params.stream: parameter inputs (Resize scales,
+#   Clip bounds, Pad's value) and empty constants get no qparam; which
+#   Relu/Clip nodes fold;
+# - a Conv -> Relu -> Conv -> Clip -> Conv model (make-fold.py) through
+#   onnx-calib | onnx-qparams | onnx-qdq-insert: both fold away, and ORT's
+#   outputs equal those of the unfolded model bit for bit.
+# Needs: the built programs and tools, /usr/bin/python3 with numpy and
+# onnx, onnxruntime-node (helpers.bash: ort_node).
 
 load helpers
 
@@ -87,7 +94,7 @@ qp() {
 }
 
 @test "qparams: graph decisions: Relu, Softmax, Reshape, a Mul constant" {
-	run --separate-stderr onnx-qparams "$QD/graph.stream"
+	run --separate-stderr onnx-qparams --keep-activations "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$stderr" ] || fail "stderr: $stderr"
 	# x: [-1,3] uint8: 4/255, zp round(63.75) = 64.
@@ -110,6 +117,120 @@ qp() {
 	diff <(grep -v '^#' "$QD/graph.stream" | grep -v '^end') \
 	    <(grep -v '^#' <<<"$output" | grep -v -e '^qparam' -e '^end')
 	[ "${lines[${#lines[@]}-1]}" = "$(printf 'end\t24')" ] || fail "last line: ${lines[${#lines[@]}-1]}"
+	[ -z "$(grep '^fold' <<<"$output")" ] || fail "folds: $output"
+	# By default the Relu folds into the Conv: c is gone, r clamps.
+	run --separate-stderr onnx-qparams "$QD/graph.stream"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
+	[ -z "$(qp c)" ] || fail "c: $(qp c)"
+	[ "$(qp r)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "r: $(qp r)"
+	[ "$(grep '^fold' <<<"$output")" = "$(printf 'fold\trelu\tinto=conv')" ] || fail "$output"
+	[ "${lines[${#lines[@]}-1]}" = "$(printf 'end\t24')" ] || fail "last line: ${lines[${#lines[@]}-1]}"
+	# Symmetric activations: no fold (zero is mid-grid, nothing clamps).
+	run --separate-stderr onnx-qparams --activation-symmetric "$QD/graph.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -z "$(grep '^fold' <<<"$output")" ] || fail "$output"
+	[ -n "$(qp c)" ] || fail "no c: $output"
+}
+
+@test "qparams: parameter inputs and empty constants stay float, noted under -v" {
+	run --separate-stderr onnx-qparams "$QD/params.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -z "$stderr" ] || fail "stderr without -v: $stderr"
+	# Resize's scales (a constant, and an activation), Clip's bounds,
+	# Pad's value; the empty roi and the empty 3x0 Mul constant.
+	local t
+	for t in scales sc zero six one cval roi empty; do
+		[ -z "$(qp "$t")" ] || fail "$t: $(qp "$t")"
+	done
+	# The data around them is quantized; Resize keeps its input's grid.
+	[ "$(qp u)" = "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=r2" ] || fail "u: $(qp u)"
+	[ "$(qp u2)" = "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=u" ] || fail "u2: $(qp u2)"
+	[ -n "$(qp p)" ] && [ -n "$(qp W2)" ] || fail "$output"
+	run --separate-stderr onnx-qparams -v "$QD/params.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	grep -qx "onnx-qparams: weight roi: empty: nothing to quantize" <<<"$stderr" || fail "$stderr"
+	grep -qx "onnx-qparams: weight empty: empty: nothing to quantize" <<<"$stderr" || fail "$stderr"
+	grep -qx "onnx-qparams: scales: a parameter of rsz2 (Resize), not data: left in float" <<<"$stderr" ||
+	    fail "$stderr"
+	grep -qx "onnx-qparams: sc: a parameter of rsz (Resize), not data: left in float" <<<"$stderr" ||
+	    fail "$stderr"
+	grep -qx "onnx-qparams: cval: a parameter of pad (Pad), not data: left in float" <<<"$stderr" ||
+	    fail "$stderr"
+	[ "$(grep -c 'a parameter of clip' <<<"$stderr")" = 3 ] || fail "$stderr"
+	# Nodes and op types that are not selected leave their tensors alone
+	# anyway; an empty constant is no error even when selected alone.
+	run --separate-stderr onnx-qparams --include-nodes rsz2,mul "$QD/params.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -z "$(qp roi)" ] && [ -z "$(qp empty)" ] || fail "$output"
+}
+
+@test "qparams: fold records: which Relu and Clip nodes fold" {
+	run --separate-stderr onnx-qparams -v "$QD/params.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	# clip6 (0..6) after conv1: the uint8 grid of r1 [0,5] saturates at
+	# 0 and below 6: folds, and c1, gone with it, has no record.
+	# clip1 (1..6): r2's grid starts at 0, so 0.5 would pass: no fold.
+	# relu after MaxPool (data movement), relu2 whose input add also
+	# feeds mul: no fold.
+	[ "$(grep '^fold' <<<"$output")" = "$(printf 'fold\tclip6\tinto=conv1')" ] || fail "$output"
+	[ -z "$(qp c1)" ] || fail "c1: $(qp c1)"
+	[ -n "$(qp r1)" ] && [ -n "$(qp c2)" ] && [ -n "$(qp m)" ] && [ -n "$(qp a)" ] ||
+	    fail "$output"
+	grep -qx "onnx-qparams: clip6: folded into conv1: r1's quantization clamps" <<<"$stderr" ||
+	    fail "$stderr"
+	# --keep-activations: none; c1 is quantized.
+	run --separate-stderr onnx-qparams --keep-activations "$QD/params.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -z "$(grep '^fold' <<<"$output")" ] || fail "$output"
+	[ "$(qp c1)" = "role=act type=uint8 scale=0.019607844 zp=0 method=minmax rmin=0 rmax=5" ] || fail "c1: $(qp c1)"
+	# Excluding the Clip, or its producer, keeps it.
+	for x in clip6 conv1; do
+		run --separate-stderr onnx-qparams --exclude-nodes "$x" "$QD/params.stream"
+		[ "$status" -eq 0 ] || fail "$stderr"
+		[ -z "$(grep '^fold' <<<"$output")" ] || fail "$x: $output"
+	done
+	# A run on its own output writes the fold once.
+	onnx-qparams "$QD/params.stream" >once && onnx-qparams once >twice ||
+	    fail "qparams failed"
+	diff <(grep -v '^#prog' once) <(grep -v '^#prog' twice)
+}
+
+@test "qparams: folds through onnx-qdq-insert: Relu and Clip gone, same outputs in ORT" {
+	/usr/bin/python3 "$QD/make-fold.py" . || fail "make-fold.py"
+	onnx-calib --quiet -d calib fold.onnx >stats || fail "onnx-calib"
+	run --separate-stderr onnx-qparams stats
+	[ "$status" -eq 0 ] || fail "$stderr"
+	printf '%s\n' "$output" >qp
+	[ "$(grep '^fold' qp)" = "$(printf 'fold\trelu1\tinto=conv1\nfold\tclip1\tinto=conv2')" ] ||
+	    fail "$(grep '^fold' qp)"
+	# The Clip's bounds stay float; c1 and c2 are gone.
+	[ -z "$(qp lo)$(qp hi)$(qp c1)$(qp c2)" ] || fail "$output"
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx fold.onnx qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"4 activations, 3 weights, 3 biases quantized; 0 converted, 2 folded"* ]] ||
+	    fail "$stderr"
+	run /usr/bin/python3 -c "import onnx, sys
+m = onnx.load('q.onnx'); onnx.checker.check_model(m)
+print(' '.join(n.op_type for n in m.graph.node if n.op_type not in
+    ('QuantizeLinear', 'DequantizeLinear')))"
+	[ "$output" = "Conv Conv Conv" ] || fail "$output"
+	onnx-qparams --keep-activations stats >qpk || fail "--keep-activations"
+	onnx-qdq-insert -o qk.onnx fold.onnx qpk || fail "qdq-insert qk"
+	ort_node "$ONNXQ_ROOT/test/ort-qdq-check.js" --out ref fold.onnx eval >/dev/null 2>&1 ||
+	    fail "ORT fp32"
+	run ort_node "$ONNXQ_ROOT/test/ort-qdq-check.js" --out qout --ref ref q.onnx eval
+	[ "$status" -eq 0 ] || fail "ORT cannot run q.onnx: $output"
+	local snr
+	snr=$(awk '$1 == "y" { sub(/snr=/, "", $2); print $2 }' <<<"$output")
+	awk -v s="$snr" 'BEGIN { exit !(s > 30) }' || fail "SNR $snr: $output"
+	ort_node "$ONNXQ_ROOT/test/ort-qdq-check.js" --out qkout qk.onnx eval >/dev/null 2>&1 ||
+	    fail "ORT qk.onnx"
+	# The clamp of the quantization is the Relu's and the Clip's: the
+	# folded model computes exactly what the unfolded one does.
+	run /usr/bin/python3 -c "import numpy as np
+print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' % s))
+    for s in ('s0', 's1')))"
+	[ "$output" = True ] || fail "folded and unfolded outputs differ"
 }
 
 @test "qparams: a per-tensor method: percentile from the histogram" {
@@ -149,7 +270,8 @@ qp() {
 }
 
 @test "qparams: a recipe: fixed scales, types, convert, per-channel weights" {
-	run --separate-stderr onnx-qparams -c "$CD/graph-good.yaml" "$QD/graph.stream"
+	# (--keep-activations: c would fold away.)
+	run --separate-stderr onnx-qparams --keep-activations -c "$CD/graph-good.yaml" "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ "$(qp x)" = "role=act type=uint8 scale=0.5 zp=2 method=fixed" ] || fail "x: $(qp x)"
 	# Activations int8 from the recipe: [0,6]: 6/255, zp -128.
@@ -165,7 +287,8 @@ qp() {
 }
 
 @test "qparams: the command line overrides the recipe" {
-	run --separate-stderr onnx-qparams -c "$CD/graph-good.yaml" -a uint8 "$QD/graph.stream"
+	run --separate-stderr onnx-qparams --keep-activations -c "$CD/graph-good.yaml" -a uint8 \
+	    "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ "$(qp c)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"
 	# The tensor's own quant_type still wins over both.

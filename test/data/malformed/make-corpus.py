@@ -13,13 +13,12 @@ seeds for the fuzz targets, scripts/fuzz), one directory per parser:
   image/    PNG and JPEG images (read for model ok-image.onnx)
 
 What cannot be committed (symlinks, hard links, FIFOs, huge files) is
-made at test time by test/malformed.bats; `make-corpus.py external DIR`
-writes the model and data files those cases need into DIR.
+made at test time by test/malformed.bats, beside copies of the models
+ext-symlink, ext-symdir, ext-hardlink and ext-fifo.
 
 Needs Debian's python3-onnx and numpy: run as /usr/bin/python3. The
 output is the same bytes on every run.
 usage: test/data/malformed/make-corpus.py [OUTDIR]
-       test/data/malformed/make-corpus.py external DIR
 """
 import io
 import os
@@ -244,17 +243,23 @@ def models():
             ('ext-length-mismatch', [('location', 'w.bin'),
                                      ('length', '12')])]:
         c[name] = ser(with_init(ext_tensor('w', [4], kv)))
+    # made links at test time: link.bin -> w.bin, ld -> ., hard.bin a
+    # second name of w.bin, fifo a FIFO
+    for name, loc in [('ext-symlink', 'link.bin'), ('ext-symdir', 'ld/w.bin'),
+                      ('ext-hardlink', 'hard.bin'), ('ext-fifo', 'fifo')]:
+        c[name] = ser(with_init(ext_tensor('w', [4], [('location', loc)])))
     c['ext-huge'] = ser(with_init(ext_tensor(
         'w', [1 << 20, 1 << 20], [('location', 'w.bin')])))
-    # subgraphs nested deeper than the graph index allows
+    # subgraphs nested deeper than the graph index allows (65), within
+    # the wire check's 200 levels of messages: outputs without a type
     leaf = helper.make_graph([helper.make_node('Identity', ['c'], ['o'])],
-                             'leaf', [], [vi('o', TensorProto.BOOL, [])])
+                             'leaf', [], [helper.ValueInfoProto(name='o')])
     g = leaf
-    for i in range(70):
+    for i in range(65):
         n = helper.make_node('If', ['c'], ['o'], name='if%d' % i,
                              then_branch=g, else_branch=leaf)
         g = helper.make_graph([n], 'g%d' % i, [],
-                              [vi('o', TensorProto.BOOL, [])])
+                              [helper.ValueInfoProto(name='o')])
     c['deep-subgraph'] = ser(model(
         list(g.node), [vi('c', TensorProto.BOOL, [])],
         [vi('o', TensorProto.BOOL, [])]))
@@ -394,36 +399,40 @@ def configs():
     c = {}
     c['syntax'] = b'tensors:\n  x: [\n'
     c['tab-indent'] = b'tensors:\n\tx:\n\t\tquant_type: uint8\n'
-    c['two-docs'] = b'activation_type: uint8\n---\nweight_type: int8\n'
-    c['anchor'] = b'a: &A {quant_type: uint8}\ntensors:\n  x: *A\n'
+    c['two-docs'] = b'version: 1\n---\nversion: 1\n'
+    c['anchor'] = b'tensors:\n  x: &A {quant_type: uint8}\n  y: *A\n'
     c['not-a-map'] = b'- 1\n- 2\n'
+    c['version'] = b'version: 2\n'
     c['unknown-setting'] = b'no_such_setting: 1\n'
-    c['unknown-key'] = b'tensors:\n  x:\n    - colour: red\n'
-    c['bad-type'] = b'activation_type: uint9\n'
+    c['unknown-key'] = b'tensors:\n  x:\n    colour: red\n'
+    c['bad-type'] = b'activations:\n  type: uint9\n'
     c['tensors-list'] = b'tensors: [x, y]\n'
-    c['scale-nan'] = b'tensors:\n  x:\n    - scale: .nan\n      zero_point: 0\n'
-    c['scale-inf'] = b'tensors:\n  x:\n    - scale: .inf\n      zero_point: 0\n'
-    c['scale-negative'] = b'tensors:\n  x:\n    - scale: -0.5\n      zero_point: 0\n'
-    c['scale-no-zp'] = b'tensors:\n  x:\n    - scale: 0.5\n'
-    c['zp-range'] = (b'tensors:\n  x:\n    - quant_type: uint8\n      '
-                     b'scale: 0.5\n      zero_point: 300\n')
-    c['zp-not-int'] = b'tensors:\n  x:\n    - scale: 0.5\n      zero_point: 1.5\n'
-    c['dup-tensor'] = (b'tensors:\n  x:\n    - quant_type: uint8\n'
-                       b'  x:\n    - quant_type: int8\n')
-    c['dup-key'] = b'activation_type: uint8\nactivation_type: int8\n'
-    c['percentile'] = b'percentile: 101\n'
-    c['entropy-bins'] = b'entropy_bins: 0\n'
-    c['rmin-rmax'] = b'tensors:\n  x:\n    - rmin: 2\n      rmax: 1\n'
-    c['unknown-tensor'] = b'tensors:\n  nosuch:\n    - quant_type: uint8\n'
-    c['axis-range'] = b'tensors:\n  W:\n    - axis: 5\n'
-    c['channels'] = (b'tensors:\n  W:\n    - axis: 1\n      scale: [1, 2]\n'
-                     b'      zero_point: [0, 0]\n')
-    c['name-newline'] = b'tensors:\n  "x\\ny":\n    - quant_type: uint8\n'
-    c['value-newline'] = (b'tensors:\n  x:\n    - quant_type: {a: "uint\\n8"}\n')
+    c['scale-nan'] = b'tensors:\n  x:\n    scale: .nan\n'
+    c['scale-inf'] = b'tensors:\n  x:\n    rmax: .inf\n'
+    c['scale-negative'] = (b'tensors:\n  x:\n    scale: -0.5\n'
+                           b'    zero_point: 0\n')
+    c['scale-no-zp'] = b'tensors:\n  x:\n    scale: 0.5\n'
+    c['zp-range'] = (b'tensors:\n  x:\n    quant_type: uint8\n'
+                     b'    scale: 0.5\n    zero_point: 300\n')
+    c['zp-not-int'] = (b'tensors:\n  x:\n    scale: 0.5\n'
+                       b'    zero_point: 1.5\n')
+    c['dup-tensor'] = (b'tensors:\n  x:\n    quant_type: uint8\n'
+                       b'  x:\n    quant_type: int8\n')
+    c['dup-key'] = b'version: 1\nversion: 1\n'
+    c['percentile'] = b'activations:\n  percentile: 101\n'
+    c['entropy-bins'] = b'activations:\n  entropy_bins: 0\n'
+    c['rmin-rmax'] = b'tensors:\n  x:\n    rmin: 2\n    rmax: 1\n'
+    c['unknown-tensor'] = b'tensors:\n  nosuch:\n    quant_type: uint8\n'
+    c['axis-range'] = b'tensors:\n  W:\n    axis: 5\n'
+    c['channels'] = (b'tensors:\n  W:\n    axis: 1\n    scale: [1, 2]\n'
+                     b'    zero_point: 0\n')
+    c['name-newline'] = b'tensors:\n  "x\\ny":\n    quant_type: uint8\n'
+    c['value-newline'] = b'tensors:\n  x:\n    quant_type: "uint\\n8"\n'
     c['deep'] = b'tensors: ' + b'[' * 5000 + b']' * 5000 + b'\n'
+    c['deep-map'] = b'tensors: ' + b'{a: ' * 3000 + b'1' + b'}' * 3000 + b'\n'
     c['binary'] = bytes((i * 67 + 1) & 0xff for i in range(200))
-    c['bad-utf8'] = b'activation_type: \xff\xfe\n'
-    c['recv-unknown'] = (b'tensors:\n  x:\n    - quant_type: uint8\n      '
+    c['bad-utf8'] = b'version: \xff\xfe\n'
+    c['recv-unknown'] = (b'tensors:\n  x:\n    quant_type: uint8\n    '
                          b'convert: {quant_type: uint16, recv_nodes: [nosuch]}\n')
     return c
 
@@ -528,8 +537,9 @@ def npys():
     c['no-member.npz'] = npz_bytes([('other.npy', x)])
     c['bad-member.npz'] = npz_bytes([('x.npy', b'\x93NUMPY garbage')])
     c['member-newline.npz'] = npz_bytes([('x\n.npy', b'junk')])
-    c['eocd-count.npz'] = npz_bytes([('x.npy', x)])[:-12] + \
-        struct.pack('<HHII', 9999, 9999, 0, 0) + b'\0\0'
+    z = bytearray(npz_bytes([('x.npy', x)]))
+    z[-14:-10] = struct.pack('<HH', 9999, 9999)   # entries in the directory
+    c['eocd-count.npz'] = bytes(z)
     return c
 
 
@@ -615,23 +625,7 @@ def write(out, sub, cases, ext):
             f.write(data)
 
 
-def external(d):
-    """A model per external-data case that needs links, and its data."""
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, 'w.bin'), 'wb') as f:
-        f.write(np.arange(16, dtype='<f4').tobytes())
-    for name, loc in [('ext-symlink', 'link.bin'), ('ext-symdir', 'ld/w.bin'),
-                      ('ext-hardlink', 'hard.bin'), ('ext-fifo', 'fifo'),
-                      ('ext-outside', 'out.bin')]:
-        m = with_init(ext_tensor('w', [4], [('location', loc)]))
-        with open(os.path.join(d, name + '.onnx'), 'wb') as f:
-            f.write(ser(m))
-
-
 def main(argv):
-    if len(argv) == 3 and argv[1] == 'external':
-        external(argv[2])
-        return 0
     if len(argv) > 2:
         sys.stderr.write(__doc__)
         return 2
@@ -649,8 +643,13 @@ def main(argv):
     write(out, 'config', cf, '.yaml')
     with open(os.path.join(out, 'config', 'ok.stream'), 'wb') as f:
         f.write(OK_STREAM.encode())
-    write(out, 'npy', npys(), '')
-    write(out, 'pb', pbs(), '.pb')
+    ns = npys()
+    ns['ok-x.npy'] = npy_bytes(np.array([[1, 2, 3, 4]], '<f4'))
+    write(out, 'npy', ns, '')
+    ps = pbs()
+    ps['ok-x'] = numpy_helper.from_array(
+        np.array([[1, 2, 3, 4]], np.float32), 'x').SerializeToString()
+    write(out, 'pb', ps, '.pb')
     write(out, 'image', images(), '')
     return 0
 
