@@ -415,6 +415,8 @@ struct evaldata {
 	struct tensor *ref;	/* nsamples * noutputs */
 	struct tensor *probe_ref;	/* nsamples * noutputs */
 	int classifier;		/* some output is classifier-like */
+	int *order;		/* samples, the noisiest first (see rank_samples) */
+	double *sample_noise;	/* each sample's squared error, last run */
 	int runs;		/* quantized models run so far */
 	double run_time;
 };
@@ -457,6 +459,8 @@ evaldata_release(struct evaldata *ev)
 	free(ev->inputs);
 	free(ev->ref);
 	free(ev->probe_ref);
+	free(ev->order);
+	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
 }
@@ -596,8 +600,11 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 	    sizeof *ev->inputs);
 	ev->ref = calloc(n, sizeof *ev->ref);
 	ev->probe_ref = calloc(n, sizeof *ev->probe_ref);
+	ev->order = calloc((size_t)ev->nsamples + 1, sizeof *ev->order);
+	ev->sample_noise = calloc((size_t)ev->nsamples + 1,
+	    sizeof *ev->sample_noise);
 	if (!in_names || !in_dtypes || !ev->inputs || !ev->ref ||
-	    !ev->probe_ref) {
+	    !ev->probe_ref || !ev->order || !ev->sample_noise) {
 		err_nomem(e);
 		goto out;
 	}
@@ -614,6 +621,7 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 		struct tensor *in = &ev->inputs[s * ev->ninputs];
 		struct tensor *ref = &ev->ref[s * ev->noutputs];
 
+		ev->order[s] = s;
 		w.sample = s;
 		if (dataset_load(ds, s, &spec, in, NULL, e) < 0)
 			goto out;
@@ -770,10 +778,15 @@ evaluate(struct evaldata *ev, const struct mixprec *mp,
 		}
 	}
 	compare_init(&top1);
-	for (int s = 0; s < nsamples; s++) {
+	for (int i = 0; i < nsamples; i++) {
+		int s = ev->order[i];
+		double before = 0;
+
 		w.sample = s;
 		if (interp_run(ip, &ev->inputs[s * ev->ninputs], out, e) < 0)
 			goto out;
+		for (int k = 0; k < ev->noutputs; k++)
+			before += cmp[k].signal > 0 ? cmp[k].noise : 0;
 		for (int k = 0; k < ev->noutputs; k++) {
 			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
 
@@ -782,6 +795,9 @@ evaluate(struct evaldata *ev, const struct mixprec *mp,
 				compare_add_top1(&top1, &out[pos[k]], ref, NULL,
 				    0);
 		}
+		ev->sample_noise[s] = -before;
+		for (int k = 0; k < ev->noutputs; k++)
+			ev->sample_noise[s] += cmp[k].noise;
 		for (int j = 0; j < nout; j++)
 			tensor_release(&out[j]);
 	}
@@ -1189,6 +1205,26 @@ print_share(const struct mixprec_summary *sum)
 	    "elements\n", sum->promoted, sum->floated, share_of(sum));
 }
 
+/*
+ * The noisiest samples first, after a run of all of them: the pooled SNR
+ * is theirs, mostly, so a few of them stand for all. (Insertion sort,
+ * stable: sample sets are small.)
+ */
+static void
+rank_samples(struct evaldata *ev)
+{
+	for (int i = 1; i < ev->nsamples; i++) {
+		int s = ev->order[i], j = i;
+
+		while (j > 0 && ev->sample_noise[ev->order[j - 1]] <
+		    ev->sample_noise[s]) {
+			ev->order[j] = ev->order[j - 1];
+			j--;
+		}
+		ev->order[j] = s;
+	}
+}
+
 static int
 by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
     size_t mlen, const char *mdir, struct err *e)
@@ -1230,6 +1266,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	mixprec_clear(mp);
 	if (evaluate(&ev, mp, NULL, 0, 0, &base, e) < 0)
 		goto out;
+	rank_samples(&ev);
 	if (!o->quiet) {
 		fprintf(stderr, "%s: %d samples, %d candidates (%s%s); as "
 		    "quantized: ", PROG, ev.nsamples, S.nc,
@@ -1308,7 +1345,8 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 			    c->label);
 			print_score(stderr, &sc);
 			if (nprobe < ev.nsamples)
-				fprintf(stderr, " on %d samples", nprobe);
+				fprintf(stderr, " on the %d noisiest samples",
+				    nprobe);
 			print_share(&sum);
 		}
 		if (!target_met(o, &sc))

@@ -179,11 +179,21 @@ void
 outfile_cleanup_on_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	struct sigaction sa;
+	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		/*
+		 * A signal ignored from the start stays ignored (nohup, a
+		 * shell's background job), as it would without us; SIGPIPE
+		 * is caught anyway, so a closed pipe downstream always ends
+		 * the program quietly instead of as a write error.
+		 */
+		if (sigs[i] != SIGPIPE && sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
 		sigaction(sigs[i], &sa, NULL);
+	}
 }

@@ -24,7 +24,10 @@ int outfile_commit(struct outfile *o, struct err *e);
 void outfile_abort(struct outfile *o);
 /*
  * Remove every temporary still open in this process; async-signal-safe, for
- * SIGINT/SIGTERM handlers (cmd/ installs them with outfile_cleanup_on_signals).
+ * SIGINT/SIGTERM handlers (cmd/ installs them with outfile_cleanup_on_signals,
+ * which leaves SIGINT, SIGTERM and SIGHUP alone when they were ignored at
+ * start, as under nohup, and always catches SIGPIPE: after the cleanup the
+ * program dies of the signal, quietly, as it would have without it).
  */
 void outfile_cleanup_all(void);
 void outfile_cleanup_on_signals(void);

@@ -1,0 +1,270 @@
+#!/usr/bin/env bats
+# signals.bats: nothing lost. A program that is killed, finds the disk
+# full, loses its reader (SIGPIPE) or meets bad input half-way leaves the
+# old output file in place (never a partial one) and no temporary beside
+# it; -o onto the program's own input works; a closed pipe downstream
+# ends the program quietly with status 141, also when the shell ignores
+# SIGPIPE, while a SIGHUP or SIGINT ignored at start (nohup, background
+# jobs) stays ignored.
+# Needs: the programs, awk, /dev/full; mount(8) and root for the
+# disk-full case (skipped without them); /usr/bin/python3 with onnx for
+# the large model of the onnx-qdq-insert cases.
+load helpers
+
+M=$TESTDATA/malformed
+
+# big N: a valid stream of N stat and N hist records on stdout.
+big() {
+	awk -v n="$1" 'BEGIN {
+		printf "#onnxq\t1.0\n"
+		for (i = 0; i < n; i++) {
+			printf "stat\tt%d\tdtype=float\tshape=1x4\tn=4\tnan=0\tinf=0\tmin=-1\tmax=2\tbatches=1\tbmin=-1\tbmax=2\tsum=1\tsumsq=6\n", i
+			printf "hist\tt%d\tmbits=7\tzero=0\tbins=-1:1,0.5:1,1:1,2:1\n", i
+		}
+		printf "end\t%d\n", 2 * n
+	}'
+}
+
+# no_temporaries DIR: nothing of outfile's left in DIR (.NAME.XXXXXX).
+no_temporaries() {
+	local left
+
+	left=$(find "${1:-.}" -maxdepth 1 -name '.*.??????' -type f)
+	[ -z "$left" ] || fail "temporaries left: $left"
+}
+
+# the_stream FILE: FILE is a whole stream (its last line the end record).
+the_stream() {
+	tail -n 1 "$1" | grep -q '^end	[0-9]*$' || fail "$1 is not a whole stream"
+}
+
+# same_but_prog A B: streams A and B agree but for their #prog lines.
+same_but_prog() {
+	diff <(grep -v '^#prog' "$1") <(grep -v '^#prog' "$2") ||
+	    fail "$1 and $2 differ"
+}
+
+# big_model OUT: a model of 100000 weights, for outputs over a pipe's
+# 64 KiB, and its stream OUT.stream.
+big_model() {
+	/usr/bin/python3 - "$1" <<-'EOF' || skip "no python3-onnx"
+	import sys
+	import numpy as np
+	from onnx import TensorProto, helper, numpy_helper
+	w = numpy_helper.from_array(
+	    np.linspace(-1, 1, 100000, dtype=np.float32).reshape(1000, 100), 'W')
+	g = helper.make_graph(
+	    [helper.make_node('MatMul', ['x', 'W'], ['y'], name='mm')], 'g',
+	    [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 1000])],
+	    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 100])],
+	    [w])
+	m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+	m.ir_version = 7
+	open(sys.argv[1], 'wb').write(m.SerializeToString())
+	EOF
+	onnx-calib --weights-only "$1" | onnx-qparams >"$1.stream"
+}
+
+# stop_in_write PID FILE: wait until PID has its temporary beside FILE,
+# then stop it (SIGSTOP) while the temporary is still there; 1 when PID
+# finished, or renamed it, first.
+stop_in_write() {
+	local pid=$1 i
+
+	for ((i = 0; i < 4000; i++)); do
+		if compgen -G ".$2.??????" >/dev/null; then
+			kill -STOP "$pid"
+			compgen -G ".$2.??????" >/dev/null && return 0
+			kill -CONT "$pid"
+			return 1
+		fi
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.002
+	done
+	return 1
+}
+
+@test "SIGPIPE: a closed pipe downstream ends each program quietly, status 141" {
+	big 4000 >b.stream
+	for ign in '' "trap '' PIPE;"; do
+		run --separate-stderr bash -c "$ign"'onnx-qparams b.stream | head -c 10 >/dev/null; exit ${PIPESTATUS[0]}'
+		[ "$status" -eq 141 ] && [ -z "$stderr" ] ||
+		    fail "onnx-qparams ($ign): status $status: $stderr"
+		run --separate-stderr bash -c "$ign"'onnx-calib --merge b.stream | head -c 10 >/dev/null; exit ${PIPESTATUS[0]}'
+		[ "$status" -eq 141 ] && [ -z "$stderr" ] ||
+		    fail "onnx-calib --merge ($ign): status $status: $stderr"
+		run --separate-stderr bash -c "$ign"'onnx-calib --merge b.stream | onnx-qparams | head -c 10 >/dev/null; exit $((PIPESTATUS[0] | PIPESTATUS[1]))'
+		[ "$status" -eq 141 ] && [ -z "$stderr" ] ||
+		    fail "pipeline ($ign): status $status: $stderr"
+	done
+}
+
+@test "SIGPIPE: onnx-qdq-insert into a closed pipe" {
+	big_model m.onnx
+	for ign in '' "trap '' PIPE;"; do
+		run --separate-stderr bash -c "$ign"'onnx-qdq-insert m.onnx m.onnx.stream | head -c 10 >/dev/null; exit ${PIPESTATUS[0]}'
+		[ "$status" -eq 141 ] && [ -z "$stderr" ] ||
+		    fail "onnx-qdq-insert ($ign): status $status: $stderr"
+	done
+}
+
+@test "a full disk: -o fails with a message, the old file stays, no temporary" {
+	big 4000 >b.stream
+	mkdir full
+	mount -t tmpfs -o size=64k tmpfs full 2>/dev/null ||
+	    skip "cannot mount a small tmpfs (needs root)"
+	printf 'old\n' >full/out.stream
+	run --separate-stderr onnx-qparams -o full/out.stream b.stream
+	umount_rc=0
+	[ "$status" -eq 1 ] &&
+	    [ "$stderr" = "onnx-qparams: full/out.stream: write error: No space left on device" ] &&
+	    [ "$(cat full/out.stream)" = old ] || umount_rc=1
+	left=$(find full -name '.*' -type f)
+	run --separate-stderr onnx-calib --merge -o full/out.stream b.stream
+	[ "$status" -eq 1 ] && [ "$(cat full/out.stream)" = old ] || umount_rc=1
+	msg=$stderr
+	umount full
+	[ "$umount_rc" -eq 0 ] || fail "onnx-qparams or onnx-calib: status $status: $stderr"
+	[ -z "$left" ] || fail "temporaries left: $left"
+	[ "$msg" = "onnx-calib: full/out.stream: No space left on device" ] ||
+	    [ "$msg" = "onnx-calib: full/out.stream: write error: No space left on device" ] ||
+	    fail "onnx-calib: $msg"
+}
+
+@test "a full stdout (/dev/full) is an error, with a message" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	big 100 >b.stream
+	run --separate-stderr onnx-qparams b.stream
+	[ "$status" -eq 0 ]
+	run --separate-stderr bash -c 'onnx-qparams b.stream >/dev/full'
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "onnx-qparams: <stdout>: write error: No space left on device" ]
+	run --separate-stderr bash -c 'onnx-calib --merge b.stream >/dev/full'
+	[ "$status" -eq 1 ]
+	[[ $stderr == "onnx-calib: "*"No space left on device" ]]
+	run --separate-stderr bash -c "onnx-calib --weights-only '$M/model/ok-vec.onnx' >/dev/full"
+	[ "$status" -eq 1 ]
+	[[ $stderr == "onnx-calib: "*"No space left on device" ]]
+	onnx-calib --weights-only "$M/model/ok-vec.onnx" | onnx-qparams >q.stream
+	run --separate-stderr bash -c "onnx-qdq-insert '$M/model/ok-vec.onnx' q.stream >/dev/full"
+	[ "$status" -eq 1 ]
+	[[ $stderr == "onnx-qdq-insert: "*"No space left on device" ]]
+}
+
+@test "-o onto the input's own path" {
+	big 300 >s.stream
+	cp s.stream orig.stream
+	onnx-qparams orig.stream >want.stream
+	run --separate-stderr onnx-qparams -o s.stream s.stream
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	same_but_prog s.stream want.stream
+	cp orig.stream a.stream
+	onnx-calib --merge orig.stream orig.stream >want.stream
+	run --separate-stderr onnx-calib --merge -o a.stream a.stream orig.stream
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	same_but_prog a.stream want.stream
+	cp "$M/model/ok-vec.onnx" m.onnx
+	onnx-calib --weights-only m.onnx | onnx-qparams >q.stream
+	onnx-qdq-insert m.onnx q.stream >want.onnx
+	run --separate-stderr onnx-qdq-insert -o m.onnx m.onnx q.stream
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	cmp m.onnx want.onnx
+	no_temporaries .
+}
+
+@test "bad input half-way: the old output stays, no temporary" {
+	big 2000 >s.stream
+	# record 1500 breaks
+	awk 'NR == 1502 { print "stat\tbroken\tn=zz"; next } { print }' \
+	    s.stream >bad.stream
+	printf 'old\n' >out.stream
+	run --separate-stderr onnx-qparams -o out.stream bad.stream
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "onnx-qparams: bad.stream:1502: key dtype: missing in stat record" ]
+	[ "$(cat out.stream)" = old ]
+	run --separate-stderr onnx-calib --merge -o out.stream s.stream bad.stream
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "onnx-calib: bad.stream:1502: key dtype: missing in stat record" ]
+	[ "$(cat out.stream)" = old ]
+	# a truncated stream (a writer that died) is refused too
+	head -c 100000 s.stream >cut.stream
+	run --separate-stderr onnx-qparams -o out.stream cut.stream
+	[ "$status" -eq 1 ]
+	[[ $stderr == "onnx-qparams: cut.stream:"*"(truncated stream?)" ]]
+	[ "$(cat out.stream)" = old ]
+	no_temporaries .
+}
+
+@test "killed mid-write (TERM, HUP, INT): the old output stays, no temporary" {
+	big 8000 >b.stream
+	for sig in TERM HUP INT; do
+		stopped=
+		for try in 1 2 3 4 5; do
+			printf 'old\n' >out.stream
+			# in a subshell with SIGINT at its default (a script's
+			# background jobs ignore it)
+			(trap - INT; exec onnx-qparams -o out.stream b.stream) &
+			pid=$!
+			if stop_in_write "$pid" out.stream; then
+				stopped=1
+				[ "$(cat out.stream)" = old ] ||
+				    fail "$sig: out.stream replaced before the end"
+				kill -"$sig" "$pid"
+				kill -CONT "$pid"
+			fi
+			st=0
+			wait "$pid" || st=$?
+			[ -n "$stopped" ] && break
+			the_stream out.stream
+		done
+		[ -n "$stopped" ] || skip "could not catch the program writing"
+		[ "$st" -eq $((128 + $(kill -l "$sig"))) ] ||
+		    fail "$sig: status $st"
+		[ "$(cat out.stream)" = old ] || fail "$sig: out.stream changed"
+		no_temporaries .
+	done
+}
+
+@test "killed with KILL mid-write: the old output stays" {
+	big 8000 >b.stream
+	stopped=
+	for try in 1 2 3 4 5; do
+		printf 'old\n' >out.stream
+		onnx-qparams -o out.stream b.stream &
+		pid=$!
+		if stop_in_write "$pid" out.stream; then
+			stopped=1
+			kill -KILL "$pid"
+		fi
+		wait "$pid" || true
+		[ -n "$stopped" ] && break
+	done
+	[ -n "$stopped" ] || skip "could not catch the program writing"
+	[ "$(cat out.stream)" = old ]
+	# SIGKILL cannot be caught: the temporary stays, under a dot name
+	rm -f .out.stream.??????
+}
+
+@test "ignored at start, SIGHUP and SIGINT stay ignored (nohup)" {
+	big 8000 >b.stream
+	onnx-qparams b.stream >want.stream
+	for sig in HUP INT; do
+		stopped=
+		for try in 1 2 3 4 5; do
+			rm -f out.stream
+			(trap '' "$sig"; exec onnx-qparams -o out.stream b.stream) &
+			pid=$!
+			if stop_in_write "$pid" out.stream; then
+				stopped=1
+				kill -"$sig" "$pid"
+				kill -CONT "$pid"
+			fi
+			st=0
+			wait "$pid" || st=$?
+			[ -n "$stopped" ] && break
+		done
+		[ -n "$stopped" ] || skip "could not catch the program writing"
+		[ "$st" -eq 0 ] || fail "$sig ignored: status $st"
+		same_but_prog out.stream want.stream
+	done
+}
