@@ -72,7 +72,7 @@ mk() {
 	    fail "no verify step: $output"
 	head -n 1 net.stats | grep -q '^#onnxq' || fail "net.stats: not a stream"
 	grep -q '^stat	' net.stats || fail "net.stats: no stat records"
-	grep -q '^qparam	c1	' net.qparams || fail "net.qparams: no qparam c1"
+	grep -q '^qparam	r1	' net.qparams || fail "net.qparams: no qparam r1 (c1 folds into the Relu)"
 	/usr/bin/python3 -c '
 import collections, onnx, sys
 m = onnx.load("net.qdq.onnx")
