@@ -106,23 +106,71 @@ $(BUILD)/test/tools/%: test/tools/%.c $(LIB)
 
 tools: $(TOOLS)
 
+# Fuzz targets, one per parser of untrusted input (test/fuzz; scripts/fuzz
+# runs them). make fuzz builds them for libFuzzer with clang, ASan and
+# UBSan in a build of their own, FUZZ_BUILD. In any build,
+# $(BUILD)/test/fuzz/NAME is the same target with test/fuzz/standalone.c's
+# main, which test/fuzz.bats replays the seed corpora through.
+FUZZ_CC = clang
+FUZZ_BUILD = $(if $(filter file,$(origin BUILD)),build-fuzz,$(BUILD)-fuzz)
+FUZZ_SRC = $(sort $(wildcard test/fuzz/fuzz_*.c))
+FUZZ_REPLAY = $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/test/fuzz/%)
+FUZZERS = $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzzers/%)
+
+$(FUZZ_REPLAY): $(BUILD)/test/fuzz/%: test/fuzz/%.c test/fuzz/standalone.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) $(OQ_LDFLAGS) -MMD -MP -MF $@.d \
+	  -o $@ $< test/fuzz/standalone.c $(LIB) $(OQ_LIBS)
+
+$(FUZZERS): $(BUILD)/fuzzers/%: test/fuzz/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(OQ_CPPFLAGS) $(OQ_CFLAGS) $(OQ_LDFLAGS) -fsanitize=fuzzer \
+	  -MMD -MP -MF $@.d -o $@ $< $(LIB) $(OQ_LIBS)
+
+fuzzers: $(FUZZERS)
+
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(call sq,$(FUZZ_BUILD)) \
+	  CC=$(call sq,$(FUZZ_CC)) SANITIZE=1 \
+	  CFLAGS='-O1 -g -fsanitize=fuzzer-no-link' fuzzers
+
 # make check: unit tests, then the bats suites, one summary line at the end.
 # TESTS picks some: make check TESTS='test/foo.bats test/unit/bar.c'.
 TESTS = $(UNIT_SRC) $(BATS)
 CHECK_UNITS = $(patsubst test/unit/%.c,$(BUILD)/test/%,$(filter test/unit/%.c,$(TESTS)))
 CHECK_BATS = $(filter %.bats,$(TESTS))
-check: $(BINS) $(TOOLS) $(CHECK_UNITS)
+# test/fuzz.bats replays corpora, and fuzzes briefly when clang is there.
+CHECK_FUZZ = $(if $(filter test/fuzz.bats,$(CHECK_BATS)),$(FUZZ_REPLAY) \
+	$(if $(shell command -v $(FUZZ_CC) 2>/dev/null),fuzz))
+check: $(BINS) $(TOOLS) $(CHECK_UNITS) $(CHECK_FUZZ)
 	@scripts/run-tests $(CHECK_UNITS) -- $(CHECK_BATS)
+
+# make check-valgrind: the same tests with every program and unit test run
+# under valgrind's memcheck (scripts/valgrind-wrap): a memory error or a
+# leak fails the test that ran it. Slow (valgrind runs 20 to 50 times
+# slower); TESTS picks some, as for make check.
+VALGRIND_DIR = $(BUILD)/valgrind
+check-valgrind: $(BINS) $(TOOLS) $(CHECK_UNITS) $(filter-out fuzz,$(CHECK_FUZZ))
+	@mkdir -p $(VALGRIND_DIR)/bin $(VALGRIND_DIR)/test
+	@for p in $(abspath $(BINS) $(CHECK_UNITS)); do \
+	  case $$p in */bin/*) w=$(VALGRIND_DIR)/bin/$${p##*/};; \
+	  *) w=$(VALGRIND_DIR)/test/$${p##*/};; esac; \
+	  printf '#!/bin/sh\nexec "%s/scripts/valgrind-wrap" "%s" "$$@"\n' \
+	    "$(CURDIR)" "$$p" >$$w && chmod +x $$w || exit 1; done
+	@ONNXQ_BIN=$(abspath $(VALGRIND_DIR)/bin) ONNXQ_VALGRIND=1 ONNXQ_FUZZ_SMOKE=0 \
+	  ONNXQ_TEST_TIMEOUT=$${ONNXQ_TEST_TIMEOUT:-14400} scripts/run-tests \
+	  $(CHECK_UNITS:$(BUILD)/test/%=$(VALGRIND_DIR)/test/%) -- $(CHECK_BATS)
 
 # What the test suites see: where the build is, and the make arguments that
 # rebuild nothing in it (test/install.bats runs make install with them, from
 # the top of the tree, so BUILD stays as given).
-check bench: export ONNXQ_ROOT := $(CURDIR)
-check bench: export ONNXQ_BUILD := $(abspath $(BUILD))
-check bench: export ONNXQ_BIN := $(abspath $(BUILD)/bin)
-check bench: export ONNXQ_TOOLS := $(abspath $(BUILD)/test/tools)
-check bench: export ONNXQ_SANITIZE := $(SANITIZE)
-check bench: export ONNXQ_MAKE_ARGS := BUILD=$(call sq,$(BUILD)) \
+check check-valgrind bench: export ONNXQ_ROOT := $(CURDIR)
+check check-valgrind bench: export ONNXQ_BUILD := $(abspath $(BUILD))
+check check-valgrind bench: export ONNXQ_BIN := $(abspath $(BUILD)/bin)
+check check-valgrind bench: export ONNXQ_TOOLS := $(abspath $(BUILD)/test/tools)
+check check-valgrind bench: export ONNXQ_SANITIZE := $(SANITIZE)
+check check-valgrind: export ONNXQ_FUZZ_BUILD := $(abspath $(FUZZ_BUILD))
+check check-valgrind bench: export ONNXQ_MAKE_ARGS := BUILD=$(call sq,$(BUILD)) \
 	SANITIZE=$(call sq,$(SANITIZE)) CC=$(call sq,$(CC)) \
 	CFLAGS=$(call sq,$(CFLAGS)) LDFLAGS=$(call sq,$(LDFLAGS))
 
@@ -165,19 +213,21 @@ uninstall:
 # make clean: the build dirs in the tree; make clean BUILD=DIR: that one
 # only, and only what the build makes there, so BUILD=/tmp does no harm.
 ifeq ($(origin BUILD),file)
-CLEAN_DIRS = build build-san build-werror
+CLEAN_DIRS = build build-san build-werror build-fuzz
 else
 CLEAN_DIRS = $(BUILD)
 endif
 clean:
 	for d in $(CLEAN_DIRS); do \
-	  rm -rf $$d/bin $$d/cmd $$d/gen $$d/lib $$d/test $$d/flags; \
+	  rm -rf $$d/bin $$d/cmd $$d/gen $$d/lib $$d/test $$d/flags \
+	    $$d/fuzzers $$d/valgrind; \
 	  rmdir $$d 2>/dev/null || true; done
 
 FORCE:
 
-.PHONY: all tools check bench install uninstall clean FORCE
+.PHONY: all tools check check-valgrind bench install uninstall clean fuzz \
+	fuzzers FORCE
 .SECONDARY:
 .DELETE_ON_ERROR:
 -include $(LIB_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/cmd/%.d) \
-	$(UNITS:=.d) $(TOOLS:=.d)
+	$(UNITS:=.d) $(TOOLS:=.d) $(FUZZ_REPLAY:=.d) $(FUZZERS:=.d)

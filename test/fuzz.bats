@@ -9,7 +9,9 @@
 #   smoke   the libFuzzer builds (make fuzz: clang; $ONNXQ_FUZZ_BUILD) fuzz
 #           for a few seconds each from the same seeds, with no finding.
 # Needs: the replay programs (make check builds them); clang for the smoke
-# (skipped without it). Long runs: scripts/fuzz all 1800 (see there).
+# (skipped without it, and when ONNXQ_FUZZ_SMOKE, its seconds, is 0).
+# Under make check-valgrind (ONNXQ_VALGRIND=1) the replays run under
+# scripts/valgrind-wrap. Long runs: scripts/fuzz all 1800 (see there).
 load helpers
 
 FUZZ_BIN=$ONNXQ_BUILD/test/fuzz
@@ -25,13 +27,18 @@ replay() {
 	mapfile -t seeds < <(scripts/fuzz seeds "$1")
 	n=${#seeds[@]}
 	[ "$n" -ge 10 ] || fail "$1: only $n seeds"
-	run --separate-stderr "$FUZZ_BIN/$1" "${seeds[@]}"
+	if [ "${ONNXQ_VALGRIND:-}" = 1 ]; then
+		run --separate-stderr scripts/valgrind-wrap "$FUZZ_BIN/$1" "${seeds[@]}"
+	else
+		run --separate-stderr "$FUZZ_BIN/$1" "${seeds[@]}"
+	fi
 	[ "$status" -eq 0 ] || fail "$1: status $status: ${stderr:0:2000}"
 	[ "$output" = "$n inputs" ] || fail "$1: $output"
 }
 
 # smoke TARGET: libFuzzer TARGET for SMOKE_SECONDS, in a work dir here.
 smoke() {
+	[ "$SMOKE_SECONDS" -gt 0 ] || skip "ONNXQ_FUZZ_SMOKE=0"
 	[ -x "$FUZZ_BUILD/fuzzers/$1" ] ||
 	    skip "no libFuzzer build in $FUZZ_BUILD (make fuzz, needs clang)"
 	cd "$ONNXQ_ROOT" || return 1
