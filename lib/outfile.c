@@ -76,13 +76,20 @@ outfile_open(const char *path, struct err *e)
 	}
 	sprintf(o->tmp, "%.*s.%s.XXXXXX", (int)dirlen, path,
 	    slash ? slash + 1 : path);
+	/*
+	 * Known to the signal handler before it exists: a signal that
+	 * comes while mkstemp makes it must not leave it behind.
+	 */
+	o->slot = register_tmp(o->tmp);
 	if ((fd = mkstemp(o->tmp)) < 0) {
 		err_errno(e, "%s", path);
+		if (o->slot >= 0)
+			open_tmps[o->slot] = NULL;
+		o->slot = -1;
 		free(o->tmp);
 		o->tmp = NULL;
 		goto fail;
 	}
-	o->slot = register_tmp(o->tmp);
 	/* mkstemp makes 0600; give the file the usual umask-governed mode. */
 	mode_t mask = umask(0);
 	umask(mask);
