@@ -76,6 +76,16 @@ usage(FILE *fp)
 	fputs(usage_text, fp);
 }
 
+/* One line whatever names the message quotes: err_vset makes it so. */
+static void
+vput_line(const char *fmt, va_list ap)
+{
+	struct err line;
+
+	err_vset(&line, fmt, ap);
+	fputs(line.msg, stderr);
+}
+
 static void
 warnx_(const char *fmt, ...)
 {
@@ -83,7 +93,7 @@ warnx_(const char *fmt, ...)
 
 	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vput_line(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -1324,7 +1334,7 @@ main(int argc, char **argv)
 	int rc;
 
 	/* before anything else: it may run the program again */
-	interp_exec_passive(argv);
+	interp_reexec_bounded_spin(argv);
 	image_prep_init(&o.prep);
 	if (!(o.dirs = calloc((size_t)argc + 1, sizeof *o.dirs))) {
 		warnx_("out of memory");

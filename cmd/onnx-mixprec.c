@@ -8,14 +8,18 @@
  *
  * The search. Candidates are the quantized activations, grouped with
  * those that round alike (data movement sharing the grid, Relu/Clip,
- * arithmetic with a constant). Each is measured once, on a few samples:
- * the output noise it removes when it alone is promoted in the quantized
- * model (the fp32 outputs are computed once and kept). Candidates that
- * remove noise go in a chain by noise removed per unit of cost (elements
- * promoted, weighted by the extra bits), and the shortest prefix of the
- * chain that meets the target is found with a handful of runs of the
- * whole quantized model: a first guess from the gains, longer prefixes
- * until the target is met, then halving back.
+ * arithmetic with a constant). The fp32 outputs are computed once and
+ * kept, and the samples ordered by how noisy the quantized model is on
+ * them (the pooled SNR is theirs, mostly). Each candidate is measured
+ * once: the noise it removes when it alone is promoted in the quantized
+ * model, on the two noisiest samples, at the "probes" (the outputs, or
+ * the logits before a final Softmax, where noise adds up rather than
+ * flipping classes). Candidates that remove noise go in a chain by noise
+ * removed per unit of cost (elements promoted, weighted by the extra
+ * bits), and the shortest prefix of the chain that meets the target is
+ * found with a handful of runs of the whole quantized model on all the
+ * samples: a first guess from the gains, longer prefixes until the
+ * target is met, then halving back.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,6 +46,11 @@
 #include "tensor.h"
 
 #define PROG		"onnx-mixprec"
+/*
+ * The noisiest samples that measure candidates and screen steps: the
+ * pooled SNR is mostly theirs.
+ */
+#define HEAD		2
 #define MODEL_MAX	((size_t)4 << 30)	/* protobuf's limit is 2 GiB */
 
 struct opts {
@@ -416,6 +425,7 @@ struct evaldata {
 	struct tensor *probe_ref;	/* nsamples * noutputs */
 	int classifier;		/* some output is classifier-like */
 	int *order;		/* samples, the noisiest first (see rank_samples) */
+	double *signal;		/* each output's sum of squares, all samples */
 	double *sample_noise;	/* each sample's squared error, last run */
 	int runs;		/* quantized models run so far */
 	double run_time;
@@ -427,6 +437,8 @@ struct score {
 	double agree;		/* top-1 agreement over classifier outputs, %; NaN */
 	double noise;		/* sum over outputs of noise / signal */
 	double pnoise;		/* the same over the probes */
+	int samples;		/* samples run */
+	double head;		/* the noise after the HEAD noisiest samples */
 };
 
 /* What the observe callbacks need. */
@@ -460,6 +472,7 @@ evaldata_release(struct evaldata *ev)
 	free(ev->ref);
 	free(ev->probe_ref);
 	free(ev->order);
+	free(ev->signal);
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
@@ -601,10 +614,12 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 	ev->ref = calloc(n, sizeof *ev->ref);
 	ev->probe_ref = calloc(n, sizeof *ev->probe_ref);
 	ev->order = calloc((size_t)ev->nsamples + 1, sizeof *ev->order);
+	ev->signal = calloc((size_t)ev->noutputs + 1, sizeof *ev->signal);
 	ev->sample_noise = calloc((size_t)ev->nsamples + 1,
 	    sizeof *ev->sample_noise);
 	if (!in_names || !in_dtypes || !ev->inputs || !ev->ref ||
-	    !ev->probe_ref || !ev->order || !ev->sample_noise) {
+	    !ev->probe_ref || !ev->order || !ev->signal ||
+	    !ev->sample_noise) {
 		err_nomem(e);
 		goto out;
 	}
@@ -631,6 +646,11 @@ evaldata_init(struct evaldata *ev, const struct opts *o, const void *mbuf,
 			goto out;
 		}
 		for (int k = 0; k < ev->noutputs; k++) {
+			struct compare c;
+
+			compare_init(&c);
+			compare_add(&c, &ref[k], &ref[k], s);
+			ev->signal[k] += c.signal;
 			if (compare_is_classifier(&ref[k]))
 				ev->classifier = 1;
 			if (ev->probe_ref[s * ev->noutputs + k].data == NULL &&
@@ -712,14 +732,18 @@ out:
 }
 
 /*
- * Run the QDQ model of mp's current result (with `only`, the fp32 model
- * with just those tensors quantized, and the weights if only_weights) on
- * the first nsamples samples (0: all) and compare with the fp32 outputs.
+ * Run the QDQ model of mp's current result on the first nsamples samples
+ * (0: all; in the order of ev->order) and compare with the fp32 outputs.
+ * On all the samples, the run stops as soon as the noise (which only
+ * grows, sample after sample, the signal being the fp32 outputs') passes
+ * `stop`, or after the HEAD noisiest samples passes `head_stop`:
+ * sc->samples says how many were run, sc->noise is then a lower bound
+ * and the rest of sc is not set. sc->head is the noise after HEAD
+ * samples.
  */
 static int
-evaluate(struct evaldata *ev, const struct mixprec *mp,
-    const unsigned char *only, int only_weights, int nsamples,
-    struct score *sc, struct err *e)
+evaluate(struct evaldata *ev, const struct mixprec *mp, int nsamples,
+    double stop, double head_stop, struct score *sc, struct err *e)
 {
 	struct mixprec_write_opts wo = { .skip_hist = 1 };
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
@@ -737,8 +761,6 @@ evaluate(struct evaldata *ev, const struct mixprec *mp,
 
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
-	wo.only = only;
-	wo.only_weights = only_weights;
 	if ((plan = plan_of(mp, &wo, e)) == NULL)
 		return -1;
 	if ((names = calloc((size_t)ev->noutputs + 1, sizeof *names)) == NULL) {
@@ -778,15 +800,16 @@ evaluate(struct evaldata *ev, const struct mixprec *mp,
 		}
 	}
 	compare_init(&top1);
+	sc->samples = 0;
 	for (int i = 0; i < nsamples; i++) {
 		int s = ev->order[i];
-		double before = 0;
+		double before = 0, partial = 0;
 
 		w.sample = s;
 		if (interp_run(ip, &ev->inputs[s * ev->ninputs], out, e) < 0)
 			goto out;
 		for (int k = 0; k < ev->noutputs; k++)
-			before += cmp[k].signal > 0 ? cmp[k].noise : 0;
+			before += cmp[k].noise;
 		for (int k = 0; k < ev->noutputs; k++) {
 			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
 
@@ -796,10 +819,24 @@ evaluate(struct evaldata *ev, const struct mixprec *mp,
 				    0);
 		}
 		ev->sample_noise[s] = -before;
-		for (int k = 0; k < ev->noutputs; k++)
+		for (int k = 0; k < ev->noutputs; k++) {
 			ev->sample_noise[s] += cmp[k].noise;
+			partial += ev->signal[k] > 0 ? cmp[k].noise /
+			    ev->signal[k] : cmp[k].noise > 0 ? INFINITY : 0;
+			if (cmp[k].nonfinite > 0 || cmp[k].nmismatch > 0)
+				partial = INFINITY;
+		}
 		for (int j = 0; j < nout; j++)
 			tensor_release(&out[j]);
+		sc->samples = i + 1;
+		if (i + 1 == HEAD || i + 1 == nsamples)
+			sc->head = partial;
+		if (nsamples == ev->nsamples && (partial > stop ||
+		    (i + 1 == HEAD && partial > head_stop))) {
+			sc->noise = partial;
+			rc = 0;
+			goto out;
+		}
 	}
 	sc->snr = INFINITY;
 	sc->noise = sc->pnoise = 0;
@@ -852,8 +889,6 @@ struct search {
 	int nc;
 	int *chain;		/* usable candidates by score */
 	int nchain;
-	int *taken;		/* those kept, in order */
-	int ntaken;
 };
 
 static int
@@ -1111,28 +1146,21 @@ cmp_score(const void *a, const void *b)
 }
 
 /*
- * What each candidate's quantization costs on its own: the noise at the
- * probes of the fp32 model with only its tensors quantized (8 bits, as
- * the stream says), on the first nprobe samples; likewise the weights
- * alone (*wnoise), which no promotion removes. Then what promoting it
- * alone costs in elements.
+ * What each candidate buys on its own: the noise at the probes that
+ * promoting it alone in the quantized model removes (its effect where
+ * the other errors are, which they may have been cancelling), on the
+ * first nprobe samples (the noisiest), where the quantized model has
+ * probe noise `base`; and what it costs in elements.
  */
 static int
-measure(struct search *S, int nprobe, double *wnoise, struct err *e)
+measure(struct search *S, int nprobe, double base, struct err *e)
 {
 	struct mixprec *mp = S->mp;
-	int nt = mixprec_ntensors(mp), bad, rc = -1;
 	struct mixprec_summary sum;
-	unsigned char *mask;
 	struct progress bar;
 	struct score sc;
+	int bad;
 
-	if ((mask = calloc((size_t)nt + 1, 1)) == NULL)
-		return err_nomem(e);
-	mixprec_clear(mp);
-	if (evaluate(S->ev, mp, mask, 1, nprobe, &sc, e) < 0)
-		goto out;
-	*wnoise = sc.pnoise;
 	progress_init(&bar, stderr, progress_wanted(stderr, S->o->quiet),
 	    PROG, "candidates", S->nc);
 	for (int i = 0; i < S->nc; i++) {
@@ -1141,47 +1169,42 @@ measure(struct search *S, int nprobe, double *wnoise, struct err *e)
 		progress_update(&bar, i);
 		c->usable = 0;
 		if ((bad = setup(S, NULL, 0, i, e)) < 0)
-			goto out;
+			return -1;
 		mixprec_summarize(mp, &sum);
 		c->cost = sum.cost;
 		if (bad || !(c->cost > 0) || (!isnan(S->o->budget) &&
 		    share_of(&sum) > S->o->budget))
 			continue;
-		if (c->to_float && c->twin >= 0 && S->c[c->twin].gain > 0)
-			c->gain = S->c[c->twin].gain;
-		else {
-			for (int k = 0; k < c->nt; k++)
-				mask[c->t[k]] = 1;
-			mixprec_clear(mp);
-			rc = evaluate(S->ev, mp, mask, 0, nprobe, &sc, e);
-			for (int k = 0; k < c->nt; k++)
-				mask[c->t[k]] = 0;
-			if (rc < 0)
-				goto out;
-			rc = -1;
-			c->gain = sc.pnoise;
-		}
+		if (evaluate(S->ev, mp, nprobe, INFINITY, INFINITY, &sc, e) < 0)
+			return -1;
+		c->gain = base - sc.pnoise;
 		c->usable = c->gain > 0 && isfinite(c->gain);
 		c->score = c->usable ? c->gain / c->cost : 0;
 		if (S->o->verbose) {
 			progress_clear(&bar);
-			fprintf(stderr, "%s: candidate %s: alone %.2f dB, cost "
-			    "%.0f%s\n", PROG, c->label, -10 * log10(c->gain),
-			    c->cost, c->usable ? "" : " (no gain)");
+			fprintf(stderr, "%s: candidate %s alone: ", PROG,
+			    c->label);
+			print_score(stderr, &sc);
+			fprintf(stderr, ", %.2f dB at the probes, cost %.0f%s\n",
+			    -10 * log10(sc.pnoise), c->cost, c->usable ? "" :
+			    " (no gain)");
 		}
 	}
 	progress_end(&bar);
-	rc = 0;
-out:
-	free(mask);
-	return rc;
+	return 0;
 }
 
-/* The usable candidates, by noise removed per unit of cost. */
+/*
+ * The usable candidates by noise removed per unit of cost, each kept when
+ * it goes with those before it (the float and 16-bit variants of a
+ * tensor do not) and the budget allows.
+ */
 static int
 make_chain(struct search *S, struct err *e)
 {
+	struct mixprec_summary sum;
 	struct cand **order;
+	int n = 0, bad;
 
 	if ((order = calloc((size_t)S->nc + 1, sizeof *order)) == NULL ||
 	    (S->chain = calloc((size_t)S->nc + 1, sizeof *S->chain)) == NULL) {
@@ -1190,10 +1213,21 @@ make_chain(struct search *S, struct err *e)
 	}
 	for (int i = 0; i < S->nc; i++)
 		if (S->c[i].usable)
-			order[S->nchain++] = &S->c[i];
-	qsort(order, (size_t)S->nchain, sizeof *order, cmp_score);
-	for (int i = 0; i < S->nchain; i++)
-		S->chain[i] = (int)(order[i] - S->c);
+			order[n++] = &S->c[i];
+	qsort(order, (size_t)n, sizeof *order, cmp_score);
+	for (int i = 0; i < n; i++) {
+		int ci = (int)(order[i] - S->c);
+
+		if ((bad = setup(S, S->chain, S->nchain, ci, e)) < 0) {
+			free(order);
+			return -1;
+		}
+		mixprec_summarize(S->mp, &sum);
+		if (bad || (!isnan(S->o->budget) &&
+		    share_of(&sum) > S->o->budget))
+			continue;
+		S->chain[S->nchain++] = ci;
+	}
 	free(order);
 	return 0;
 }
@@ -1203,6 +1237,63 @@ print_share(const struct mixprec_summary *sum)
 {
 	fprintf(stderr, "; %d tensors promoted, %d in float, %.2f%% of the "
 	    "elements\n", sum->promoted, sum->floated, share_of(sum));
+}
+
+/* Print an accepted step: the candidates chain[from..to). */
+static void
+print_step(const struct search *S, int step, int from, int to,
+    const struct score *sc, const struct mixprec_summary *sum)
+{
+	int shown = 0, max = S->o->verbose ? to - from : 6;
+
+	fprintf(stderr, "%s: step %d: %s %d (", PROG, step,
+	    to - from == 1 && S->c[S->chain[from]].to_float ?
+	    "left in float" : "promoted", to - from);
+	for (int i = from; i < to && shown < max; i++, shown++)
+		fprintf(stderr, "%s%s", shown ? ", " : "",
+		    S->c[S->chain[i]].label);
+	if (to - from > shown)
+		fprintf(stderr, ", ...");
+	fprintf(stderr, "): ");
+	print_score(stderr, sc);
+	print_share(sum);
+}
+
+/*
+ * A batch of *b candidates (taken[n..n + *b)) reached the target: the
+ * fewest of them, from the first, that do too (halving), with their
+ * score in *sc. Each run is a step.
+ */
+static int
+trim(struct search *S, struct evaldata *ev, const int *taken, int n,
+    int *b, struct score *sc, int *step, struct err *e)
+{
+	struct mixprec_summary sum;
+	struct score t;
+	int lo = 0, hi = *b;
+
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (setup(S, taken, n + mid, -1, e) != 0)
+			return err_set(e, "the chosen candidates conflict");
+		if (evaluate(ev, S->mp, 0, INFINITY, INFINITY, &t, e) < 0)
+			return -1;
+		mixprec_summarize(S->mp, &sum);
+		if (!S->o->quiet) {
+			fprintf(stderr, "%s: step %d: the first %d of those: ",
+			    PROG, ++*step, mid);
+			print_score(stderr, &t);
+			print_share(&sum);
+		}
+		if (target_met(S->o, &t)) {
+			hi = mid;
+			*sc = t;
+		} else
+			lo = mid;
+	}
+	*b = hi;
+	return 0;
 }
 
 /*
@@ -1233,8 +1324,9 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	struct evaldata ev;
 	struct score base, probe, cur, sc;
 	struct mixprec_summary sum;
-	double t0 = now(), wnoise = 0, total;
-	int rc = -1, nu = 0, ns = 0, nprobe, done = 0;
+	double t0 = now(), total;
+	int rc = -1, nu = 0, ns = 0, nprobe, step = 0, met = 0, ntaken = 0;
+	int *taken = NULL;
 
 	memset(&S, 0, sizeof S);
 	S.o = o;
@@ -1264,7 +1356,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	if (make_candidates(&S, e) < 0)
 		goto out;
 	mixprec_clear(mp);
-	if (evaluate(&ev, mp, NULL, 0, 0, &base, e) < 0)
+	if (evaluate(&ev, mp, 0, INFINITY, INFINITY, &base, e) < 0)
 		goto out;
 	rank_samples(&ev);
 	if (!o->quiet) {
@@ -1283,104 +1375,101 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		rc = write_out(o, mp, e);
 		goto out;
 	}
-	/* What each candidate costs alone, on a few samples. */
-	nprobe = ev.nsamples < 2 ? ev.nsamples : 2;
-	if (evaluate(&ev, mp, NULL, 0, nprobe, &probe, e) < 0 ||
-	    measure(&S, nprobe, &wnoise, e) < 0 || make_chain(&S, e) < 0)
+	/* What each candidate buys alone, on the noisiest samples. */
+	nprobe = ev.nsamples < HEAD ? ev.nsamples : HEAD;
+	if (evaluate(&ev, mp, nprobe, INFINITY, INFINITY, &probe, e) < 0 ||
+	    measure(&S, nprobe, probe.pnoise, e) < 0 || make_chain(&S, e) < 0)
 		goto out;
-	if ((S.taken = calloc((size_t)S.nc + 1, sizeof *S.taken)) == NULL) {
-		err_nomem(e);
-		goto out;
-	}
-	total = wnoise;
-	for (int i = 0; i < S.nc; i++)
-		if (S.c[i].usable && !S.c[i].to_float)
-			total += S.c[i].gain;
+	total = 0;
+	for (int i = 0; i < S.nchain; i++)
+		total += S.c[S.chain[i]].gain;
 	if (!o->quiet)
-		fprintf(stderr, "%s: %d candidates usable; at the probes "
-		    "alone they add up to %.2f dB (weights %.2f dB), together "
-		    "%.2f dB\n", PROG, S.nchain, -10 * log10(total),
-		    -10 * log10(wnoise), -10 * log10(probe.pnoise));
+		fprintf(stderr, "%s: %d of %d candidates gain on their own; "
+		    "together they would remove %.0f%% of the noise\n", PROG,
+		    S.nchain, S.nc, probe.pnoise > 0 ? 100 * total /
+		    probe.pnoise : 0.0);
 	if (S.nchain == 0) {
-		err_set(e, "no candidate to promote");
+		err_set(e, "target not reached%s: no candidate improves the "
+		    "model", isnan(o->budget) ? "" : " within the budget");
 		goto out;
 	}
 	/*
-	 * Greedy: take the candidates in that order, each checked on a few
-	 * samples together with those taken, and kept when the output noise
-	 * goes down (quantization errors also cancel: promoting a tensor
-	 * can make things worse). When those samples meet the target, all
-	 * of them are run.
+	 * Greedy, in that order, each step run on all the samples and kept
+	 * only when the output noise goes down: errors do not add up (they
+	 * also cancel), so the runs decide. Steps take a batch of
+	 * candidates, doubled while they pay, halved down to one when they
+	 * do not; a single candidate that does not pay is left out.
 	 */
-	nprobe = ev.nsamples < 4 ? ev.nsamples : 4;
-	if (evaluate(&ev, mp, NULL, 0, nprobe, &cur, e) < 0)
+	if ((taken = calloc((size_t)S.nchain + 1, sizeof *taken)) == NULL) {
+		err_nomem(e);
 		goto out;
-	for (int i = 0; i < S.nchain && !done; i++) {
-		struct cand *c = &S.c[S.chain[i]];
-		int bad;
+	}
+	cur = base;
+	cur.head = probe.head;	/* base ran before the samples were ranked */
+	for (int pos = 0, batch = 4; pos < S.nchain && !met; ) {
+		int b = batch < S.nchain - pos ? batch : S.nchain - pos, bad;
 
-		S.taken[S.ntaken] = S.chain[i];
-		if ((bad = setup(&S, S.taken, S.ntaken + 1, -1, e)) < 0)
+		memcpy(taken + ntaken, S.chain + pos, (size_t)b * sizeof *taken);
+		if ((bad = setup(&S, taken, ntaken + b, -1, e)) < 0)
 			goto out;
 		mixprec_summarize(mp, &sum);
-		if (bad || (!isnan(o->budget) && share_of(&sum) > o->budget))
-			continue;
-		if (evaluate(&ev, mp, NULL, 0, nprobe, &sc, e) < 0)
-			goto out;
-		if (!(sc.noise < cur.noise)) {
-			if (o->verbose) {
-				fprintf(stderr, "%s: %s: no better with it (",
-				    PROG, c->label);
-				print_score(stderr, &sc);
-				fprintf(stderr, " on %d samples), left out\n",
-				    nprobe);
-			}
-			continue;
-		}
-		S.ntaken++;
-		cur = sc;
-		if (!o->quiet) {
-			fprintf(stderr, "%s: step %d: %s %s: ", PROG, S.ntaken,
-			    c->to_float ? "left in float" : "promoted",
-			    c->label);
-			print_score(stderr, &sc);
-			if (nprobe < ev.nsamples)
-				fprintf(stderr, " on the %d noisiest samples",
-				    nprobe);
-			print_share(&sum);
-		}
-		if (!target_met(o, &sc))
-			continue;
-		if (nprobe < ev.nsamples) {
-			if (evaluate(&ev, mp, NULL, 0, 0, &sc, e) < 0)
+		if (!bad && (isnan(o->budget) || share_of(&sum) <= o->budget)) {
+			/* Worse on the noisiest samples: no use going on. */
+			if (evaluate(&ev, mp, 0, cur.noise, cur.head, &sc,
+			    e) < 0)
 				goto out;
-			if (!o->quiet) {
-				fprintf(stderr, "%s: all %d samples: ", PROG,
-				    ev.nsamples);
-				print_score(stderr, &sc);
-				fputc('\n', stderr);
+			if (sc.samples == ev.nsamples && sc.noise < cur.noise) {
+				if (!o->quiet)
+					print_step(&S, ++step, pos, pos + b, &sc,
+					    &sum);
+				met = target_met(o, &sc);
+				if (met && b > 1 && trim(&S, &ev, taken, ntaken,
+				    &b, &sc, &step, e) < 0)
+					goto out;
+				ntaken += b;
+				pos += b;
+				cur = sc;
+				batch = 2 * b < 32 ? 2 * b : 32;
+				continue;
 			}
 		}
-		done = target_met(o, &sc);
+		if (b > 1) {
+			batch = b / 2;
+			continue;
+		}
+		if (o->verbose) {
+			fprintf(stderr, "%s: %s left out: ", PROG,
+			    S.c[S.chain[pos]].label);
+			if (bad)
+				fprintf(stderr, "it conflicts\n");
+			else if (!isnan(o->budget) && share_of(&sum) > o->budget)
+				fprintf(stderr, "over the budget\n");
+			else if (sc.samples < ev.nsamples)
+				fprintf(stderr, "noisier on the %d noisiest "
+				    "samples already\n", sc.samples);
+			else {
+				print_score(stderr, &sc);
+				fprintf(stderr, " with it\n");
+			}
+		}
+		pos++;
 	}
-	if (setup(&S, S.taken, S.ntaken, -1, e) != 0) {
-		err_set(e, "the chosen candidates conflict");
-		goto out;
-	}
-	if (!done) {
-		if (nprobe < ev.nsamples && evaluate(&ev, mp, NULL, 0, 0, &sc,
-		    e) < 0)
-			goto out;
+	if (!met) {
 		if (!o->quiet) {
-			fprintf(stderr, "%s: target not reached: with %d "
-			    "candidates taken, ", PROG, S.ntaken);
-			print_score(stderr, &sc);
+			fprintf(stderr, "%s: target not reached: at best, with "
+			    "%d of %d candidates, ", PROG, ntaken, S.nchain);
+			print_score(stderr, &cur);
 			fputc('\n', stderr);
 		}
 		err_set(e, "target not reached%s", isnan(o->budget) ? "" :
 		    " within the budget");
 		goto out;
 	}
+	if (setup(&S, taken, ntaken, -1, e) != 0) {
+		err_set(e, "the chosen candidates conflict");
+		goto out;
+	}
+	sc = cur;
 	mixprec_summarize(mp, &sum);
 	if (!o->quiet) {
 		fprintf(stderr, "%s: target reached: ", PROG);
@@ -1400,7 +1489,7 @@ out:
 	}
 	free(S.c);
 	free(S.chain);
-	free(S.taken);
+	free(taken);
 	evaldata_release(&ev);
 	return rc;
 }
@@ -1454,7 +1543,7 @@ main(int argc, char **argv)
 	struct opts o;
 	int status;
 
-	interp_exec_passive(argv);
+	interp_reexec_bounded_spin(argv);
 	status = parse_args(&o, argc, argv);
 	if (status == 0) {
 		outfile_cleanup_on_signals();

@@ -184,8 +184,12 @@ static void
 print_note(void *ctx, const char *msg)
 {
 	const char *model = ctx;
+	struct err line;
 
-	fprintf(stderr, "%s: %s: %s\n", PROG, model, msg);
+
+	/* one line, whatever names from the model the note quotes */
+	err_set(&line, "%s", msg);
+	fprintf(stderr, "%s: %s: %s\n", PROG, model, line.msg);
 }
 
 static void

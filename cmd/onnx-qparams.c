@@ -162,6 +162,16 @@ usage(FILE *fp)
 	fputs(usage_text, fp);
 }
 
+/* One line whatever names the message quotes: err_vset makes it so. */
+static void
+vput_line(const char *fmt, va_list ap)
+{
+	struct err line;
+
+	err_vset(&line, fmt, ap);
+	fputs(line.msg, stderr);
+}
+
 static void
 warnx_(const char *fmt, ...)
 {
@@ -169,7 +179,7 @@ warnx_(const char *fmt, ...)
 
 	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vput_line(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -184,7 +194,7 @@ note(const struct run *r, const char *fmt, ...)
 		return;
 	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vput_line(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }

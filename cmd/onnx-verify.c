@@ -164,6 +164,16 @@ usage(FILE *fp)
 	fputs(usage_text, fp);
 }
 
+/* One line whatever names the message quotes: err_vset makes it so. */
+static void
+vput_line(const char *fmt, va_list ap)
+{
+	struct err line;
+
+	err_vset(&line, fmt, ap);
+	fputs(line.msg, stderr);
+}
+
 static void
 warnx_(const char *fmt, ...)
 {
@@ -172,7 +182,7 @@ warnx_(const char *fmt, ...)
 	progress_clear(&bar);
 	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vput_line(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -2434,7 +2444,7 @@ main(int argc, char **argv)
 	struct opts o = { 0 };
 	int r;
 
-	interp_exec_passive(argv);
+	interp_reexec_bounded_spin(argv);
 	if ((r = parse_args(argc, argv, &o)) != 0) {
 		free(o.dirs);
 		free(o.gates);

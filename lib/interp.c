@@ -665,7 +665,7 @@ fail:
 }
 
 void
-interp_exec_passive(char *const *argv)
+interp_reexec_bounded_spin(char *const *argv)
 {
 	/* A short spin (about the gap between two kernels) keeps wake-ups
 	 * cheap on a quiet machine without starving a busy one. */

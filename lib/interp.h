@@ -63,6 +63,6 @@ int interp_run(struct interp *ip, const struct tensor *inputs,
  * ~100 us to wake) and re-executes the program (/proc/self/exe) with the
  * same arguments. Returns only when it did not re-execute.
  */
-void interp_exec_passive(char *const *argv);
+void interp_reexec_bounded_spin(char *const *argv);
 
 #endif

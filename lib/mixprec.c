@@ -416,20 +416,9 @@ region_pair(struct loader *L, void *arg, const char *ks,
 		get_bool(L, v, c, &r->t.reduce_range);
 	else if (strcmp(ks, "power_of_two") == 0)
 		get_bool(L, v, c, &r->t.pow2);
-	else if (strcmp(ks, "name") == 0) {
-		if ((s = scalar(L, v, c)) != NULL) {
-			char *ps = printable(s), *label;
-
-			label = ps ? fmt("%s (%s)", r->label, ps) : NULL;
-			free(ps);
-			if (label == NULL)
-				L->nomem = 1;
-			else {
-				free(r->label);
-				r->label = label;
-			}
-		}
-	} else {
+	else if (strcmp(ks, "name") == 0)
+		scalar(L, v, c);	/* taken first, by read_region */
+	else {
 		char *pk = printable(ks);
 
 		diag(L, kn, ctx, "unknown key '%s' (nodes, tensors, op_types, "
@@ -2499,11 +2488,13 @@ resolve_folds(struct mixprec *mp)
 		p = &mp->nodes[n->fold_into];
 		same = (n->req < 0 && p->req < 0) || (n->req >= 0 &&
 		    p->req >= 0 && type_eq(&n->rt, &p->rt));
-		if (same)
+		/* A fold clamps with its output's parameters: float has none. */
+		if (same && !(n->req >= 0 && n->rt.type == DT_FLOAT))
 			continue;
 		n->fold_dropped = 1;
-		note(mp, "fold %s into %s dropped: the two nodes are in "
-		    "different types", n->name, p->name);
+		note(mp, "fold %s into %s dropped: %s", n->name, p->name,
+		    same ? "they stay in float" :
+		    "the two nodes are in different types");
 		if (n->nin < 1 || n->tin[0] < 0 || n->nout < 1 ||
 		    n->tout[0] < 0)
 			continue;
@@ -2818,10 +2809,6 @@ mixprec_write(const struct mixprec *mp, struct stream_writer *w,
 		const struct stream_rec *rec = mp->recs[i];
 		const char *type = rec->type;
 
-		if (o && o->only && ((t_at[i] >= 0 && !o->only[t_at[i]]) ||
-		    strcmp(type, "fold") == 0 || (wb_at[i] >= 0 &&
-		    (mp->wbs[wb_at[i]].is_bias || !o->only_weights))))
-			continue;
 		if (t_at[i] >= 0) {
 			const struct mtensor *t = &mp->t[t_at[i]];
 

@@ -213,14 +213,6 @@ int mixprec_tensor_result_type(const struct mixprec *mp, int t);
 
 struct mixprec_write_opts {
 	int skip_hist;		/* leave out hist records (for in-memory use) */
-	/*
-	 * For measuring what a tensor's quantization costs on its own: when
-	 * set, only the activations t with only[t] keep their qparam (and
-	 * convert) records, weights keep theirs when only_weights is set,
-	 * and biases and folds are left out: a model float but for those.
-	 */
-	const unsigned char *only;
-	int only_weights;
 	const char *prog;	/* a #prog line with these, when prog is set */
 	const char *version;
 	int argc;

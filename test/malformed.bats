@@ -133,6 +133,41 @@ image() {
 	[ "$status" -eq 0 ] && [ -z "$stderr" ]
 }
 
+@test "NaN and infinities in weights and data are counted, with a warning" {
+	mkdir -p d/s0 && cp "$M/npy/nonfinite.npy" d/s0/x.npy
+	run --separate-stderr onnx-calib -d d "$M/model/ok-vec.onnx"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "onnx-calib: warning: tensor x: 1 NaN and 2 infinite values, left out of its statistics
+onnx-calib: warning: tensor mm: 3 NaN and 0 infinite values, left out of its statistics
+onnx-calib: warning: tensor y: 3 NaN and 0 infinite values, left out of its statistics" ]
+	printf '%s\n' "$output" | grep -q '^stat	x	.*	n=1	nan=1	inf=2	min=1	max=1	'
+	cp "$M/npy/ok-x.npy" d/s0/x.npy
+	run --separate-stderr onnx-calib -d d "$M/model/init-nonfinite.onnx"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "onnx-calib: warning: tensor a: 1 NaN and 2 infinite values, left out of its statistics
+onnx-calib: warning: tensor y: 1 NaN and 1 infinite values, left out of its statistics" ]
+	printf '%s\n' "$output" | grep -q '^weight	w	.*	min=-inf	max=inf$'
+	# a weight that is not finite cannot be quantized
+	printf '%s\n' "$output" >s.stream
+	fails 1 'onnx-qparams: weight w: range [-inf, inf] is not finite' \
+	    onnx-qparams s.stream
+	cases_ok
+}
+
+@test "names with a newline or an escape sequence stay on one line" {
+	mkdir -p d/s0 && cp "$M/npy/ok-x.npy" d/s0/x.npy
+	run --separate-stderr onnx-calib -d d "$M/model/names-control.onnx"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "onnx-calib: warning: tensor a?b: 1 NaN and 1 infinite values, left out of its statistics
+onnx-calib: warning: tensor y: 1 NaN and 1 infinite values, left out of its statistics" ]
+	# in the stream the names are escaped
+	printf '%s\n' "$output" | grep -q '^node	add%0Anode	op=Add	in=x,w%1B\[31m	out=a%0Ab$'
+	printf '%s\n' "$output" >s.stream
+	fails 1 'onnx-qparams: weight w?[31m: range [1, inf] is not finite' \
+	    onnx-qparams s.stream
+	cases_ok
+}
+
 @test "the corpus has at least 100 cases" {
 	n=$(grep -c '^	# case: ' "$BATS_TEST_FILENAME")
 	[ "$n" -ge 100 ] || fail "only $n cases"

@@ -397,7 +397,7 @@ main(int argc, char **argv)
 	char **cases = NULL, msg[4096], label[256];
 	int ncases = 0, c, count[5] = { 0 };
 
-	interp_exec_passive(argv);
+	interp_reexec_bounded_spin(argv);
 	o.bad = calloc(argc + 1, sizeof *o.bad);
 	while ((c = getopt_long(argc, argv, "fvml:t:x:", longopts, NULL)) != -1)
 		switch (c) {

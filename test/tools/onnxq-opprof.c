@@ -82,7 +82,7 @@ main(int argc, char **argv)
 	int runs = 5, c, ni, no, *order;
 	double total = 0;
 
-	interp_exec_passive(argv);
+	interp_reexec_bounded_spin(argv);
 	while ((c = getopt(argc, argv, "n:t:")) != -1)
 		switch (c) {
 		case 'n': runs = atoi(optarg); break;

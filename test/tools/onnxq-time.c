@@ -50,7 +50,7 @@ main(int argc, char **argv)
 	double *ms;
 	int runs = 5, c, ni, no;
 
-	interp_exec_passive(argv);
+	interp_reexec_bounded_spin(argv);
 	while ((c = getopt(argc, argv, "n:t:")) != -1)
 		switch (c) {
 		case 'n': runs = atoi(optarg); break;
