@@ -589,11 +589,14 @@ struct merge {
 	struct strmap *index;
 	char *model_sha;	/* sha256 of the first #model line */
 	char *model_where;
+	struct tstats_edges *edges;	/* bin edge texts; NULL: none */
 };
 
 static void
 merge_release(struct merge *mg)
 {
+	tstats_edges_free(mg->edges);
+	mg->edges = NULL;
 	for (size_t i = 0; i < mg->n; i++) {
 		struct item *it = &mg->items[i];
 
@@ -960,8 +963,8 @@ heap_pop(struct heap *h)
 }
 
 static int
-write_item(const struct opts *o, struct item *it, struct stream_writer *w,
-    struct err *e)
+write_item(const struct opts *o, struct merge *mg, struct item *it,
+    struct stream_writer *w, struct err *e)
 {
 	switch (it->kind) {
 	case IT_HEADER:
@@ -979,8 +982,11 @@ write_item(const struct opts *o, struct item *it, struct stream_writer *w,
 		stream_rec_done(w);
 		break;
 	case IT_HIST:
-		if (tstats_put_hist(&it->ts, it->subject, w, it->extra,
-		    it->nextra, e) < 0)
+		/* the same edges recur in every tensor: format each once */
+		if (!mg->edges)
+			mg->edges = tstats_edges_new();
+		if (tstats_put_hist_ed(&it->ts, it->subject, w, it->extra,
+		    it->nextra, mg->edges, e) < 0)
 			return -1;
 		break;
 	}
@@ -1029,7 +1035,7 @@ write_group(const struct opts *o, struct merge *mg, int headers,
 			continue;
 		it->done = 1;
 		left--;
-		if (write_item(o, it, w, e) < 0)
+		if (write_item(o, mg, it, w, e) < 0)
 			goto out;
 		for (size_t k = 0; k < it->nsucc; k++) {
 			struct item *s = &mg->items[it->succ[k]];

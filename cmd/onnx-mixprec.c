@@ -11,15 +11,18 @@
  * arithmetic with a constant). The fp32 outputs are computed once and
  * kept, and the samples ordered by how noisy the quantized model is on
  * them (the pooled SNR is theirs, mostly). Each candidate is measured
- * once: the noise it removes when it alone is promoted in the quantized
- * model, on the two noisiest samples, at the "probes" (the outputs, or
- * the logits before a final Softmax, where noise adds up rather than
- * flipping classes). Candidates that remove noise go in a chain by noise
- * removed per unit of cost (elements promoted, weighted by the extra
- * bits), and the shortest prefix of the chain that meets the target is
- * found with a handful of runs of the whole quantized model on all the
- * samples: a first guess from the gains, longer prefixes until the
- * target is met, then halving back.
+ * once, from the top: the noise at the "probes" (the outputs, or the
+ * logits before a final Softmax, where noise adds up rather than
+ * flipping classes) that leaving it alone in 8 bits adds to the model
+ * with every other candidate promoted, on the two noisiest samples;
+ * promoted alone in a chaotic 8-bit model, a tensor's effect is mostly
+ * chance (see measure()). Candidates that remove noise go in a chain by
+ * noise removed per unit of cost (elements promoted, weighted by the
+ * extra bits), taken greedily in batches, each run on all the samples
+ * and kept when the output noise goes down; the batch that meets the
+ * target is cut back by halving. When that does not reach the target,
+ * the candidates are measured again alone in the quantized model, and
+ * the search goes again.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -322,7 +325,7 @@ print_note(void *ctx, const char *msg)
 }
 
 static void
-print_msgs(const struct mixprec_msgs *m)
+print_msgs(const struct config_msgs *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		fprintf(stderr, "%s: %s\n", PROG, m->v[i]);
@@ -353,7 +356,8 @@ write_out(const struct opts *o, const struct mixprec *mp, struct err *e)
 
 	if ((of = outfile_open(o->out, e)) == NULL)
 		return -1;
-	if ((w = stream_writer_new(outfile_fp(of), o->out)) == NULL) {
+	if ((w = stream_writer_new(outfile_fp(of),
+	    strcmp(o->out, "-") == 0 ? "<stdout>" : o->out)) == NULL) {
 		outfile_abort(of);
 		return err_nomem(e);
 	}
@@ -375,13 +379,13 @@ static int
 by_hand(const struct opts *o, struct mixprec *mp, struct err *e)
 {
 	struct mixprec_regions *rg;
-	struct mixprec_msgs msgs = { 0 };
+	struct config_msgs msgs = { 0 };
 	long problems;
 
 	if ((rg = mixprec_regions_load(o->regions, &msgs, e)) == NULL) {
 		if (msgs.n > 1)
 			print_msgs(&msgs);
-		mixprec_msgs_release(&msgs);
+		config_msgs_release(&msgs);
 		return -1;
 	}
 	if (mixprec_request_regions(mp, rg, &msgs) > 0 ||
@@ -392,7 +396,7 @@ by_hand(const struct opts *o, struct mixprec *mp, struct err *e)
 			    msgs.n + msgs.dropped, msgs.n + msgs.dropped == 1 ?
 			    "" : "s");
 		}
-		mixprec_msgs_release(&msgs);
+		config_msgs_release(&msgs);
 		mixprec_regions_free(rg);
 		return -1;
 	}
@@ -889,6 +893,7 @@ struct search {
 	int nc;
 	int *chain;		/* usable candidates by score */
 	int nchain;
+	int alone;		/* measure candidates alone, not from the top */
 };
 
 static int
@@ -1048,7 +1053,7 @@ out:
 
 /* Request one candidate; -1 when it conflicts with what is requested. */
 static int
-request_cand(struct search *S, const struct cand *c, struct mixprec_msgs *m)
+request_cand(struct search *S, const struct cand *c, struct config_msgs *m)
 {
 	struct mixprec *mp = S->mp;
 	int rc = 0;
@@ -1085,7 +1090,7 @@ request_cand(struct search *S, const struct cand *c, struct mixprec_msgs *m)
 static int
 setup(struct search *S, const int *v, int n, int extra, struct err *e)
 {
-	struct mixprec_msgs m = { 0 };
+	struct config_msgs m = { 0 };
 	long problems;
 	int bad = 0;
 
@@ -1097,7 +1102,7 @@ setup(struct search *S, const int *v, int n, int extra, struct err *e)
 		bad = 1;
 	if (!bad) {
 		if ((problems = mixprec_resolve(S->mp, &m, e)) < 0) {
-			mixprec_msgs_release(&m);
+			config_msgs_release(&m);
 			return -1;
 		}
 		bad = problems > 0;
@@ -1106,7 +1111,7 @@ setup(struct search *S, const int *v, int n, int extra, struct err *e)
 		for (size_t i = 0; i < m.n; i++)
 			fprintf(stderr, "%s: candidate %s left out: %s\n", PROG,
 			    S->c[extra].label, m.v[i]);
-	mixprec_msgs_release(&m);
+	config_msgs_release(&m);
 	return bad;
 }
 
@@ -1146,11 +1151,17 @@ cmp_score(const void *a, const void *b)
 }
 
 /*
- * What each candidate buys on its own: the noise at the probes that
- * promoting it alone in the quantized model removes (its effect where
- * the other errors are, which they may have been cancelling), on the
- * first nprobe samples (the noisiest), where the quantized model has
- * probe noise `base`; and what it costs in elements.
+ * What each candidate buys, and what it costs in elements. The 8-bit
+ * model can be chaotic (PaddleOCR's recognizer is: a rounding flip early
+ * grows to most of the elements later, and runtimes that round ties
+ * differently give different outputs), so what promoting one tensor
+ * alone does there is mostly chance. So a candidate's gain is measured
+ * from the other end, where rounding does not cascade: the noise at the
+ * probes that leaving it alone in 8 bits adds to the model with every
+ * other candidate promoted, on the first nprobe samples (the noisiest).
+ * Its float variant removes the same noise, at its own cost. When all
+ * candidates together do not go together, each is measured alone in the
+ * quantized model instead (probe noise `base` there).
  */
 static int
 measure(struct search *S, int nprobe, double base, struct err *e)
@@ -1158,40 +1169,78 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 	struct mixprec *mp = S->mp;
 	struct mixprec_summary sum;
 	struct progress bar;
-	struct score sc;
-	int bad;
+	struct score sc, top;
+	int *others, n16 = 0, bad, from_top;
 
+	if ((others = calloc((size_t)S->nc + 1, sizeof *others)) == NULL)
+		return err_nomem(e);
+	for (int i = 0; i < S->nc; i++)
+		if (!S->c[i].to_float)
+			others[n16++] = i;
+	bad = 1;
+	if (!S->alone && ((bad = setup(S, others, n16, -1, e)) < 0 ||
+	    (!bad && evaluate(S->ev, mp, nprobe, INFINITY, INFINITY, &top,
+	    e) < 0))) {
+		free(others);
+		return -1;
+	}
+	from_top = !bad;
+	if (!S->o->quiet && from_top) {
+		fprintf(stderr, "%s: all candidates promoted, on the %d "
+		    "noisiest samples: %.2f dB at the probes\n", PROG, nprobe,
+		    -10 * log10(top.pnoise));
+	}
 	progress_init(&bar, stderr, progress_wanted(stderr, S->o->quiet),
 	    PROG, "candidates", S->nc);
 	for (int i = 0; i < S->nc; i++) {
 		struct cand *c = &S->c[i];
+		int k = 0;
 
 		progress_update(&bar, i);
 		c->usable = 0;
 		if ((bad = setup(S, NULL, 0, i, e)) < 0)
-			return -1;
+			goto fail;
 		mixprec_summarize(mp, &sum);
 		c->cost = sum.cost;
 		if (bad || !(c->cost > 0) || (!isnan(S->o->budget) &&
 		    share_of(&sum) > S->o->budget))
 			continue;
-		if (evaluate(S->ev, mp, nprobe, INFINITY, INFINITY, &sc, e) < 0)
-			return -1;
-		c->gain = base - sc.pnoise;
+		if (from_top && c->to_float) {
+			c->gain = S->c[c->twin].gain;
+		} else if (from_top) {
+			for (int j = 0; j < S->nc; j++)
+				if (!S->c[j].to_float && j != i)
+					others[k++] = j;
+			if ((bad = setup(S, others, k, -1, e)) < 0)
+				goto fail;
+			if (bad || evaluate(S->ev, mp, nprobe, INFINITY,
+			    INFINITY, &sc, e) < 0)
+				goto fail;
+			c->gain = sc.pnoise - top.pnoise;
+		} else {
+			if (evaluate(S->ev, mp, nprobe, INFINITY, INFINITY, &sc,
+			    e) < 0)
+				goto fail;
+			c->gain = base - sc.pnoise;
+		}
 		c->usable = c->gain > 0 && isfinite(c->gain);
 		c->score = c->usable ? c->gain / c->cost : 0;
 		if (S->o->verbose) {
 			progress_clear(&bar);
-			fprintf(stderr, "%s: candidate %s alone: ", PROG,
-			    c->label);
-			print_score(stderr, &sc);
-			fprintf(stderr, ", %.2f dB at the probes, cost %.0f%s\n",
-			    -10 * log10(sc.pnoise), c->cost, c->usable ? "" :
-			    " (no gain)");
+			fprintf(stderr, "%s: candidate %s: removes %.3g of the "
+			    "probe noise, cost %.0f%s\n", PROG, c->label,
+			    c->gain, c->cost, c->usable ? "" : " (no gain)");
 		}
 	}
 	progress_end(&bar);
+	free(others);
 	return 0;
+fail:
+	if (bad > 0)
+		err_set(e, "the candidates conflict");
+	progress_end(&bar);
+	free(others);
+	return -1;
 }
 
 /*
@@ -1375,10 +1424,16 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		rc = write_out(o, mp, e);
 		goto out;
 	}
-	/* What each candidate buys alone, on the noisiest samples. */
+	/* What each candidate buys, on the noisiest samples. */
 	nprobe = ev.nsamples < HEAD ? ev.nsamples : HEAD;
-	if (evaluate(&ev, mp, nprobe, INFINITY, INFINITY, &probe, e) < 0 ||
-	    measure(&S, nprobe, probe.pnoise, e) < 0 || make_chain(&S, e) < 0)
+	if (evaluate(&ev, mp, nprobe, INFINITY, INFINITY, &probe, e) < 0)
+		goto out;
+again:
+	free(S.chain);
+	free(taken);
+	S.chain = taken = NULL;
+	S.nchain = ntaken = 0;
+	if (measure(&S, nprobe, probe.pnoise, e) < 0 || make_chain(&S, e) < 0)
 		goto out;
 	total = 0;
 	for (int i = 0; i < S.nchain; i++)
@@ -1388,6 +1443,8 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		    "together they would remove %.0f%% of the noise\n", PROG,
 		    S.nchain, S.nc, probe.pnoise > 0 ? 100 * total /
 		    probe.pnoise : 0.0);
+	if (S.nchain == 0 && !S.alone)
+		goto retry;
 	if (S.nchain == 0) {
 		err_set(e, "target not reached%s: no candidate improves the "
 		    "model", isnan(o->budget) ? "" : " within the budget");
@@ -1461,10 +1518,25 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 			print_score(stderr, &cur);
 			fputc('\n', stderr);
 		}
+		if (!S.alone)
+			goto retry;
 		err_set(e, "target not reached%s", isnan(o->budget) ? "" :
 		    " within the budget");
 		goto out;
 	}
+	goto done;
+retry:
+	/*
+	 * Measured from the top, the candidates did not do: measure each
+	 * alone in the quantized model (a model that is not chaotic, where
+	 * what one tensor buys alone is no accident), and go again.
+	 */
+	S.alone = 1;
+	if (!o->quiet)
+		fprintf(stderr, "%s: measuring each candidate alone in the "
+		    "quantized model instead\n", PROG);
+	goto again;
+done:
 	if (setup(&S, taken, ntaken, -1, e) != 0) {
 		err_set(e, "the chosen candidates conflict");
 		goto out;

@@ -2454,8 +2454,13 @@ main(int argc, char **argv)
 	r = run(&o);
 	free(o.dirs);
 	free(o.gates);
+	errno = 0;
 	if (fflush(stdout) == EOF || ferror(stdout) || fclose(stdout) == EOF) {
-		warnx_("stdout: write error");
+		/* say why, as the programs writing through outfile do */
+		int why = errno;
+
+		warnx_("<stdout>: write error%s%s", why ? ": " : "",
+		    why ? strerror(why) : "");
 		return EXIT_TROUBLE;
 	}
 	return r;

@@ -1,8 +1,6 @@
 /*
  * calib: the calibration engine and its samples. See calib.h.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -688,213 +686,43 @@ int
 calib_write(const struct calib *c, struct stream_writer *w, int annotate,
     struct err *e)
 {
+	/* without it (out of memory) every edge is formatted anew */
+	struct tstats_edges *ed = tstats_edges_new();
+
 	for (int i = 0; i < c->nt; i++)
-		if (c->t[i].seen && tstats_write(&c->t[i].ts, c->t[i].name, w,
-		    annotate, e) < 0)
+		if (c->t[i].seen && tstats_write_ed(&c->t[i].ts, c->t[i].name,
+		    w, annotate, ed, e) < 0) {
+			tstats_edges_free(ed);
 			return -1;
+		}
+	tstats_edges_free(ed);
 	return stream_writer_error(w, e);
 }
 
 /* Samples. */
 
-struct csample {
-	struct dataset *ds;	/* NULL for an image */
-	int index;		/* in ds */
-	char *path;		/* an image's path */
-};
-
 struct calib_data {
-	struct dataset **sets;
-	int nsets;
-	struct csample *s;
-	int n;
+	struct dataset *ds;	/* the samples, images included */
 	int has_images;
 	struct image_prep prep;
 };
-
-static char *
-path_join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), b = strlen(name);
-	char *p;
-
-	while (a > 1 && dir[a - 1] == '/')
-		a--;
-	if (!(p = malloc(a + 1 + b + 1)))
-		return NULL;
-	memcpy(p, dir, a);
-	p[a] = '/';
-	memcpy(p + a + 1, name, b + 1);
-	return p;
-}
-
-/* Natural order, as dataset.h sorts samples: digit runs by value. */
-static int
-natural_cmp(const char *a, const char *b)
-{
-	while (*a && *b) {
-		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
-			const char *sa = a, *sb = b;
-			size_t la, lb;
-
-			while (*sa == '0' && sa[1] >= '0' && sa[1] <= '9')
-				sa++;
-			while (*sb == '0' && sb[1] >= '0' && sb[1] <= '9')
-				sb++;
-			for (a = sa; *a >= '0' && *a <= '9'; a++)
-				;
-			for (b = sb; *b >= '0' && *b <= '9'; b++)
-				;
-			la = (size_t)(a - sa);
-			lb = (size_t)(b - sb);
-			if (la != lb)
-				return la < lb ? -1 : 1;
-			if (memcmp(sa, sb, la) != 0)
-				return memcmp(sa, sb, la) < 0 ? -1 : 1;
-			continue;
-		}
-		if (*a != *b)
-			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-		a++, b++;
-	}
-	if (*a || *b)
-		return *a ? 1 : -1;
-	return 0;
-}
-
-static int
-cmp_names(const void *x, const void *y)
-{
-	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
-	int c = natural_cmp(a, b);
-
-	return c ? c : strcmp(a, b);
-}
-
-static int
-add_sample(struct calib_data *d, struct dataset *ds, int index, char *path,
-    struct err *e)
-{
-	struct csample *s;
-
-	if (d->n == INT32_MAX) {
-		free(path);
-		return err_set(e, "too many samples");
-	}
-	if (!(s = realloc(d->s, ((size_t)d->n + 1) * sizeof *s))) {
-		free(path);
-		return err_nomem(e);
-	}
-	d->s = s;
-	s[d->n].ds = ds;
-	s[d->n].index = index;
-	s[d->n].path = path;
-	d->n++;
-	return 0;
-}
-
-/*
- * The image files directly in dir, sorted: 1 when there are some, 0 when
- * none, -1 on error.
- */
-static int
-scan_images(struct calib_data *d, const char *dir, struct err *e)
-{
-	DIR *dp;
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int r = -1;
-
-	if (!(dp = opendir(dir)))
-		return err_errno(e, "%s", dir);
-	while ((de = readdir(dp))) {
-		struct stat st;
-		char *p;
-
-		if (de->d_name[0] == '.' || !image_name_ok(de->d_name))
-			continue;
-		if (!(p = path_join(dir, de->d_name))) {
-			err_nomem(e);
-			goto out;
-		}
-		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
-			free(p);
-			continue;
-		}
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			char **nn = realloc(names, c * sizeof *nn);
-
-			if (!nn) {
-				free(p);
-				err_nomem(e);
-				goto out;
-			}
-			names = nn;
-			cap = c;
-		}
-		names[n++] = p;
-	}
-	if (n > 1)
-		qsort(names, n, sizeof *names, cmp_names);
-	for (size_t i = 0; i < n; i++) {
-		char *p = names[i];
-
-		names[i] = NULL;
-		if (add_sample(d, NULL, 0, p, e) < 0)
-			goto out;
-	}
-	r = n > 0;
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(dp);
-	return r;
-}
 
 struct calib_data *
 calib_data_open(const char *const *dirs, int ndirs, struct err *e)
 {
 	struct calib_data *d;
 
-	if (!(d = calloc(1, sizeof *d)) ||
-	    !(d->sets = calloc((size_t)ndirs + 1, sizeof *d->sets))) {
-		free(d);
+	if (!(d = calloc(1, sizeof *d))) {
 		err_nomem(e);
 		return NULL;
 	}
 	image_prep_init(&d->prep);
-	for (int k = 0; k < ndirs; k++) {
-		struct dataset *ds;
-		struct err de;
-		int r;
-
-		/* the layouts of dataset.h first; else images */
-		if ((ds = dataset_open(&dirs[k], 1, &de))) {
-			d->sets[d->nsets++] = ds;
-			for (int i = 0; i < dataset_count(ds); i++)
-				if (add_sample(d, ds, i, NULL, e) < 0)
-					goto fail;
-			continue;
-		}
-		if ((r = scan_images(d, dirs[k], e)) < 0)
-			goto fail;
-		if (r == 0) {
-			err_set(e, "%s", de.msg);
-			if (strstr(e->msg, "no samples"))
-				err_set(e, "%s: no samples (test_data_set_N/, "
-				    "SAMPLE/NAME.npy, SAMPLE.npz or .png/.jpg "
-				    "images)", dirs[k]);
-			goto fail;
-		}
-		d->has_images = 1;
+	if (!(d->ds = dataset_open_images(dirs, ndirs, e))) {
+		free(d);
+		return NULL;
 	}
+	d->has_images = dataset_has_images(d->ds);
 	return d;
-fail:
-	calib_data_free(d);
-	return NULL;
 }
 
 void
@@ -908,27 +736,20 @@ calib_data_free(struct calib_data *d)
 {
 	if (!d)
 		return;
-	for (int i = 0; i < d->nsets; i++)
-		dataset_free(d->sets[i]);
-	for (int i = 0; i < d->n; i++)
-		free(d->s[i].path);
-	free(d->sets);
-	free(d->s);
+	dataset_free(d->ds);
 	free(d);
 }
 
 int
 calib_data_count(const struct calib_data *d)
 {
-	return d->n;
+	return dataset_count(d->ds);
 }
 
 const char *
 calib_data_name(const struct calib_data *d, int i)
 {
-	const struct csample *s = &d->s[i];
-
-	return s->ds ? dataset_sample_name(s->ds, s->index) : s->path;
+	return dataset_sample_name(d->ds, i);
 }
 
 int
@@ -950,10 +771,11 @@ input_file(const struct calib_data *d, int i, int k, const char *input)
 	struct stat st;
 	size_t len = strlen(name);
 
-	if (!d->s[i].ds || (len > 4 && strcmp(name + len - 4, ".npz") == 0))
+	if (dataset_sample_is_image(d->ds, i) ||
+	    (len > 4 && strcmp(name + len - 4, ".npz") == 0))
 		return strdup(name);
 	snprintf(buf, sizeof buf, "input_%d.pb", k);
-	if ((p = path_join(name, buf)) && stat(p, &st) == 0)
+	if ((p = dataset_path_join(name, buf)) && stat(p, &st) == 0)
 		return p;
 	free(p);
 	if (!(fname = dataset_file_name(input)))
@@ -1021,10 +843,10 @@ static int
 load_one(struct calib_data *d, const struct interp *ip, int i,
     struct tensor *in, struct err *e)
 {
-	const struct csample *s = &d->s[i];
+	const char *path = dataset_sample_name(d->ds, i);
 	int n = interp_ninputs(ip);
 
-	if (s->ds) {
+	if (!dataset_sample_is_image(d->ds, i)) {
 		const char **names = calloc((size_t)n + 1, sizeof *names);
 		int *dtypes = calloc((size_t)n + 1, sizeof *dtypes);
 		struct dataset_spec spec = { 0 };
@@ -1043,7 +865,7 @@ load_one(struct calib_data *d, const struct interp *ip, int i,
 		spec.ninputs = n;
 		spec.input_names = names;
 		spec.input_dtypes = dtypes;
-		r = dataset_load(s->ds, s->index, &spec, in, NULL, e);
+		r = dataset_load(d->ds, i, &spec, in, NULL, e);
 		free(names);
 		free(dtypes);
 		return r;
@@ -1053,13 +875,13 @@ load_one(struct calib_data *d, const struct interp *ip, int i,
 
 		if (n != 1)
 			return err_set(e, "%s: images feed models with one input, "
-			    "this one has %d", s->path, n);
-		if (image_load(s->path, &img, e) < 0)
+			    "this one has %d", path, n);
+		if (image_load(path, &img, e) < 0)
 			return -1;
 		r = image_to_tensor(&img, &d->prep, &in[0], e);
 		image_release(&img);
 		if (r < 0)
-			return err_prefix(e, "%s", s->path);
+			return err_prefix(e, "%s", path);
 		return 0;
 	}
 }
@@ -1105,7 +927,7 @@ calib_data_load(struct calib_data *d, const struct interp *ip, int first,
 
 	for (int k = 0; k < nin; k++)
 		memset(&inputs[k], 0, sizeof inputs[k]);
-	if (first < 0 || n < 1 || first > d->n - n)
+	if (first < 0 || n < 1 || first > dataset_count(d->ds) - n)
 		return err_set(e, "no samples %d to %d", first, first + n - 1);
 	if (n == 1) {
 		if (load_one(d, ip, first, inputs, e) < 0)

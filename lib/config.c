@@ -206,16 +206,6 @@ msgs_sort(struct config_msgs *m, size_t from, const char *name)
 
 /* Loading. */
 
-struct loader {
-	const char *name;
-	yaml_document_t *doc;
-	unsigned char *seen;	/* node ids visited, to refuse aliases */
-	size_t nnodes;
-	struct config_msgs *msgs;
-	size_t nerr;
-	int nomem;
-	struct config *c;
-};
 
 static struct config_pos
 pos_of(const yaml_node_t *n)
@@ -230,24 +220,32 @@ pos_of(const yaml_node_t *n)
 }
 
 static void
-diag(struct loader *L, const yaml_node_t *n, const char *ctx,
+diag(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
     const char *f, ...) __attribute__((format(printf, 4, 5)));
 
 static void
-diag(struct loader *L, const yaml_node_t *n, const char *ctx,
-    const char *f, ...)
+vdiag(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
+    const char *f, va_list ap)
 {
-	va_list ap;
 	char *msg;
 
 	L->nerr++;
-	va_start(ap, f);
 	msg = vfmt(f, ap);
-	va_end(ap);
 	if (msg == NULL || msgs_addf(L->msgs, L->name, pos_of(n), ctx, "%s",
 	    msg) < 0)
 		L->nomem = 1;
 	free(msg);
+}
+
+static void
+diag(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
+    const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vdiag(L, n, ctx, f, ap);
+	va_end(ap);
 }
 
 /*
@@ -255,7 +253,8 @@ diag(struct loader *L, const yaml_node_t *n, const char *ctx,
  * where the alias must be, or at the node) if it was used before.
  */
 static yaml_node_t *
-take_at(struct loader *L, int id, const char *ctx, const yaml_node_t *blame)
+take_at(struct config_yaml *L, int id, const char *ctx,
+    const yaml_node_t *blame)
 {
 	yaml_node_t *n = yaml_document_get_node(L->doc, id);
 
@@ -273,7 +272,7 @@ take_at(struct loader *L, int id, const char *ctx, const yaml_node_t *blame)
 }
 
 static yaml_node_t *
-take(struct loader *L, int id, const char *ctx)
+take(struct config_yaml *L, int id, const char *ctx)
 {
 	return take_at(L, id, ctx, NULL);
 }
@@ -295,7 +294,7 @@ kind_name(const yaml_node_t *n)
 
 /* The scalar's text, or NULL and a message. */
 static const char *
-scalar(struct loader *L, const yaml_node_t *n, const char *ctx)
+scalar(struct config_yaml *L, const yaml_node_t *n, const char *ctx)
 {
 	if (n->type != YAML_SCALAR_NODE) {
 		diag(L, n, ctx, "expected a value, not %s", kind_name(n));
@@ -315,7 +314,7 @@ scalar(struct loader *L, const yaml_node_t *n, const char *ctx)
 }
 
 static int
-get_bool(struct loader *L, const yaml_node_t *n, const char *ctx, int *v)
+get_bool(struct config_yaml *L, const yaml_node_t *n, const char *ctx, int *v)
 {
 	static const char *const yes[] = { "true", "yes", "on" };
 	static const char *const no[] = { "false", "no", "off" };
@@ -338,7 +337,7 @@ get_bool(struct loader *L, const yaml_node_t *n, const char *ctx, int *v)
 }
 
 static int
-get_double(struct loader *L, const yaml_node_t *n, const char *ctx,
+get_double(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
     double *v)
 {
 	const char *s;
@@ -357,7 +356,8 @@ get_double(struct loader *L, const yaml_node_t *n, const char *ctx,
 }
 
 static int
-get_float(struct loader *L, const yaml_node_t *n, const char *ctx, float *v)
+get_float(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
+    float *v)
 {
 	double d;
 
@@ -372,7 +372,7 @@ get_float(struct loader *L, const yaml_node_t *n, const char *ctx, float *v)
 }
 
 static int
-get_int(struct loader *L, const yaml_node_t *n, const char *ctx,
+get_int(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
     int64_t *v)
 {
 	const char *s;
@@ -396,7 +396,7 @@ get_int(struct loader *L, const yaml_node_t *n, const char *ctx,
 }
 
 static int
-get_type(struct loader *L, const yaml_node_t *n, const char *ctx, int *v)
+get_type(struct config_yaml *L, const yaml_node_t *n, const char *ctx, int *v)
 {
 	const char *s;
 
@@ -411,7 +411,7 @@ get_type(struct loader *L, const yaml_node_t *n, const char *ctx, int *v)
 }
 
 static int
-get_method(struct loader *L, const yaml_node_t *n, const char *ctx, int *v)
+get_method(struct config_yaml *L, const yaml_node_t *n, const char *ctx, int *v)
 {
 	const char *s;
 	char *low;
@@ -435,7 +435,7 @@ get_method(struct loader *L, const yaml_node_t *n, const char *ctx, int *v)
 }
 
 static int
-get_percentile(struct loader *L, const yaml_node_t *n, const char *ctx,
+get_percentile(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
     double *v)
 {
 	if (get_double(L, n, ctx, v) < 0)
@@ -449,7 +449,7 @@ get_percentile(struct loader *L, const yaml_node_t *n, const char *ctx,
 
 /* A string or a list of strings. */
 static int
-get_strlist(struct loader *L, const yaml_node_t *n, const char *ctx,
+get_strlist(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
     struct config_list *out)
 {
 	size_t cnt, k = 0;
@@ -514,11 +514,10 @@ list_release(struct config_list *l)
 
 /* Walk a mapping: calls fn(key, key node, value node) for each pair whose
  * key is a new plain string; reports other keys. */
-typedef void pair_fn(struct loader *, void *, const char *,
-    const yaml_node_t *, const yaml_node_t *, const char *);
+typedef config_yaml_pair_fn pair_fn;
 
 static void
-each_pair(struct loader *L, const yaml_node_t *map, const char *ctx,
+each_pair(struct config_yaml *L, const yaml_node_t *map, const char *ctx,
     pair_fn *fn, void *arg)
 {
 	yaml_node_pair_t *p, *q;
@@ -611,7 +610,7 @@ is_value_key(int k)
 }
 
 static void
-read_vals(struct loader *L, struct specread *r, int key,
+read_vals(struct config_yaml *L, struct specread *r, int key,
     const yaml_node_t *v, const char *ctx)
 {
 	struct vals *x = &r->val[key];
@@ -675,7 +674,8 @@ read_vals(struct loader *L, struct specread *r, int key,
 }
 
 static void
-spec_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
+spec_pair(struct config_yaml *L, void *arg, const char *ks,
+    const yaml_node_t *kn,
     const yaml_node_t *v, const char *ctx)
 {
 	struct specread *r = arg;
@@ -777,7 +777,7 @@ out:
 
 /* Turn the value lists into the spec's arrays, broadcasting scalars. */
 static void
-spec_arrays(struct loader *L, struct specread *r, const char *ctx)
+spec_arrays(struct config_yaml *L, struct specread *r, const char *ctx)
 {
 	static const int vk[] = { CK_SCALE, CK_ZERO_POINT, CK_RMIN, CK_RMAX };
 	struct config_spec *s = r->s;
@@ -849,12 +849,12 @@ keyctx(const char *ctx, int key)
 }
 
 static void
-diag_key(struct loader *L, const struct config_spec *s, int key,
+diag_key(struct config_yaml *L, const struct config_spec *s, int key,
     const char *ctx, const char *f, ...) __attribute__((format(printf, 5, 6)));
 
 /* A message at a key of a spec. */
 static void
-diag_key(struct loader *L, const struct config_spec *s, int key,
+diag_key(struct config_yaml *L, const struct config_spec *s, int key,
     const char *ctx, const char *f, ...)
 {
 	va_list ap;
@@ -875,7 +875,7 @@ diag_key(struct loader *L, const struct config_spec *s, int key,
 
 /* Does zp fit type? Reports at zero_point. zptype 0: not known yet. */
 static void
-check_zp(struct loader *L, const struct config_spec *s, int zptype,
+check_zp(struct config_yaml *L, const struct config_spec *s, int zptype,
     const char *ctx)
 {
 	int64_t lo, hi;
@@ -903,7 +903,7 @@ check_zp(struct loader *L, const struct config_spec *s, int zptype,
 
 /* The rules every spec follows; zptype is the type its zero point is in. */
 static void
-check_spec(struct loader *L, const struct config_spec *s, int zptype,
+check_spec(struct config_yaml *L, const struct config_spec *s, int zptype,
     int pairing, const char *ctx)
 {
 	static const int excl[] = { CK_SYMMETRIC, CK_REDUCE_RANGE, CK_RMIN,
@@ -948,7 +948,7 @@ static void spec_free(struct config_spec *s);
 
 /* Read a mapping into s; convert and recv_nodes go into t. */
 static void
-read_spec(struct loader *L, const yaml_node_t *map, const char *ctx,
+read_spec(struct config_yaml *L, const yaml_node_t *map, const char *ctx,
     struct config_spec *s, struct config_tensor *t, int is_convert,
     int allow_lists, const yaml_node_t **convert_node)
 {
@@ -967,7 +967,7 @@ read_spec(struct loader *L, const yaml_node_t *map, const char *ctx,
 }
 
 static void
-read_convert(struct loader *L, struct config_tensor *t,
+read_convert(struct config_yaml *L, struct config_tensor *t,
     const yaml_node_t *cnode, const char *ctx)
 {
 	char *cctx = fmt("%s: convert", ctx);
@@ -992,7 +992,7 @@ read_convert(struct loader *L, struct config_tensor *t,
 
 /* ORT's form: a list of mappings, one per channel. */
 static void
-read_channels(struct loader *L, const yaml_node_t *seq, const char *ctx,
+read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
     struct config_tensor *t)
 {
 	static const int same[] = { CK_QUANT_TYPE, CK_AXIS, CK_SYMMETRIC,
@@ -1144,10 +1144,10 @@ out:
 }
 
 static void
-tensor_pair(struct loader *L, void *arg, const char *ks,
+tensor_pair(struct config_yaml *L, void *arg, const char *ks,
     const yaml_node_t *kn, const yaml_node_t *v, const char *ctx)
 {
-	struct config *c = L->c;
+	struct config *c = L->arg;
 	struct config_tensor *t;
 	const yaml_node_t *conv = NULL;
 	char *pk, *tctx;
@@ -1221,11 +1221,12 @@ struct role {
 };
 
 static void
-role_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
+role_pair(struct config_yaml *L, void *arg, const char *ks,
+    const yaml_node_t *kn,
     const yaml_node_t *v, const char *ctx)
 {
 	struct role *r = arg;
-	struct config_globals *g = &L->c->g;
+	struct config_globals *g = &((struct config *)L->arg)->g;
 	char *kctx = fmt("%s: %s", ctx, ks);
 	int key = -1, ok = 0, iv;
 	int64_t i64;
@@ -1294,7 +1295,8 @@ role_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
 }
 
 static void
-sel_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
+sel_pair(struct config_yaml *L, void *arg, const char *ks,
+    const yaml_node_t *kn,
     const yaml_node_t *v, const char *ctx)
 {
 	struct config_list *lists = arg;	/* [0] include, [1] exclude */
@@ -1318,10 +1320,11 @@ sel_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
 }
 
 static void
-bias_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
+bias_pair(struct config_yaml *L, void *arg, const char *ks,
+    const yaml_node_t *kn,
     const yaml_node_t *v, const char *ctx)
 {
-	struct config_globals *g = &L->c->g;
+	struct config_globals *g = &((struct config *)L->arg)->g;
 
 	(void)arg;
 	if (strcmp(ks, "weight_adjust") == 0) {
@@ -1339,7 +1342,7 @@ bias_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
 }
 
 static int
-want_map(struct loader *L, const yaml_node_t *v, const char *ctx)
+want_map(struct config_yaml *L, const yaml_node_t *v, const char *ctx)
 {
 	if (v->type == YAML_MAPPING_NODE)
 		return 1;
@@ -1348,10 +1351,11 @@ want_map(struct loader *L, const yaml_node_t *v, const char *ctx)
 }
 
 static void
-top_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
+top_pair(struct config_yaml *L, void *arg, const char *ks,
+    const yaml_node_t *kn,
     const yaml_node_t *v, const char *ctx)
 {
-	struct config *c = L->c;
+	struct config *c = L->arg;
 	struct role r;
 
 	(void)arg;
@@ -1410,7 +1414,7 @@ top_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
 
 /* A libyaml parse error as a message. */
 static void
-parse_error(struct loader *L, yaml_parser_t *p)
+parse_error(struct config_yaml *L, yaml_parser_t *p)
 {
 	struct config_pos pos = { (int)p->problem_mark.line + 1,
 	    (int)p->problem_mark.column + 1 };
@@ -1429,7 +1433,7 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
     struct err *e)
 {
 	yaml_document_t doc, doc2;
-	struct loader L;
+	struct config_yaml L;
 	struct config *c;
 	yaml_node_t *root;
 	int have_doc = 0;
@@ -1447,7 +1451,7 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
 	c->g.bias_adjust = 1;
 	L.name = name;
 	L.msgs = msgs;
-	L.c = c;
+	L.arg = c;
 	if (!yaml_parser_load(p, &doc)) {
 		parse_error(&L, p);
 		goto done;
@@ -1796,4 +1800,82 @@ config_validate(const struct config *c, const struct config_world *w,
 	validate_nodes(&v, &c->nodes_exclude, "nodes: exclude", w);
 	msgs_sort(msgs, from, c->path);
 	return v.n;
+}
+
+/* The YAML reading above, for the toolchain's other YAML files. */
+
+int
+config_msgs_add(struct config_msgs *m, char *s)
+{
+	return msgs_add(m, s);
+}
+
+char *
+config_printable(const char *s)
+{
+	return printable(s);
+}
+
+void
+config_yaml_diag(struct config_yaml *y, const yaml_node_t *n,
+    const char *ctx, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vdiag(y, n, ctx, f, ap);
+	va_end(ap);
+}
+
+void
+config_yaml_parse_error(struct config_yaml *y, yaml_parser_t *p)
+{
+	parse_error(y, p);
+}
+
+yaml_node_t *
+config_yaml_take(struct config_yaml *y, int id, const char *ctx,
+    const yaml_node_t *blame)
+{
+	return take_at(y, id, ctx, blame);
+}
+
+const char *
+config_yaml_kind(const yaml_node_t *n)
+{
+	return kind_name(n);
+}
+
+const char *
+config_yaml_scalar(struct config_yaml *y, const yaml_node_t *n,
+    const char *ctx)
+{
+	return scalar(y, n, ctx);
+}
+
+int
+config_yaml_bool(struct config_yaml *y, const yaml_node_t *n,
+    const char *ctx, int *v)
+{
+	return get_bool(y, n, ctx, v);
+}
+
+int
+config_yaml_strlist(struct config_yaml *y, const yaml_node_t *n,
+    const char *ctx, struct config_list *out)
+{
+	return get_strlist(y, n, ctx, out);
+}
+
+void
+config_list_release(struct config_list *l)
+{
+	list_release(l);
+}
+
+void
+config_yaml_each_pair(struct config_yaml *y, const yaml_node_t *map,
+    const char *ctx, config_yaml_pair_fn *fn, void *arg)
+{
+	each_pair(y, map, ctx, fn, arg);
 }

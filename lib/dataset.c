@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "dataset.h"
+#include "image.h"
 #include "model.h"
 #include "npy.h"
 #include "onnx/onnx.pb-c.h"
@@ -19,6 +20,7 @@ enum sample_kind {
 	SAMPLE_PB,		/* test_data_set_N/input_K.pb */
 	SAMPLE_NPY,		/* SAMPLE/NAME.npy */
 	SAMPLE_NPZ,		/* SAMPLE.npz */
+	SAMPLE_IMAGE,		/* DIR/NAME.png, .jpg, .jpeg (dataset_open_images) */
 };
 
 struct sample {
@@ -30,11 +32,12 @@ struct sample {
 struct dataset {
 	struct sample *s;
 	int n, cap;
+	int images;		/* image directories allowed */
 	char *base_buf;		/* scratch for dataset_sample_base */
 };
 
-static char *
-path_join(const char *dir, const char *name)
+char *
+dataset_path_join(const char *dir, const char *name)
 {
 	size_t a = strlen(dir), b = strlen(name);
 	char *p;
@@ -91,13 +94,20 @@ natural_cmp(const char *a, const char *b)
 	return 0;
 }
 
+int
+dataset_name_cmp(const char *a, const char *b)
+{
+	int c = natural_cmp(a, b);
+
+	return c ? c : strcmp(a, b);
+}
+
 static int
 sample_cmp(const void *x, const void *y)
 {
 	const struct sample *a = x, *b = y;
-	int c = natural_cmp(a->base, b->base);
 
-	return c ? c : strcmp(a->base, b->base);
+	return dataset_name_cmp(a->base, b->base);
 }
 
 /* What a directory's own files say it is: -1 none, else a sample kind. */
@@ -158,7 +168,7 @@ scan_dir(struct dataset *ds, const char *dir, struct err *e)
 	DIR *d;
 	struct dirent *de;
 	struct stat st;
-	int first = ds->n, kind;
+	int first = ds->n, kind, images = 0;
 
 	if (stat(dir, &st) < 0)
 		return err_errno(e, "%s", dir);
@@ -180,7 +190,7 @@ scan_dir(struct dataset *ds, const char *dir, struct err *e)
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (!(p = path_join(dir, de->d_name))) {
+		if (!(p = dataset_path_join(dir, de->d_name))) {
 			closedir(d);
 			return err_nomem(e);
 		}
@@ -191,6 +201,13 @@ scan_dir(struct dataset *ds, const char *dir, struct err *e)
 		if (S_ISREG(st.st_mode) && has_suffix(de->d_name, ".npz")) {
 			if (add_sample(ds, SAMPLE_NPZ, p, e) < 0)
 				goto fail;
+			continue;
+		}
+		if (ds->images && S_ISREG(st.st_mode) &&
+		    image_name_ok(de->d_name)) {
+			if (add_sample(ds, SAMPLE_IMAGE, p, e) < 0)
+				goto fail;
+			images++;
 			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
@@ -208,8 +225,20 @@ scan_dir(struct dataset *ds, const char *dir, struct err *e)
 	}
 	closedir(d);
 	if (ds->n == first)
-		return err_set(e, "%s: no samples (test_data_set_N/, SAMPLE/NAME.npy "
-		    "or SAMPLE.npz)", dir);
+		return err_set(e, "%s: no samples (test_data_set_N/, SAMPLE/NAME.npy"
+		    "%s)", dir, ds->images ? ", SAMPLE.npz or .png/.jpg images" :
+		    " or SAMPLE.npz");
+	/* samples of the layouts above first: then the images are not samples */
+	if (images > 0 && images < ds->n - first) {
+		int k = first;
+
+		for (int j = first; j < ds->n; j++)
+			if (ds->s[j].kind == SAMPLE_IMAGE)
+				free(ds->s[j].path);
+			else
+				ds->s[k++] = ds->s[j];
+		ds->n = k;
+	}
 	qsort(ds->s + first, (size_t)(ds->n - first), sizeof *ds->s, sample_cmp);
 	return 0;
 fail:
@@ -217,8 +246,8 @@ fail:
 	return -1;
 }
 
-struct dataset *
-dataset_open(const char *const *dirs, int ndirs, struct err *e)
+static struct dataset *
+open_dirs(const char *const *dirs, int ndirs, int images, struct err *e)
 {
 	struct dataset *ds;
 
@@ -226,6 +255,7 @@ dataset_open(const char *const *dirs, int ndirs, struct err *e)
 		err_nomem(e);
 		return NULL;
 	}
+	ds->images = images;
 	for (int i = 0; i < ndirs; i++)
 		if (scan_dir(ds, dirs[i], e) < 0) {
 			dataset_free(ds);
@@ -237,6 +267,33 @@ dataset_open(const char *const *dirs, int ndirs, struct err *e)
 		return NULL;
 	}
 	return ds;
+}
+
+struct dataset *
+dataset_open(const char *const *dirs, int ndirs, struct err *e)
+{
+	return open_dirs(dirs, ndirs, 0, e);
+}
+
+struct dataset *
+dataset_open_images(const char *const *dirs, int ndirs, struct err *e)
+{
+	return open_dirs(dirs, ndirs, 1, e);
+}
+
+int
+dataset_sample_is_image(const struct dataset *ds, int i)
+{
+	return ds->s[i].kind == SAMPLE_IMAGE;
+}
+
+int
+dataset_has_images(const struct dataset *ds)
+{
+	for (int i = 0; i < ds->n; i++)
+		if (ds->s[i].kind == SAMPLE_IMAGE)
+			return 1;
+	return 0;
 }
 
 void
@@ -449,7 +506,7 @@ load_pb(const struct sample *s, const struct dataset_spec *spec,
 
 	for (int k = 0; k <= spec->ninputs; k++) {
 		snprintf(name, sizeof name, "input_%d.pb", k);
-		if (!(path = path_join(s->path, name)))
+		if (!(path = dataset_path_join(s->path, name)))
 			return err_nomem(e);
 		if (k == spec->ninputs) {
 			/* More files than inputs: wrong model or wrong data. */
@@ -475,7 +532,7 @@ load_pb(const struct sample *s, const struct dataset_spec *spec,
 	}
 	for (int k = 0; exp && k < spec->noutputs; k++) {
 		snprintf(name, sizeof name, "output_%d.pb", k);
-		if (!(path = path_join(s->path, name)))
+		if (!(path = dataset_path_join(s->path, name)))
 			return err_nomem(e);
 		r = read_pb(path, &exp[k], e);
 		free(path);
@@ -568,6 +625,10 @@ dataset_load(struct dataset *ds, int i, const struct dataset_spec *spec,
 	case SAMPLE_NPY:
 		r = load_npy(s, spec, inputs, expected, e);
 		break;
+	case SAMPLE_IMAGE:
+		/* preprocessing is the caller's (image.h) */
+		r = err_set(e, "%s: an image, not a tensor file", s->path);
+		break;
 	default:
 		r = load_npz(s, spec, inputs, expected, e);
 		break;
@@ -596,7 +657,7 @@ dataset_save(const char *dir, const char *sample, int n,
 
 	if (make_dir(dir, e) < 0)
 		return -1;
-	if (!(sdir = path_join(dir, sample)))
+	if (!(sdir = dataset_path_join(dir, sample)))
 		return err_nomem(e);
 	if (make_dir(sdir, e) < 0) {
 		free(sdir);

@@ -54,6 +54,16 @@ struct dataset_spec {
 /* Scan ndirs directories for samples; fails when one holds none. */
 struct dataset *dataset_open(const char *const *dirs, int ndirs,
     struct err *e);
+/*
+ * The same, and a directory that holds no samples of the layouts above
+ * but .png, .jpg or .jpeg files (image_name_ok()) is an image directory:
+ * each image is one sample, in the same natural order. dataset_load()
+ * does not read images: the caller preprocesses them (image.h).
+ */
+struct dataset *dataset_open_images(const char *const *dirs, int ndirs,
+    struct err *e);
+int dataset_sample_is_image(const struct dataset *ds, int i);
+int dataset_has_images(const struct dataset *ds);
 void dataset_free(struct dataset *ds);
 int dataset_count(const struct dataset *ds);
 /* "DIR/test_data_set_0", "DIR/s1.npz": for messages and reports. */
@@ -68,6 +78,11 @@ const char *dataset_sample_name(const struct dataset *ds, int i);
  */
 int dataset_load(struct dataset *ds, int i, const struct dataset_spec *spec,
     struct tensor *inputs, struct tensor *expected, struct err *e);
+
+/* The order samples are taken in: digit runs by value, ties bytewise. */
+int dataset_name_cmp(const char *a, const char *b);
+/* "DIR/NAME" (trailing slashes of dir dropped); malloc'd, NULL if out of memory. */
+char *dataset_path_join(const char *dir, const char *name);
 
 /* The file name (without extension) for a tensor name; malloc'd, NULL if out of memory. */
 char *dataset_file_name(const char *tensor_name);

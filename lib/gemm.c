@@ -457,7 +457,7 @@ gemm_fill_unfold(void *ctx, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
 /*
  * The micro-kernel: an mr x 32 block of C from kc steps, each one column
  * of A (broadcast, GEMM_MR apart) times one row of B (two vectors).
- * init: 0 zero, 1 load C, 2 the bias of each row.
+ * init: 0 store the product, 1 add C to it, 2 add the bias of each row.
  */
 __attribute__((target("avx512f"), always_inline)) static inline void
 kern(const int mr, int64_t kc, const float *a, const float *b,
@@ -467,15 +467,8 @@ kern(const int mr, int64_t kc, const float *a, const float *b,
 	__m512 c0[GEMM_MR], c1[GEMM_MR];
 
 #pragma GCC unroll 12
-	for (int i = 0; i < mr; i++) {
-		if (init == 2) {
-			c0[i] = c1[i] = _mm512_set1_ps(bias[i]);
-		} else if (init == 1) {
-			c0[i] = _mm512_maskz_loadu_ps(m0, c + i * ldc);
-			c1[i] = _mm512_maskz_loadu_ps(m1, c + i * ldc + 16);
-		} else
-			c0[i] = c1[i] = _mm512_setzero_ps();
-	}
+	for (int i = 0; i < mr; i++)
+		c0[i] = c1[i] = _mm512_setzero_ps();
 	for (int64_t k = 0; k < kc; k++) {
 		__m512 b0, b1;
 
@@ -498,8 +491,22 @@ kern(const int mr, int64_t kc, const float *a, const float *b,
 		}
 		a += GEMM_MR;
 	}
+	/*
+	 * The sum starts from zero and C (or the bias) is added last, as
+	 * ONNX Runtime's MLAS does: the same products then round the same
+	 * way, which matters where a QuantizeLinear follows.
+	 */
 #pragma GCC unroll 12
 	for (int i = 0; i < mr; i++) {
+		if (init == 2) {
+			c0[i] = _mm512_add_ps(c0[i], _mm512_set1_ps(bias[i]));
+			c1[i] = _mm512_add_ps(c1[i], _mm512_set1_ps(bias[i]));
+		} else if (init == 1) {
+			c0[i] = _mm512_add_ps(c0[i],
+			    _mm512_maskz_loadu_ps(m0, c + i * ldc));
+			c1[i] = _mm512_add_ps(c1[i],
+			    _mm512_maskz_loadu_ps(m1, c + i * ldc + 16));
+		}
 		_mm512_mask_storeu_ps(c + i * ldc, m0, c0[i]);
 		_mm512_mask_storeu_ps(c + i * ldc + 16, m1, c1[i]);
 	}

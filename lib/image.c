@@ -264,6 +264,25 @@ load_jpeg(const void *buf, size_t len, const char *name, struct image *img,
 		jpeg_read_scanlines(&ci, &rp, 1);
 		for (size_t i = 0; i < (size_t)ci.output_width * 3; i++)
 			dst[i] = row[i];
+		/*
+		 * Arithmetic-coded data may end early without a warning
+		 * (zeros make up the rest), so a few bytes would claim a
+		 * huge image. In a single scan, a marker other than a
+		 * restart (the end of image, or garbage) met more than a
+		 * few rows of MCUs before the last row is that.
+		 */
+		if (ci.arith_code && ci.unread_marker != 0 &&
+		    (ci.unread_marker < JPEG_RST0 ||
+		    ci.unread_marker > JPEG_RST0 + 7) &&
+		    !jpeg_has_multiple_scans(&ci) &&
+		    ci.output_height - ci.output_scanline >
+		    3 * (JDIMENSION)ci.max_v_samp_factor * DCTSIZE) {
+			jpeg_destroy_decompress(&ci);
+			free(row);
+			image_release(out);
+			return err_set(e, "%s: bad JPEG: Premature end of JPEG "
+			    "file", name);
+		}
 	}
 	jpeg_finish_decompress(&ci);
 	jpeg_destroy_decompress(&ci);

@@ -59,29 +59,6 @@ fmt(const char *f, ...)
 	return s;
 }
 
-/* s with control bytes as %HH, so that a message stays on one line. */
-static char *
-printable(const char *s)
-{
-	size_t n = 0;
-	char *p, *out;
-
-	for (const char *q = s; *q; q++)
-		n += ((unsigned char)*q < 0x20 || *q == 0x7f) ? 3 : 1;
-	if ((out = malloc(n + 1)) == NULL)
-		return NULL;
-	for (p = out; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			p += sprintf(p, "%%%02X", c);
-		else
-			*p++ = (char)c;
-	}
-	*p = '\0';
-	return out;
-}
-
 /* Grow *v (of *cap elements of size) to hold n + 1; -1 when out of memory. */
 static int
 grow(void *vp, size_t *cap, size_t n, size_t size)
@@ -111,40 +88,12 @@ type_name(int type)
 
 /* Messages. */
 
-void
-mixprec_msgs_release(struct mixprec_msgs *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		free(m->v[i]);
-	free(m->v);
-	memset(m, 0, sizeof *m);
-}
-
-/* Takes s (NULL: out of memory). -1 when out of memory. */
 static int
-msgs_add(struct mixprec_msgs *m, char *s)
-{
-	if (s == NULL)
-		return -1;
-	if (m->n >= MIXPREC_MAX_MSGS) {
-		m->dropped++;
-		free(s);
-		return 0;
-	}
-	if (grow(&m->v, &m->cap, m->n, sizeof *m->v) < 0) {
-		free(s);
-		return -1;
-	}
-	m->v[m->n++] = s;
-	return 0;
-}
-
-static int
-msgs_addf(struct mixprec_msgs *m, const char *f, ...)
+msgs_addf(struct config_msgs *m, const char *f, ...)
     __attribute__((format(printf, 2, 3)));
 
 static int
-msgs_addf(struct mixprec_msgs *m, const char *f, ...)
+msgs_addf(struct config_msgs *m, const char *f, ...)
 {
 	va_list ap;
 	char *s;
@@ -152,126 +101,10 @@ msgs_addf(struct mixprec_msgs *m, const char *f, ...)
 	va_start(ap, f);
 	s = vfmt(f, ap);
 	va_end(ap);
-	return msgs_add(m, s);
+	return config_msgs_add(m, s);
 }
 
-/* Regions files. */
-
-struct loader {
-	const char *name;
-	yaml_document_t *doc;
-	unsigned char *seen;	/* node ids used, to refuse aliases */
-	size_t nnodes;
-	struct mixprec_msgs *msgs;
-	size_t nerr;
-	int nomem;
-	struct mixprec_regions *rg;
-};
-
-static void
-diag(struct loader *L, const yaml_node_t *n, const char *ctx,
-    const char *f, ...) __attribute__((format(printf, 4, 5)));
-
-static void
-diag(struct loader *L, const yaml_node_t *n, const char *ctx,
-    const char *f, ...)
-{
-	va_list ap;
-	char *msg, *s;
-
-	L->nerr++;
-	va_start(ap, f);
-	msg = vfmt(f, ap);
-	va_end(ap);
-	if (msg == NULL) {
-		L->nomem = 1;
-		return;
-	}
-	if (n)
-		s = fmt("%s:%d:%d: %s%s%s", L->name,
-		    (int)n->start_mark.line + 1, (int)n->start_mark.column + 1,
-		    ctx, *ctx ? ": " : "", msg);
-	else
-		s = fmt("%s: %s%s%s", L->name, ctx, *ctx ? ": " : "", msg);
-	free(msg);
-	if (msgs_add(L->msgs, s) < 0)
-		L->nomem = 1;
-}
-
-/* The node with this id, marked used; NULL and a message if used before. */
-static yaml_node_t *
-take(struct loader *L, int id, const char *ctx, const yaml_node_t *blame)
-{
-	yaml_node_t *n = yaml_document_get_node(L->doc, id);
-
-	if (n == NULL || id < 1 || (size_t)id > L->nnodes)
-		return NULL;
-	if (L->seen[id - 1]) {
-		diag(L, blame ? blame : n, ctx, "anchors and aliases are not "
-		    "supported");
-		return NULL;
-	}
-	L->seen[id - 1] = 1;
-	return n;
-}
-
-static const char *
-kind_name(const yaml_node_t *n)
-{
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		return "a value";
-	case YAML_SEQUENCE_NODE:
-		return "a list";
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	default:
-		return "nothing";
-	}
-}
-
-static const char *
-scalar(struct loader *L, const yaml_node_t *n, const char *ctx)
-{
-	if (n->type != YAML_SCALAR_NODE) {
-		diag(L, n, ctx, "expected a value, not %s", kind_name(n));
-		return NULL;
-	}
-	if (n->data.scalar.length == 0 &&
-	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-		diag(L, n, ctx, "needs a value");
-		return NULL;
-	}
-	if (strlen((const char *)n->data.scalar.value) !=
-	    n->data.scalar.length) {
-		diag(L, n, ctx, "value contains a NUL byte");
-		return NULL;
-	}
-	return (const char *)n->data.scalar.value;
-}
-
-static int
-get_bool(struct loader *L, const yaml_node_t *n, const char *ctx, int *v)
-{
-	static const char *const yes[] = { "true", "yes", "on" };
-	static const char *const no[] = { "false", "no", "off" };
-	const char *s;
-
-	if ((s = scalar(L, n, ctx)) == NULL)
-		return -1;
-	for (size_t i = 0; i < 3; i++) {
-		if (strcasecmp(s, yes[i]) == 0) {
-			*v = 1;
-			return 0;
-		}
-		if (strcasecmp(s, no[i]) == 0) {
-			*v = 0;
-			return 0;
-		}
-	}
-	diag(L, n, ctx, "'%s' is not true or false", s);
-	return -1;
-}
+/* Regions files, read with config's YAML walking (config.h). */
 
 /* A quantized type, or float. */
 static int
@@ -282,98 +115,17 @@ parse_type(const char *s)
 	return qparams_type_parse(s);
 }
 
-/* A name or a list of names, appended to *v (positions too). */
+/* A name or a non-empty list of names. */
 static void
-get_names(struct loader *L, const yaml_node_t *n, const char *ctx,
-    char ***v, int **line, int **col, size_t *cnt)
+get_names(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
+    struct config_list *out)
 {
-	size_t k, total;
-
-	if (n->type == YAML_SCALAR_NODE)
-		total = 1;
-	else if (n->type == YAML_SEQUENCE_NODE)
-		total = (size_t)(n->data.sequence.items.top -
-		    n->data.sequence.items.start);
-	else {
-		diag(L, n, ctx, "expected a name or a list of names, not %s",
-		    kind_name(n));
+	if (n->type == YAML_SEQUENCE_NODE &&
+	    n->data.sequence.items.top == n->data.sequence.items.start) {
+		config_yaml_diag(L, n, ctx, "an empty list");
 		return;
 	}
-	if (total == 0) {
-		diag(L, n, ctx, "an empty list");
-		return;
-	}
-	*v = calloc(total, sizeof **v);
-	*line = calloc(total, sizeof **line);
-	*col = calloc(total, sizeof **col);
-	if (!*v || !*line || !*col) {
-		L->nomem = 1;
-		return;
-	}
-	k = 0;
-	for (size_t i = 0; i < total; i++) {
-		const yaml_node_t *it = n;
-		const char *s;
-
-		if (n->type == YAML_SEQUENCE_NODE &&
-		    (it = take(L, n->data.sequence.items.start[i], ctx,
-		    NULL)) == NULL)
-			continue;
-		if ((s = scalar(L, it, ctx)) == NULL)
-			continue;
-		if (((*v)[k] = strdup(s)) == NULL) {
-			L->nomem = 1;
-			return;
-		}
-		(*line)[k] = (int)it->start_mark.line + 1;
-		(*col)[k] = (int)it->start_mark.column + 1;
-		k++;
-	}
-	*cnt = k;
-}
-
-/* Walk a mapping: fn for each pair with a new plain key; others reported. */
-typedef void pair_fn(struct loader *, void *, const char *,
-    const yaml_node_t *, const yaml_node_t *, const char *);
-
-static void
-each_pair(struct loader *L, const yaml_node_t *map, const char *ctx,
-    pair_fn *fn, void *arg)
-{
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-	    p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = take(L, p->key, ctx, NULL), *v;
-		const char *ks;
-		int dup = 0;
-
-		if (k == NULL)
-			continue;
-		if (k->type != YAML_SCALAR_NODE) {
-			diag(L, k, ctx, "keys must be names, not %s",
-			    kind_name(k));
-			take(L, p->value, ctx, NULL);
-			continue;
-		}
-		ks = (const char *)k->data.scalar.value;
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start;
-		    q < p && !dup; q++) {
-			yaml_node_t *qk = yaml_document_get_node(L->doc, q->key);
-
-			dup = qk && qk->type == YAML_SCALAR_NODE &&
-			    strcmp((const char *)qk->data.scalar.value, ks) == 0;
-		}
-		if (dup) {
-			char *pk = printable(ks);
-
-			diag(L, k, ctx, "duplicate key '%s'", pk ? pk : "?");
-			free(pk);
-			take(L, p->value, ctx, NULL);
-			continue;
-		}
-		if ((v = take(L, p->value, ctx, k)) == NULL)
-			continue;
-		fn(L, arg, ks, k, v, ctx);
-	}
+	config_yaml_strlist(L, n, ctx, out);
 }
 
 struct regread {
@@ -382,7 +134,7 @@ struct regread {
 };
 
 static void
-region_pair(struct loader *L, void *arg, const char *ks,
+region_pair(struct config_yaml *L, void *arg, const char *ks,
     const yaml_node_t *kn, const yaml_node_t *v, const char *ctx)
 {
 	struct regread *rr = arg;
@@ -391,48 +143,42 @@ region_pair(struct loader *L, void *arg, const char *ks,
 	const char *c = kctx ? kctx : ctx;
 	const char *s;
 
-	if (strcmp(ks, "nodes") == 0) {
-		if (r->nodes == NULL)
-			get_names(L, v, c, &r->nodes, &r->node_line,
-			    &r->node_col, &r->nnodes);
-	} else if (strcmp(ks, "tensors") == 0) {
-		if (r->tensors == NULL)
-			get_names(L, v, c, &r->tensors, &r->tensor_line,
-			    &r->tensor_col, &r->ntensors);
-	} else if (strcmp(ks, "op_types") == 0) {
-		if (r->ops == NULL)
-			get_names(L, v, c, &r->ops, &r->op_line, &r->op_col,
-			    &r->nops);
-	} else if (strcmp(ks, "type") == 0) {
+	if (strcmp(ks, "nodes") == 0)
+		get_names(L, v, c, &r->nodes);
+	else if (strcmp(ks, "tensors") == 0)
+		get_names(L, v, c, &r->tensors);
+	else if (strcmp(ks, "op_types") == 0)
+		get_names(L, v, c, &r->ops);
+	else if (strcmp(ks, "type") == 0) {
 		rr->has_type = 1;	/* a bad one is reported here */
-		if ((s = scalar(L, v, c)) != NULL) {
-			if ((r->t.type = parse_type(s)) == DT_UNDEFINED)
-				diag(L, v, c, "unknown type '%s' (uint8, int8, "
-				    "uint16, int16, uint4, int4, float)", s);
-		}
+		if ((s = config_yaml_scalar(L, v, c)) != NULL &&
+		    (r->t.type = parse_type(s)) == DT_UNDEFINED)
+			config_yaml_diag(L, v, c, "unknown type '%s' (uint8, "
+			    "int8, uint16, int16, uint4, int4, float)", s);
 	} else if (strcmp(ks, "symmetric") == 0)
-		get_bool(L, v, c, &r->t.symmetric);
+		config_yaml_bool(L, v, c, &r->t.symmetric);
 	else if (strcmp(ks, "reduce_range") == 0)
-		get_bool(L, v, c, &r->t.reduce_range);
+		config_yaml_bool(L, v, c, &r->t.reduce_range);
 	else if (strcmp(ks, "power_of_two") == 0)
-		get_bool(L, v, c, &r->t.pow2);
+		config_yaml_bool(L, v, c, &r->t.pow2);
 	else if (strcmp(ks, "name") == 0)
-		scalar(L, v, c);	/* taken first, by read_region */
+		config_yaml_scalar(L, v, c);	/* read_region took it */
 	else {
-		char *pk = printable(ks);
+		char *pk = config_printable(ks);
 
-		diag(L, kn, ctx, "unknown key '%s' (nodes, tensors, op_types, "
-		    "type, symmetric, reduce_range, power_of_two, name)",
-		    pk ? pk : "?");
+		config_yaml_diag(L, kn, ctx, "unknown key '%s' (nodes, "
+		    "tensors, op_types, type, symmetric, reduce_range, "
+		    "power_of_two, name)", pk ? pk : "?");
 		free(pk);
 	}
 	free(kctx);
 }
 
 static void
-read_region(struct loader *L, const yaml_node_t *n, size_t i)
+read_region(struct config_yaml *L, const yaml_node_t *n, size_t i)
 {
-	struct mixprec_region *r = &L->rg->v[i];
+	struct mixprec_regions *rg = L->arg;
+	struct mixprec_region *r = &rg->v[i];
 	struct regread rr = { r, 0 };
 
 	memset(r, 0, sizeof *r);
@@ -444,8 +190,8 @@ read_region(struct loader *L, const yaml_node_t *n, size_t i)
 		return;
 	}
 	if (n->type != YAML_MAPPING_NODE) {
-		diag(L, n, r->label, "expected a mapping (nodes, tensors, "
-		    "type, ...), not %s", kind_name(n));
+		config_yaml_diag(L, n, r->label, "expected a mapping (nodes, "
+		    "tensors, type, ...), not %s", config_yaml_kind(n));
 		return;
 	}
 	/* The name first, so every message carries it. */
@@ -457,7 +203,8 @@ read_region(struct loader *L, const yaml_node_t *n, size_t i)
 		if (k && v && k->type == YAML_SCALAR_NODE &&
 		    v->type == YAML_SCALAR_NODE &&
 		    strcmp((const char *)k->data.scalar.value, "name") == 0) {
-			char *ps = printable((const char *)v->data.scalar.value);
+			char *ps = config_printable(
+			    (const char *)v->data.scalar.value);
 			char *label = ps ? fmt("%s (%s)", r->label, ps) : NULL;
 
 			free(ps);
@@ -468,78 +215,66 @@ read_region(struct loader *L, const yaml_node_t *n, size_t i)
 			break;
 		}
 	}
-	each_pair(L, n, r->label, region_pair, &rr);
+	config_yaml_each_pair(L, n, r->label, region_pair, &rr);
 	if (!rr.has_type)
-		diag(L, n, r->label, "needs a type (uint16, int16, ..., float)");
-	if (r->nnodes + r->ntensors + r->nops == 0)
-		diag(L, n, r->label, "names no nodes, tensors or op_types");
+		config_yaml_diag(L, n, r->label, "needs a type (uint16, int16, "
+		    "..., float)");
+	if (r->nodes.n + r->tensors.n + r->ops.n == 0)
+		config_yaml_diag(L, n, r->label, "names no nodes, tensors or "
+		    "op_types");
 	if (r->t.type == DT_FLOAT &&
 	    (r->t.symmetric >= 0 || r->t.reduce_range >= 0 || r->t.pow2 >= 0))
-		diag(L, n, r->label, "a float region takes no symmetric, "
-		    "reduce_range or power_of_two");
+		config_yaml_diag(L, n, r->label, "a float region takes no "
+		    "symmetric, reduce_range or power_of_two");
 }
 
 static void
-top_pair(struct loader *L, void *arg, const char *ks, const yaml_node_t *kn,
-    const yaml_node_t *v, const char *ctx)
+top_pair(struct config_yaml *L, void *arg, const char *ks,
+    const yaml_node_t *kn, const yaml_node_t *v, const char *ctx)
 {
+	struct mixprec_regions *rg = L->arg;
+
 	(void)arg;
 	if (strcmp(ks, "version") == 0) {
-		const char *s = scalar(L, v, "version");
+		const char *s = config_yaml_scalar(L, v, "version");
 
 		if (s && strcmp(s, "1") != 0)
-			diag(L, v, "version", "'%s': only version 1 exists", s);
+			config_yaml_diag(L, v, "version", "'%s': only version "
+			    "1 exists", s);
 	} else if (strcmp(ks, "regions") == 0) {
 		size_t n;
 
 		if (v->type != YAML_SEQUENCE_NODE) {
-			diag(L, v, "regions", "expected a list of regions, "
-			    "not %s", kind_name(v));
+			config_yaml_diag(L, v, "regions", "expected a list of "
+			    "regions, not %s", config_yaml_kind(v));
 			return;
 		}
 		n = (size_t)(v->data.sequence.items.top -
 		    v->data.sequence.items.start);
-		if ((L->rg->v = calloc(n ? n : 1, sizeof *L->rg->v)) == NULL) {
+		if ((rg->v = calloc(n ? n : 1, sizeof *rg->v)) == NULL) {
 			L->nomem = 1;
 			return;
 		}
 		for (size_t i = 0; i < n && !L->nomem; i++) {
-			yaml_node_t *it = take(L, v->data.sequence.items.start[i],
-			    "regions", NULL);
+			yaml_node_t *it = config_yaml_take(L,
+			    v->data.sequence.items.start[i], "regions", NULL);
 
-			L->rg->n = i + 1;
+			rg->n = i + 1;
 			if (it == NULL) {
-				memset(&L->rg->v[i], 0, sizeof L->rg->v[i]);
+				memset(&rg->v[i], 0, sizeof rg->v[i]);
 				continue;
 			}
 			read_region(L, it, i);
 		}
 		if (n == 0)
-			diag(L, v, "regions", "an empty list");
+			config_yaml_diag(L, v, "regions", "an empty list");
 	} else {
-		char *pk = printable(ks);
+		char *pk = config_printable(ks);
 
-		diag(L, kn, ctx, "unknown key '%s' (version, regions)",
-		    pk ? pk : "?");
+		config_yaml_diag(L, kn, ctx, "unknown key '%s' (version, "
+		    "regions)", pk ? pk : "?");
 		free(pk);
 	}
-}
-
-static void
-parse_error(struct loader *L, yaml_parser_t *p)
-{
-	char *s;
-
-	L->nerr++;
-	if (p->error == YAML_MEMORY_ERROR) {
-		L->nomem = 1;
-		return;
-	}
-	s = fmt("%s:%d:%d: %s%s%s", L->name, (int)p->problem_mark.line + 1,
-	    (int)p->problem_mark.column + 1, p->context ? p->context : "",
-	    p->context ? ": " : "", p->problem ? p->problem : "malformed YAML");
-	if (msgs_add(L->msgs, s) < 0)
-		L->nomem = 1;
 }
 
 void
@@ -551,21 +286,9 @@ mixprec_regions_free(struct mixprec_regions *rg)
 		struct mixprec_region *r = &rg->v[i];
 
 		free(r->label);
-		for (size_t j = 0; j < r->nnodes; j++)
-			free(r->nodes[j]);
-		for (size_t j = 0; j < r->ntensors; j++)
-			free(r->tensors[j]);
-		for (size_t j = 0; j < r->nops; j++)
-			free(r->ops[j]);
-		free(r->nodes);
-		free(r->tensors);
-		free(r->ops);
-		free(r->node_line);
-		free(r->tensor_line);
-		free(r->op_line);
-		free(r->node_col);
-		free(r->tensor_col);
-		free(r->op_col);
+		config_list_release(&r->nodes);
+		config_list_release(&r->tensors);
+		config_list_release(&r->ops);
 	}
 	free(rg->v);
 	free(rg->path);
@@ -574,11 +297,12 @@ mixprec_regions_free(struct mixprec_regions *rg)
 
 struct mixprec_regions *
 mixprec_regions_load_mem(const char *name, const char *text, size_t len,
-    struct mixprec_msgs *msgs, struct err *e)
+    struct config_msgs *msgs, struct err *e)
 {
 	yaml_parser_t p;
 	yaml_document_t doc, doc2;
-	struct loader L;
+	struct config_yaml L;
+	struct mixprec_regions *rg;
 	yaml_node_t *root;
 	int have_doc = 0;
 
@@ -590,20 +314,21 @@ mixprec_regions_load_mem(const char *name, const char *text, size_t len,
 	memset(&L, 0, sizeof L);
 	L.name = name;
 	L.msgs = msgs;
-	if ((L.rg = calloc(1, sizeof *L.rg)) == NULL ||
-	    (L.rg->path = strdup(name)) == NULL) {
-		mixprec_regions_free(L.rg);
+	if ((rg = calloc(1, sizeof *rg)) == NULL ||
+	    (rg->path = strdup(name)) == NULL) {
+		mixprec_regions_free(rg);
 		err_nomem(e);
 		return NULL;
 	}
+	L.arg = rg;
 	if (!yaml_parser_initialize(&p)) {
-		mixprec_regions_free(L.rg);
+		mixprec_regions_free(rg);
 		err_nomem(e);
 		return NULL;
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&p, &doc)) {
-		parse_error(&L, &p);
+		config_yaml_parse_error(&L, &p);
 		goto done;
 	}
 	have_doc = 1;
@@ -616,23 +341,25 @@ mixprec_regions_load_mem(const char *name, const char *text, size_t len,
 	root = yaml_document_get_root_node(&doc);
 	if (root == NULL || (root->type == YAML_SCALAR_NODE &&
 	    root->data.scalar.length == 0)) {
-		diag(&L, NULL, "", "no regions (the file is empty)");
+		config_yaml_diag(&L, NULL, "", "no regions (the file is "
+		    "empty)");
 		goto done;
 	}
-	root = take(&L, 1, "", NULL);
+	root = config_yaml_take(&L, 1, "", NULL);
 	if (root && root->type != YAML_MAPPING_NODE)
-		diag(&L, root, "", "expected a mapping with 'regions', not %s",
-		    kind_name(root));
+		config_yaml_diag(&L, root, "", "expected a mapping with "
+		    "'regions', not %s", config_yaml_kind(root));
 	else if (root) {
-		each_pair(&L, root, "", top_pair, NULL);
-		if (L.rg->v == NULL && L.nerr == 0)
-			diag(&L, root, "", "no 'regions' list");
+		config_yaml_each_pair(&L, root, "", top_pair, NULL);
+		if (rg->v == NULL && L.nerr == 0)
+			config_yaml_diag(&L, root, "", "no 'regions' list");
 	}
 	if (!yaml_parser_load(&p, &doc2))
-		parse_error(&L, &p);
+		config_yaml_parse_error(&L, &p);
 	else {
 		if (yaml_document_get_root_node(&doc2))
-			diag(&L, yaml_document_get_root_node(&doc2), "",
+			config_yaml_diag(&L,
+			    yaml_document_get_root_node(&doc2), "",
 			    "only one YAML document is allowed");
 		yaml_document_delete(&doc2);
 	}
@@ -642,23 +369,23 @@ done:
 		yaml_document_delete(&doc);
 	yaml_parser_delete(&p);
 	if (L.nomem) {
-		mixprec_regions_free(L.rg);
+		mixprec_regions_free(rg);
 		err_nomem(e);
 		return NULL;
 	}
 	if (L.nerr > 0) {
-		mixprec_regions_free(L.rg);
+		mixprec_regions_free(rg);
 		if (L.nerr == 1 && msgs->n > 0)
 			err_set(e, "%s", msgs->v[msgs->n - 1]);
 		else
 			err_set(e, "%s: %zu errors", name, L.nerr);
 		return NULL;
 	}
-	return L.rg;
+	return rg;
 }
 
 struct mixprec_regions *
-mixprec_regions_load(const char *path, struct mixprec_msgs *msgs,
+mixprec_regions_load(const char *path, struct config_msgs *msgs,
     struct err *e)
 {
 	struct mixprec_regions *rg;
@@ -1668,7 +1395,7 @@ add_pair(struct mixprec *mp, int req, int node, int tensor)
 
 static int
 set_node(struct mixprec *mp, int node, const struct mixprec_type *t,
-    int req, const char *why, struct mixprec_msgs *msgs)
+    int req, const char *why, struct config_msgs *msgs)
 {
 	struct mnode *n = &mp->nodes[node];
 	char *a, *b, *c;
@@ -1700,7 +1427,7 @@ set_node(struct mixprec *mp, int node, const struct mixprec_type *t,
 
 int
 mixprec_request_node(struct mixprec *mp, int node,
-    const struct mixprec_type *t, const char *who, struct mixprec_msgs *msgs)
+    const struct mixprec_type *t, const char *who, struct config_msgs *msgs)
 {
 	int req = req_id(mp, who);
 
@@ -1714,7 +1441,7 @@ mixprec_request_node(struct mixprec *mp, int node,
 
 int
 mixprec_request_tensor(struct mixprec *mp, int tensor,
-    const struct mixprec_type *t, const char *who, struct mixprec_msgs *msgs)
+    const struct mixprec_type *t, const char *who, struct config_msgs *msgs)
 {
 	struct mtensor *m = &mp->t[tensor];
 	int req = req_id(mp, who), rc = 0;
@@ -1762,7 +1489,7 @@ name_at(const struct mixprec_regions *rg, int line, int col,
 
 size_t
 mixprec_request_regions(struct mixprec *mp, const struct mixprec_regions *rg,
-    struct mixprec_msgs *msgs)
+    struct config_msgs *msgs)
 {
 	size_t problems = 0;
 
@@ -1773,15 +1500,16 @@ mixprec_request_regions(struct mixprec *mp, const struct mixprec_regions *rg,
 
 		if (who == NULL)
 			return problems + 1;
-		for (size_t k = 0; k < r->nnodes; k++) {
-			int nd = mixprec_node_find(mp, r->nodes[k]);
+		for (size_t k = 0; k < r->nodes.n; k++) {
+			int nd = mixprec_node_find(mp, r->nodes.v[k]);
 
 			if (nd < 0) {
-				char *p = printable(r->nodes[k]);
+				char *p = config_printable(r->nodes.v[k]);
 
 				msgs_addf(msgs, "%s:%d:%d: %s: no node %s in "
-				    "the stream", rg->path, r->node_line[k],
-				    r->node_col[k], r->label, p ? p : "?");
+				    "the stream", rg->path,
+				    r->nodes.pos[k].line, r->nodes.pos[k].col,
+				    r->label, p ? p : "?");
 				free(p);
 				problems++;
 				continue;
@@ -1789,8 +1517,8 @@ mixprec_request_regions(struct mixprec *mp, const struct mixprec_regions *rg,
 			if (mixprec_request_node(mp, nd, &r->t, who, msgs) < 0)
 				problems++;
 		}
-		for (size_t k = 0; k < r->ntensors; k++) {
-			int t = mixprec_tensor_find(mp, r->tensors[k]);
+		for (size_t k = 0; k < r->tensors.n; k++) {
+			int t = mixprec_tensor_find(mp, r->tensors.v[k]);
 			const char *why = NULL;
 			char *p;
 
@@ -1806,17 +1534,17 @@ mixprec_request_regions(struct mixprec *mp, const struct mixprec_regions *rg,
 					problems++;
 				continue;
 			}
-			p = printable(r->tensors[k]);
+			p = config_printable(r->tensors.v[k]);
 			msgs_addf(msgs, "%s:%d:%d: %s: tensor %s %s", rg->path,
-			    r->tensor_line[k], r->tensor_col[k], r->label,
-			    p ? p : "?", why);
+			    r->tensors.pos[k].line, r->tensors.pos[k].col,
+			    r->label, p ? p : "?", why);
 			free(p);
 			problems++;
 		}
-		for (size_t k = 0; k < r->nops; k++) {
+		for (size_t k = 0; k < r->ops.n; k++) {
 			matched = 0;
 			for (size_t nd = 0; nd < mp->nnodes; nd++) {
-				if (strcmp(mp->nodes[nd].op, r->ops[k]) != 0)
+				if (strcmp(mp->nodes[nd].op, r->ops.v[k]) != 0)
 					continue;
 				matched = 1;
 				if (mixprec_request_node(mp, (int)nd, &r->t,
@@ -1824,11 +1552,11 @@ mixprec_request_regions(struct mixprec *mp, const struct mixprec_regions *rg,
 					problems++;
 			}
 			if (!matched) {
-				char *p = printable(r->ops[k]);
+				char *p = config_printable(r->ops.v[k]);
 
 				msgs_addf(msgs, "%s:%d:%d: %s: no node has op "
-				    "type %s", rg->path, r->op_line[k],
-				    r->op_col[k], r->label, p ? p : "?");
+				    "type %s", rg->path, r->ops.pos[k].line,
+				    r->ops.pos[k].col, r->label, p ? p : "?");
 				free(p);
 				problems++;
 			}
@@ -2146,7 +1874,7 @@ names_str(struct mixprec *mp, const int *v, int n, int tensors)
 }
 
 static int
-resolve_tensor(struct mixprec *mp, int ti, struct mixprec_msgs *msgs,
+resolve_tensor(struct mixprec *mp, int ti, struct config_msgs *msgs,
     long *problems, struct err *e)
 {
 	struct mtensor *t = &mp->t[ti];
@@ -2310,7 +2038,7 @@ seen_before(const struct mtensor *t, int node)
 }
 
 static int
-resolve_biases(struct mixprec *mp, struct mixprec_msgs *msgs, long *problems,
+resolve_biases(struct mixprec *mp, struct config_msgs *msgs, long *problems,
     struct err *e)
 {
 	/* Raise weight scales first (as onnx-qparams), then the biases. */
@@ -2412,7 +2140,7 @@ node_changed(const struct mixprec *mp, int i)
 
 /* Per request: did it change anything? */
 static void
-check_requests(struct mixprec *mp, struct mixprec_msgs *msgs, long *problems)
+check_requests(struct mixprec *mp, struct config_msgs *msgs, long *problems)
 {
 	unsigned char *changed;
 	int *list = NULL, nlist = 0;
@@ -2515,7 +2243,7 @@ resolve_folds(struct mixprec *mp)
 }
 
 long
-mixprec_resolve(struct mixprec *mp, struct mixprec_msgs *msgs,
+mixprec_resolve(struct mixprec *mp, struct config_msgs *msgs,
     struct err *e)
 {
 	long problems = 0;

@@ -45,8 +45,8 @@
  *
  * Ownership: struct mixprec owns every record it read; the strings the
  * query functions return live as long as it. struct mixprec_regions owns
- * its strings. Messages are malloc'd strings in struct mixprec_msgs,
- * released with mixprec_msgs_release().
+ * its strings. Messages are malloc'd strings in struct config_msgs,
+ * released with config_msgs_release() (config.h).
  */
 #ifndef ONNXQ_MIXPREC_H
 #define ONNXQ_MIXPREC_H
@@ -54,21 +54,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "err.h"
 #include "stream.h"
 
-/* Messages kept; further ones are only counted. */
-#define MIXPREC_MAX_MSGS 1000
 /* Larger regions files are refused before parsing. */
 #define MIXPREC_REGIONS_MAX_BYTES ((long)16 << 20)
-
-struct mixprec_msgs {
-	char **v;
-	size_t n, cap;
-	size_t dropped;
-};
-
-void mixprec_msgs_release(struct mixprec_msgs *m);
 
 /*
  * What a region asks for: a type (DT_UINT16, ... or DT_FLOAT) and,
@@ -84,10 +75,7 @@ struct mixprec_region {
 	char *label;			/* "region 2" or "region 2 (NAME)" */
 	int line, col;			/* of the region in the file; 0: none */
 	struct mixprec_type t;
-	char **nodes, **tensors, **ops;
-	int *node_line, *tensor_line, *op_line;	/* per name, for messages */
-	int *node_col, *tensor_col, *op_col;
-	size_t nnodes, ntensors, nops;
+	struct config_list nodes, tensors, ops;	/* names, positions */
 };
 
 struct mixprec_regions {
@@ -102,9 +90,9 @@ struct mixprec_regions {
  * summary in e; I/O errors and out of memory only in e.
  */
 struct mixprec_regions *mixprec_regions_load(const char *path,
-    struct mixprec_msgs *msgs, struct err *e);
+    struct config_msgs *msgs, struct err *e);
 struct mixprec_regions *mixprec_regions_load_mem(const char *name,
-    const char *text, size_t len, struct mixprec_msgs *msgs, struct err *e);
+    const char *text, size_t len, struct config_msgs *msgs, struct err *e);
 void mixprec_regions_free(struct mixprec_regions *rg);
 
 /* The stream, read whole. */
@@ -169,10 +157,10 @@ double mixprec_tensor_elems(const struct mixprec *mp, int t);
  */
 void mixprec_clear(struct mixprec *mp);
 int mixprec_request_node(struct mixprec *mp, int node,
-    const struct mixprec_type *t, const char *who, struct mixprec_msgs *msgs);
+    const struct mixprec_type *t, const char *who, struct config_msgs *msgs);
 /* A tensor: its producer and readers (and the tensor, if a graph input). */
 int mixprec_request_tensor(struct mixprec *mp, int tensor,
-    const struct mixprec_type *t, const char *who, struct mixprec_msgs *msgs);
+    const struct mixprec_type *t, const char *who, struct config_msgs *msgs);
 
 /*
  * The requests of a regions file: names resolved against the stream
@@ -182,7 +170,7 @@ int mixprec_request_tensor(struct mixprec *mp, int tensor,
  * the region changes something.
  */
 size_t mixprec_request_regions(struct mixprec *mp,
-    const struct mixprec_regions *rg, struct mixprec_msgs *msgs);
+    const struct mixprec_regions *rg, struct config_msgs *msgs);
 
 /*
  * Propagate the requests: produced types, converts, recomputed
@@ -190,7 +178,7 @@ size_t mixprec_request_regions(struct mixprec *mp,
  * (0: a consistent result), or -1 with e on out of memory and on a
  * computation that fails (e.g. a range too wide for float32).
  */
-long mixprec_resolve(struct mixprec *mp, struct mixprec_msgs *msgs,
+long mixprec_resolve(struct mixprec *mp, struct config_msgs *msgs,
     struct err *e);
 
 /* What the last successful mixprec_resolve() changed. */

@@ -548,6 +548,39 @@ zip64_extra(const uint8_t *x, size_t len, struct npz_member *m)
 	return 0;
 }
 
+static void member_label(const char *name, char *buf, size_t size);
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Two members of one name: which one is the sample's is anybody's guess. */
+static int
+check_duplicates(struct npz *z, struct err *e)
+{
+	char **names, shown[64];
+	int rc = 0;
+
+	if (z->n < 2)
+		return 0;
+	if (!(names = malloc((size_t)z->n * sizeof *names)))
+		return err_nomem(e);
+	for (int i = 0; i < z->n; i++)
+		names[i] = z->m[i].name;
+	qsort(names, (size_t)z->n, sizeof *names, cmp_names);
+	for (int i = 1; i < z->n; i++)
+		if (strcmp(names[i - 1], names[i]) == 0) {
+			member_label(names[i], shown, sizeof shown);
+			rc = err_set(e, "%s: %s: in the archive twice", z->path,
+			    shown);
+			break;
+		}
+	free(names);
+	return rc;
+}
+
 static int
 read_directory(struct npz *z, struct err *e)
 {
@@ -632,7 +665,7 @@ read_directory(struct npz *z, struct err *e)
 		pos += 46 + nlen + xlen + clen;
 	}
 	free(cd);
-	return 0;
+	return check_duplicates(z, e);
 bad:
 	free(cd);
 	return err_set(e, "%s: bad zip central directory", z->path);

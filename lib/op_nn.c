@@ -20,7 +20,11 @@
  *
  * Gemm, MatMul and Einsum (float) use the same products; other numeric
  * types compute in double. Resize takes ONNX Runtime's float coordinate
- * arithmetic so it picks the same neighbours.
+ * arithmetic so it picks the same neighbours, and its bilinear formula.
+ * Average pools sum in float in the order ONNX Runtime's MLAS does: in
+ * QDQ models these results often sit exactly on a rounding tie of the
+ * next QuantizeLinear, where any other order lands on the other side
+ * (test/agreement.bats checks both bit for bit against ONNX Runtime).
  *
  * Hot inner loops are compiled for AVX2 and AVX-512 as well as the base
  * ISA, picked at load time (target_clones).
@@ -2434,13 +2438,73 @@ out:
 
 enum { POOL_MAX, POOL_AVG, POOL_LP };
 
+/*
+ * How ONNX Runtime (MLAS) orders the float sums of an average pool; we
+ * follow it because in QDQ models the average of a few codes often lands
+ * exactly on a rounding tie of the next QuantizeLinear, and a sum taken in
+ * another order (or in double) falls on the other side of it.
+ */
+enum avg_order {
+	AVG_DOUBLE,		/* dilated windows: ORT does not use MLAS */
+	AVG_ROWS,		/* MLAS generic kernels: row-major float sum */
+	AVG_COLUMNS,		/* MLAS vector kernels: sum down each column,
+				   then the column sums left to right */
+	AVG_GLOBAL,		/* MLAS global kernel: four interleaved lanes */
+};
+
 struct pool {
 	int kind;
 	struct win g;
 	int count_pad;			/* count_include_pad */
 	int col_major;			/* MaxPool storage_order 1 */
 	float p;			/* LpPool exponent */
+	int order;			/* enum avg_order */
 };
+
+/*
+ * The float sum MLAS's global pooling kernel computes: lane j adds
+ * x[j], x[j+4], ..., the lanes combine as (l0 + l2) + (l1 + l3), and the
+ * elements after the last whole vector follow one by one.
+ */
+static float
+mlas_global_sum(const float *x, int64_t n)
+{
+	float l[4] = { 0, 0, 0, 0 }, s;
+	int64_t i;
+
+	for (i = 0; i + 4 <= n; i += 4)
+		for (int j = 0; j < 4; j++)
+			l[j] += x[i + j];
+	s = (l[0] + l[2]) + (l[1] + l[3]);
+	for (; i < n; i++)
+		s += x[i];
+	return s;
+}
+
+/* Which summation order ORT uses for this average pool (before win_to_2d). */
+static int
+avg_order(const struct win *g)
+{
+	int global = 1, small = 1;
+
+	for (int i = 0; i < g->nd; i++) {
+		if (g->dil[i] != 1)
+			return AVG_DOUBLE;
+		if (g->k[i] != g->in[i] || g->stride[i] != 1 ||
+		    g->pb[i] != 0 || g->pe[i] != 0)
+			global = 0;
+		if (g->k[i] > 32)
+			small = 0;
+	}
+	if (global)
+		return AVG_GLOBAL;
+	/* MLAS_POOL_REDUCTION_BUFFER_STACK 2048 less 3 floats of padding. */
+	if (g->nd == 2 && g->stride[1] <= 2 && small &&
+	    g->pb[1] + g->pe[1] + g->in[1] <= 2045)
+		return AVG_COLUMNS;
+	/* 1-D: the generic kernel's serial sum, = columns of one row. */
+	return AVG_ROWS;
+}
 
 /* One plane: S input elements at x, P outputs at y (and idx). */
 static void
@@ -2549,6 +2613,34 @@ tap_range(int64_t s, int64_t d, int64_t k, int64_t n, int64_t *k0,
 		*k1 = *k0;
 }
 
+/*
+ * Float sum of the taps [kh0, kh1) x [kw0, kw1) of an undilated window
+ * whose top left tap is x[base], in ORT's order (enum avg_order).
+ */
+static float
+avg_window(int order, const float *x, int64_t W, int64_t base, int64_t kh0,
+    int64_t kh1, int64_t kw0, int64_t kw1)
+{
+	float s = 0;
+
+	if (order == AVG_GLOBAL)
+		return mlas_global_sum(x + base, (kh1 - kh0) * W);
+	if (order == AVG_ROWS) {
+		for (int64_t kh = kh0; kh < kh1; kh++)
+			for (int64_t kw = kw0; kw < kw1; kw++)
+				s += x[base + kh * W + kw];
+		return s;
+	}
+	for (int64_t kw = kw0; kw < kw1; kw++) {
+		float col = x[base + kh0 * W + kw];
+
+		for (int64_t kh = kh0 + 1; kh < kh1; kh++)
+			col += x[base + kh * W + kw];
+		s = kw == kw0 ? col : s + col;
+	}
+	return s;
+}
+
 /* The 2-D case of pool_plane, with the window bounds worked out once. */
 static void
 pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
@@ -2575,6 +2667,14 @@ pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
 			tap_range(ws + g->pb[1], dw, g->k[1], W + g->pb[1] +
 			    g->pe[1], &pw0, &pw1);
 			n = (kh1 - kh0) * (kw1 - kw0);
+			if (pl->kind == POOL_AVG && pl->order != AVG_DOUBLE) {
+				if (pl->count_pad)
+					n = (ph1 - ph0) * (pw1 - pw0);
+				y[oh * OW + ow] = n ? avg_window(pl->order, x,
+				    W, hs * W + ws, kh0, kh1, kw0, kw1) /
+				    (float)n : 0;
+				continue;
+			}
 			for (int64_t kh = kh0; kh < kh1; kh++) {
 				int64_t row = (hs + kh * dh) * W + ws;
 
@@ -2649,6 +2749,7 @@ pool_run(struct op_ctx *c, int kind)
 	ydims[0] = x->dims[0], ydims[1] = x->dims[1];
 	for (int i = 0; i < pl.g.nd; i++)
 		ydims[2 + i] = pl.g.out[i];
+	pl.order = pl.g.nd <= 2 ? avg_order(&pl.g) : AVG_DOUBLE;
 	if (tensor_alloc(&c->out[0], x->dtype, x->rank, ydims, c->err) == -1)
 		return -1;
 	if (kind == POOL_MAX && want_output(c, 1)) {
@@ -2747,11 +2848,8 @@ global_pool(struct op_ctx *c, int kind)
 					m = xp[j];
 			*y = m;
 		} else if (kind == POOL_AVG) {
-			double s = 0;
-
-			for (int64_t j = 0; j < S; j++)
-				s += xp[j];
-			*y = S ? (float)(s / S) : 0;
+			/* As ORT: MLAS's global kernel, in float. */
+			*y = S ? mlas_global_sum(xp, S) / (float)S : 0;
 		} else {
 			double s = 0;
 
@@ -3424,6 +3522,80 @@ rz_pass(struct op_ctx *c, const struct taps *t, int64_t outer, int64_t in,
 	}
 }
 
+/*
+ * Linear resizing of the last two axes of an N x C x H x W (or H x W)
+ * tensor is how ONNX Runtime runs it (UpsampleBilinear): one sum of four
+ * weighted neighbours, dx2*dy2*X11 + dx1*dy2*X21 + dx2*dy1*X12 +
+ * dx1*dy1*X22, in float, left to right. Interpolating one axis after the
+ * other rounds differently, and in a QDQ model the result often sits
+ * exactly on a rounding tie of the next QuantizeLinear (the neighbours
+ * share its grid and the weights are multiples of 1/4).
+ */
+static int
+rz_is_bilinear(const struct rz *r)
+{
+	if (r->mode != RZ_LINEAR || r->antialias)
+		return 0;
+	if (r->rank == 2)
+		return 1;
+	return r->rank == 4 && r->scale[0] == 1.0f && r->scale[1] == 1.0f &&
+	    r->in[0] == r->out[0] && r->in[1] == r->out[1];
+}
+
+/*
+ * The two taps of output o on axis a as ORT has them: an axis of scale 1
+ * maps o onto (o, o + 1) with weights (1, 0), except the last index,
+ * which gets (o, o) with weights (0.5, 0.5).
+ */
+static void
+rz_tap2(const struct rz *r, const struct taps *t, int a, int64_t o,
+    int64_t *i1, int64_t *i2, float *w1, float *w2)
+{
+	*i1 = t->idx[o * 2], *i2 = t->idx[o * 2 + 1];
+	*w1 = t->w[o * 2], *w2 = t->w[o * 2 + 1];
+	if (r->scale[a] == 1.0f && r->in[a] == r->out[a]) {
+		if (o == r->in[a] - 1)
+			*i2 = o, *w1 = *w2 = 0.5f;
+		else
+			*i2 = o + 1;
+	}
+}
+
+static void
+rz_bilinear(struct op_ctx *c, const struct rz *r, const struct taps *t,
+    const float *x, float *y)
+{
+	int a = r->rank - 2;
+	int64_t H = r->in[a], W = r->in[a + 1];
+	int64_t OH = r->out[a], OW = r->out[a + 1];
+	int64_t planes = prod(r->out, a);
+	int threads = threads_for(c, planes * OH * OW * 4);
+	const struct taps *ty = &t[a], *tx = &t[a + 1];
+
+#pragma omp parallel for num_threads(threads) schedule(static)
+	for (int64_t i = 0; i < planes * OH; i++) {
+		int64_t p = i / OH, oy = i % OH;
+		const float *xp = x + p * H * W, *r1, *r2;
+		float *yr = y + i * OW, dy1, dy2;
+		int64_t y1, y2;
+
+		rz_tap2(r, ty, a, oy, &y1, &y2, &dy2, &dy1);
+		r1 = xp + y1 * W, r2 = xp + y2 * W;
+		for (int64_t ox = 0; ox < OW; ox++) {
+			int64_t x1, x2;
+			float dx1, dx2;
+
+			rz_tap2(r, tx, a + 1, ox, &x1, &x2, &dx2, &dx1);
+			if (ty->ext[oy] || tx->ext[ox]) {
+				yr[ox] = r->extrap;
+				continue;
+			}
+			yr[ox] = dx2 * dy2 * r1[x1] + dx1 * dy2 * r1[x2] +
+			    dx2 * dy1 * r2[x1] + dx1 * dy1 * r2[x2];
+		}
+	}
+}
+
 static int
 rz_interp(struct op_ctx *c, const struct rz *r, struct taps *t,
     const float *x, float *y)
@@ -3449,6 +3621,10 @@ rz_interp(struct op_ctx *c, const struct rz *r, struct taps *t,
 			}
 		}
 	memcpy(d, r->in, sizeof(int64_t) * rank);
+	if (rz_is_bilinear(r)) {
+		rz_bilinear(c, r, t, x, y);
+		return 0;
+	}
 	if (np == 0) {
 		memcpy(y, x, sizeof(float) * (size_t)prod(r->in, rank));
 		return 0;
@@ -3653,14 +3829,16 @@ scales:
 			int a = axes[i];
 
 			if (sz[i] < 0 || sz[i] > ATTR_MAX) {
+				err_set(c->err, "size %lld is out of range",
+				    (long long)sz[i]);
 				free(sz);
-				return err_set(c->err, "size %lld is out of "
-				    "range", (long long)sz[i]);
+				return -1;
 			}
 			if (r.in[a] == 0 && sz[i] != 0) {
+				err_set(c->err, "cannot resize an empty axis "
+				    "to %lld", (long long)sz[i]);
 				free(sz);
-				return err_set(c->err, "cannot resize an empty "
-				    "axis to %lld", (long long)sz[i]);
+				return -1;
 			}
 			r.out[a] = sz[i];
 			r.scale[a] = r.in[a] ? (float)sz[i] / (float)r.in[a] :

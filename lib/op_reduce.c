@@ -524,7 +524,10 @@ name(T *y, const T *x, int64_t o0, int64_t o1, int64_t len,		\
 			continue;					\
 		}							\
 		if (inner == 1) {					\
-			T m = xs[0], s = 0;				\
+			/* Sum in double: a float sum of thousands of	\
+			   terms drifts by 1e-4 (ORT stays near 1e-6). */ \
+			T m = xs[0];					\
+			double s = 0;					\
 			for (k = 1; k < len; k++)			\
 				m = xs[k] > m ? xs[k] : m;		\
 			for (k = 0; k < len; k++) {			\
@@ -533,7 +536,7 @@ name(T *y, const T *x, int64_t o0, int64_t o1, int64_t len,		\
 				s += e;					\
 			}						\
 			if (kind == SM_SOFT) {				\
-				T inv = 1 / s;				\
+				T inv = (T)1 / (T)s;			\
 				for (k = 0; k < len; k++)		\
 					ys[k] *= inv;			\
 			} else {					\

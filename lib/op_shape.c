@@ -2108,9 +2108,11 @@ pad_modes(struct op_ctx *c, const struct tensor *x, const int64_t *pb,
 		return 0;
 	}
 	for (k = 0; k < r; k++) {
-		if (x->dims[k] == 0)
-			return err_set(c->err, "cannot pad an empty axis "
+		if (x->dims[k] == 0) {
+			err_set(c->err, "cannot pad an empty axis "
 			    "except in constant mode");
+			goto fail;
+		}
 		if ((map[k] = malloc((size_t)y->dims[k] * sizeof(int64_t))) ==
 		    NULL) {
 			err_nomem(c->err);

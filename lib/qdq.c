@@ -782,6 +782,16 @@ add_qdq(struct ctx *c, int quant, const char *base, const char *in,
 
 /* ---- folds ---- */
 
+static void remove_initializer(struct ctx *, const char *);
+
+static void
+free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static int
 check_fold(struct ctx *c, const struct fold *f, int *node, int *into,
     struct err *e)
@@ -815,29 +825,83 @@ check_fold(struct ctx *c, const struct fold *f, int *node, int *into,
 		return rec_err(c, f->line, e, "fold %s: its input %s does not "
 		    "come from %s", f->node, n->input[0], f->into);
 	v = graph_value(c->gr, n->input[0]);
-	if (v == NULL || v->nconsumers != 1 || v->is_output)
+	if (v == NULL || v->nconsumers != 1)
 		return rec_err(c, f->line, e, "fold %s: %s has other readers",
 		    f->node, n->input[0]);
 	if (!strmap_get(c->p->qpidx, n->output[0], &qi) ||
 	    c->p->qp[qi].role != ROLE_ACT)
 		return rec_err(c, f->line, e, "fold %s: its output %s has no "
 		    "activation qparam to clamp it", f->node, n->output[0]);
+	/*
+	 * The stream does not say which tensors are graph outputs: one
+	 * that is must keep its unclamped values, so the node stays (its
+	 * input then stays float, its output is quantized as recorded).
+	 */
+	if (v->is_output) {
+		note(c, "fold %s: %s is a graph output: %s kept", f->node,
+		    n->input[0], f->node);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * After a fold: the constants only the removed node read (a Clip's
+ * bounds) would stay in the model unread; remove them. Graph inputs and
+ * outputs stay.
+ */
+static int
+drop_orphans(struct ctx *c, char **names, size_t n, struct err *e)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		struct graph_value *v;
+
+		if (names[i] == NULL || *names[i] == '\0' ||
+		    (v = graph_value(c->gr, names[i])) == NULL ||
+		    v->nconsumers != 0 || v->is_output ||
+		    is_graph_input(c->g, names[i]))
+			continue;
+		if (v->kind == VALUE_INITIALIZER) {
+			remove_initializer(c, names[i]);
+		} else if (v->kind == VALUE_CONSTANT && v->producer >= 0) {
+			Onnx__NodeProto *cn = c->g->node[v->producer];
+			size_t at = (size_t)v->producer;
+
+			for (k = 0; k < c->nnodes; k++)
+				if (c->nodes[k] == cn)
+					c->nodes[k] = NULL;
+			protobuf_c_message_free_unpacked(&cn->base, NULL);
+			memmove(&c->g->node[at], &c->g->node[at + 1],
+			    (c->g->n_node - at - 1) * sizeof *c->g->node);
+			c->g->n_node--;
+		} else
+			continue;
+		note(c, "%s: read only by a folded node: removed", names[i]);
+		/* v points into the index: rebuild before the next look. */
+		if (graph_reindex(c->gr, e) != 0)
+			return -1;
+	}
 	return 0;
 }
 
 static int
 apply_folds(struct ctx *c, struct err *e)
 {
-	size_t i, j, k;
-	int ni, pi, at;
+	size_t i, j, k, nparams;
+	int ni, pi, at, rc;
+	char **params;
 
 	for (i = 0; i < c->p->nfd; i++) {
 		const struct fold *f = &c->p->fd[i];
 		Onnx__NodeProto *n, *p;
 		char *out;
 
-		if (check_fold(c, f, &ni, &pi, e) != 0)
+		if ((rc = check_fold(c, f, &ni, &pi, e)) < 0)
 			return -1;
+		if (rc > 0)
+			continue;
 		n = c->nodes[ni];
 		p = c->nodes[pi];
 		for (j = 0; j < p->n_output; j++)
@@ -865,6 +929,17 @@ apply_folds(struct ctx *c, struct err *e)
 		}
 		free(p->output[j]);
 		p->output[j] = out;
+		/* The node's other inputs, to look for orphans after. */
+		nparams = n->n_input - 1;
+		if ((params = calloc(nparams ? nparams : 1,
+		    sizeof *params)) == NULL)
+			return err_nomem(e);
+		for (k = 0; k < nparams; k++)
+			if ((params[k] = strdup(str_or_empty(
+			    n->input[k + 1]))) == NULL) {
+				free_names(params, nparams);
+				return err_nomem(e);
+			}
 		at = node_index(c, n);
 		protobuf_c_message_free_unpacked(&n->base, NULL);
 		memmove(&c->g->node[at], &c->g->node[at + 1],
@@ -872,8 +947,12 @@ apply_folds(struct ctx *c, struct err *e)
 		c->g->n_node--;
 		c->nodes[ni] = NULL;
 		c->rep->folds++;
-		if (graph_reindex(c->gr, e) != 0)
+		if (graph_reindex(c->gr, e) != 0 ||
+		    drop_orphans(c, params, nparams, e) != 0) {
+			free_names(params, nparams);
 			return -1;
+		}
+		free_names(params, nparams);
 	}
 	return 0;
 }

@@ -223,31 +223,21 @@ kl_divergence(const double *p, const double *q, size_t n, double sp,
 	return d;
 }
 
+/*
+ * The KL search over |x| of the bins of st, magnitudes up to amax > 0,
+ * quantized to `levels` < nb levels: the threshold *t.
+ */
 static int
-sel_entropy(const struct rangesel_stats *st, const struct rangesel_opts *o,
-    float *rmin, float *rmax, struct err *e)
+entropy_fold(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    int64_t levels, double amax, double *t, struct err *e)
 {
 	struct mbin *m = NULL;
 	double *h = NULL, *p = NULL, *q = NULL, *lev = NULL;
-	double amax, width, best = INFINITY, t;
-	int64_t levels, *nz = NULL;
-	size_t nb = (size_t)o->entropy_bins, n, besti, start;
+	double width, best = INFINITY;
+	int64_t *nz = NULL;
+	size_t nb = (size_t)o->entropy_bins, n, besti, start, first;
 	int rc = -1;
 
-	if (o->entropy_bins <= 0 || o->entropy_bins > RANGESEL_ENTROPY_BINS_MAX)
-		return err_set(e, "entropy bins %d not in 1..%d",
-		    o->entropy_bins, RANGESEL_ENTROPY_BINS_MAX);
-	if (check_bins(st, e) < 0)
-		return -1;
-	if ((levels = entropy_levels(st, &o->q)) < 0)
-		return err_set(e, "cannot quantize to type %d", o->q.type);
-	amax = fmax(fabs(st->min), fabs(st->max));
-	if (amax == 0 || (size_t)levels >= nb) {
-		/* Nothing to clip, or the grid is finer than the histogram. */
-		*rmin = (float)st->min;
-		*rmax = (float)st->max;
-		return 0;
-	}
 	if ((m = fold_bins(st, &n, e)) == NULL)
 		return -1;
 	h = calloc(nb, sizeof *h);
@@ -283,11 +273,22 @@ sel_entropy(const struct rangesel_stats *st, const struct rangesel_opts *o,
 				h[k] += m[i].c * (hi - lo) / (b - a);
 		}
 	}
+	/* The first occupied bin, before bin 0 is overwritten. */
+	for (first = 0; first < nb && h[first] == 0; first++)
+		continue;
 	if (nb > 1)
 		h[0] = h[1];
 
-	/* TensorRT starts at 128 of 2048 bins. */
+	/*
+	 * TensorRT starts at 128 of 2048 bins, counted from zero since its
+	 * data has mass there. Data away from zero (a LayerNorm's standard
+	 * deviation in [0.4, 1.7]) must get as many occupied bins: with a
+	 * few, P (outliers piled into the last) and Q normalise to the same
+	 * spike, KL is 0, and T lands at the minimum, clipping everything.
+	 */
 	start = (size_t)levels > nb / 16 ? (size_t)levels : nb / 16;
+	if (first < nb)
+		start += first;
 	if (start > nb)
 		start = nb;
 	besti = nb;
@@ -325,9 +326,7 @@ sel_entropy(const struct rangesel_stats *st, const struct rangesel_opts *o,
 			besti = i;
 		}
 	}
-	t = (double)besti * width;
-	*rmin = clampf(-t, st->min, st->max);
-	*rmax = clampf(t, st->min, st->max);
+	*t = (double)besti * width;
 	rc = 0;
 out:
 	free(m);
@@ -337,6 +336,89 @@ out:
 	free(lev);
 	free(nz);
 	return rc;
+}
+
+/* The threshold of one side of zero (sign > 0: x >= 0, else x <= 0). */
+static int
+entropy_side(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    int64_t levels, int sign, double *t, struct err *e)
+{
+	struct rangesel_stats side = *st;
+	struct hist_bin *b;
+	size_t k = 0;
+	int rc;
+
+	*t = sign > 0 ? st->max : -st->min;
+	if (*t <= 0)
+		return 0;
+	if ((b = malloc((st->nbins ? st->nbins : 1) * sizeof *b)) == NULL)
+		return err_nomem(e);
+	for (size_t i = 0; i < st->nbins; i++)
+		if (sign > 0 ? st->bins[i].hi > 0 || st->bins[i].lo == 0 :
+		    st->bins[i].lo < 0 || st->bins[i].hi == 0)
+			b[k++] = st->bins[i];
+	side.bins = b;
+	side.nbins = k;
+	rc = entropy_fold(&side, o, levels, *t, t, e);
+	free(b);
+	return rc;
+}
+
+static int
+sel_entropy(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    float *rmin, float *rmax, struct err *e)
+{
+	double amax, t, tneg;
+	int64_t levels;
+	size_t nb = (size_t)o->entropy_bins;
+
+	if (o->entropy_bins <= 0 || o->entropy_bins > RANGESEL_ENTROPY_BINS_MAX)
+		return err_set(e, "entropy bins %d not in 1..%d",
+		    o->entropy_bins, RANGESEL_ENTROPY_BINS_MAX);
+	if (check_bins(st, e) < 0)
+		return -1;
+	if ((levels = entropy_levels(st, &o->q)) < 0)
+		return err_set(e, "cannot quantize to type %d", o->q.type);
+	amax = fmax(fabs(st->min), fabs(st->max));
+	if (amax == 0 || (size_t)levels >= nb) {
+		/* Nothing to clip, or the grid is finer than the histogram. */
+		*rmin = (float)st->min;
+		*rmax = (float)st->max;
+		return 0;
+	}
+	if (!o->q.symmetric && st->min < 0 && st->max > 0) {
+		/*
+		 * An asymmetric grid has a bound on each side: search each
+		 * on its own values. Folded onto |x|, a spike on the short
+		 * side (a hardswish's [-0.04, 0]) hides the long side's
+		 * tail in its own bin, and T lands at the spike, clipping
+		 * the tail that carries the signal (rec: 0% accuracy).
+		 */
+		int64_t qmin, qmax, ls;
+
+		/* The longer side gets most of the grid: all of it, as an
+		 * upper bound; the shorter the rest. */
+		if (qparams_qrange(o->q.type, o->q.reduce_range, 0, &qmin,
+		    &qmax) < 0)
+			return err_set(e, "cannot quantize to type %d",
+			    o->q.type);
+		ls = qmax - qmin + 1;
+		if ((size_t)ls >= nb)
+			ls = levels;
+		if (entropy_side(st, o, st->max >= -st->min ? ls : levels, 1,
+		    &t, e) < 0 ||
+		    entropy_side(st, o, st->max >= -st->min ? levels : ls, -1,
+		    &tneg, e) < 0)
+			return -1;
+		*rmin = clampf(-tneg, st->min, st->max);
+		*rmax = clampf(t, st->min, st->max);
+		return 0;
+	}
+	if (entropy_fold(st, o, levels, amax, &t, e) < 0)
+		return -1;
+	*rmin = clampf(-t, st->min, st->max);
+	*rmax = clampf(t, st->min, st->max);
+	return 0;
 }
 
 static int

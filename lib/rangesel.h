@@ -25,6 +25,11 @@
  *               one side of zero: (qmax - qmin)/2 + 1, or the whole grid
  *               for one-signed data and an asymmetric type. When L is not
  *               below entropy_bins (16-bit types) the full range is kept.
+ *               Candidates start that many bins past the first occupied
+ *               one (data away from zero). With an asymmetric type and
+ *               data on both sides, each side is searched on its own
+ *               values, the longer side with the whole grid's levels:
+ *               [-T1, T2].
  * distribution  ORT's "distribution" (scenario "same") carried over to
  *               integer grids: the data and the grid are taken to share
  *               one distribution, so scale = std / std(grid), std(grid) =

@@ -295,14 +295,94 @@ tstats_put_stat(const struct tstats *ts, struct stream_writer *w,
 	}
 }
 
-/* One "EDGE:COUNT" element; the edge is the bin's end nearer zero. */
-static void
-bin_text(const struct hist_bin *b, char *buf, size_t size)
-{
-	char num[STREAM_NUM_MAX];
+/* Edge texts are cached up to this many mantissa bits (512 << 8 slots). */
+#define EDGES_MBITS_MAX 8
 
-	stream_fmt_float(b->lo > 0 ? b->lo : b->hi, num);
-	snprintf(buf, size, "%s:%llu", num, (unsigned long long)b->count);
+struct tstats_edges {
+	int mbits;		/* of the texts held; -1 before the first */
+	uint32_t *off;		/* per edge: 1 + its offset in pool, 0 if none */
+	char *pool;		/* NUL-terminated texts */
+	size_t len, cap;
+};
+
+struct tstats_edges *
+tstats_edges_new(void)
+{
+	struct tstats_edges *ed = calloc(1, sizeof *ed);
+
+	if (ed)
+		ed->mbits = -1;
+	return ed;
+}
+
+void
+tstats_edges_free(struct tstats_edges *ed)
+{
+	if (!ed)
+		return;
+	free(ed->off);
+	free(ed->pool);
+	free(ed);
+}
+
+/*
+ * The text of a bin edge of an mbits histogram, as stream_fmt_float
+ * writes it: from ed when it has it, else formatted into num (and kept
+ * in ed when there is room). Valid until the next call.
+ */
+static const char *
+edge_text(struct tstats_edges *ed, float edge, int mbits,
+    char num[STREAM_NUM_MAX])
+{
+	uint32_t u, key;
+	size_t n;
+
+	if (!ed || mbits > EDGES_MBITS_MAX)
+		return stream_fmt_float(edge, num);
+	if (ed->mbits != mbits) {
+		free(ed->off);
+		ed->len = 0;
+		ed->mbits = -1;
+		if (!(ed->off = calloc((size_t)512 << mbits, sizeof *ed->off)))
+			return stream_fmt_float(edge, num);
+		ed->mbits = mbits;
+	}
+	memcpy(&u, &edge, sizeof u);
+	key = u >> (23 - mbits);
+	if (ed->off[key])
+		return ed->pool + ed->off[key] - 1;
+	stream_fmt_float(edge, num);
+	n = strlen(num) + 1;
+	if (ed->len + n > ed->cap) {
+		size_t cap = ed->cap ? ed->cap * 2 : 65536;
+		char *p = realloc(ed->pool, cap);
+
+		if (!p)
+			return num;
+		ed->pool = p;
+		ed->cap = cap;
+	}
+	memcpy(ed->pool + ed->len, num, n);
+	ed->off[key] = (uint32_t)ed->len + 1;
+	ed->len += n;
+	return num;
+}
+
+/* Decimal digits of v into buf (21 bytes at least); returns the length. */
+static size_t
+fmt_u64(uint64_t v, char *buf)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t k = 0; k < n; k++)
+		buf[k] = tmp[n - 1 - k];
+	buf[n] = '\0';
+	return n;
 }
 
 int
@@ -310,11 +390,19 @@ tstats_put_hist(const struct tstats *ts, const char *name,
     struct stream_writer *w, const struct stream_kv *extra, size_t nextra,
     struct err *e)
 {
+	return tstats_put_hist_ed(ts, name, w, extra, nextra, NULL, e);
+}
+
+int
+tstats_put_hist_ed(const struct tstats *ts, const char *name,
+    struct stream_writer *w, const struct stream_kv *extra, size_t nextra,
+    struct tstats_edges *ed, struct err *e)
+{
 	struct hist_bin *bins;
 	size_t nbins, i = 0, blen, cap;
-	char *buf, el[STREAM_NUM_MAX + 24];
+	char *buf, num[STREAM_NUM_MAX], cnt[24];
 	uint64_t zero = 0;
-	int first = 1;
+	int first = 1, mbits;
 
 	if (!ts->hist)
 		return 0;
@@ -324,7 +412,8 @@ tstats_put_hist(const struct tstats *ts, const char *name,
 	for (size_t k = 0; k < nbins; k++)
 		if (bins[k].lo == 0 && bins[k].hi == 0)
 			zero = bins[k].count;
-	cap = TSTATS_HIST_LINE + sizeof el;
+	mbits = hist_mbits(ts->hist);
+	cap = TSTATS_HIST_LINE + STREAM_NUM_MAX + sizeof cnt + 2;
 	if (!(buf = malloc(cap))) {
 		free(bins);
 		return err_nomem(e);
@@ -343,18 +432,26 @@ tstats_put_hist(const struct tstats *ts, const char *name,
 		blen = 0;
 		buf[0] = '\0';
 		for (; i < nbins; i++) {
-			size_t len;
+			const char *et;
+			size_t elen, clen, len;
 
 			if (bins[i].lo == 0 && bins[i].hi == 0)
 				continue;
-			bin_text(&bins[i], el, sizeof el);
-			len = strlen(el) + (blen > 0);
+			/* "EDGE:COUNT", the edge being the bin's end nearer zero */
+			et = edge_text(ed, bins[i].lo > 0 ? bins[i].lo :
+			    bins[i].hi, mbits, num);
+			elen = strlen(et);
+			clen = fmt_u64(bins[i].count, cnt);
+			len = elen + 1 + clen + (blen > 0);
 			if (blen && blen + len > room)
 				break;
 			if (blen)
 				buf[blen++] = ',';
-			memcpy(buf + blen, el, strlen(el) + 1);
-			blen += strlen(el);
+			memcpy(buf + blen, et, elen);
+			blen += elen;
+			buf[blen++] = ':';
+			memcpy(buf + blen, cnt, clen + 1);
+			blen += clen;
 		}
 		stream_put_raw(w, "bins", buf);
 		stream_rec_done(w);
@@ -369,10 +466,18 @@ int
 tstats_write(const struct tstats *ts, const char *name,
     struct stream_writer *w, int annotate, struct err *e)
 {
+	return tstats_write_ed(ts, name, w, annotate, NULL, e);
+}
+
+int
+tstats_write_ed(const struct tstats *ts, const char *name,
+    struct stream_writer *w, int annotate, struct tstats_edges *ed,
+    struct err *e)
+{
 	stream_rec_start(w, "stat", name);
 	tstats_put_stat(ts, w, annotate);
 	stream_rec_done(w);
-	if (tstats_put_hist(ts, name, w, NULL, 0, e) < 0)
+	if (tstats_put_hist_ed(ts, name, w, NULL, 0, ed, e) < 0)
 		return -1;
 	return stream_writer_error(w, e);
 }

@@ -83,6 +83,22 @@ int tstats_put_hist(const struct tstats *ts, const char *name,
 int tstats_write(const struct tstats *ts, const char *name,
     struct stream_writer *w, int annotate, struct err *e);
 
+/*
+ * Texts of histogram bin edges, kept across records: the same bins recur
+ * in every tensor, so a writer of many records formats each edge once.
+ * The _ed forms of the writers take one (NULL: none); the text written
+ * is the same either way. tstats_edges_new: NULL when out of memory.
+ */
+struct tstats_edges;
+struct tstats_edges *tstats_edges_new(void);
+void tstats_edges_free(struct tstats_edges *ed);
+int tstats_put_hist_ed(const struct tstats *ts, const char *name,
+    struct stream_writer *w, const struct stream_kv *extra, size_t nextra,
+    struct tstats_edges *ed, struct err *e);
+int tstats_write_ed(const struct tstats *ts, const char *name,
+    struct stream_writer *w, int annotate, struct tstats_edges *ed,
+    struct err *e);
+
 /* Keys of the stat and hist records this module knows (NULL-terminated). */
 extern const char *const tstats_stat_keys[];
 extern const char *const tstats_hist_keys[];

@@ -1130,12 +1130,24 @@ stream_rec_xsum(const struct stream_rec *rec, const char *key,
     struct xsum *x, struct err *e)
 {
 	const char *s = need(rec, key, e);
+	const char *p;
 	struct err xe;
 
 	if (!s)
 		return -1;
 	if (xsum_parse(x, s, &xe) < 0)
 		return key_err(rec, key, e, "%s", xe.msg);
+	/* sums of finite values: a NaN or infinity is a forged record */
+	for (p = s;;) {
+		char *end;
+
+		if (!isfinite(strtod(p, &end)))
+			return key_err(rec, key, e,
+			    "exact sum '%s' is not finite", s);
+		if (*end != ':')
+			break;
+		p = end + 1;
+	}
 	return 0;
 }
 

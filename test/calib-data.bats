@@ -368,10 +368,19 @@ EOF
 	# a JPEG of another size does not fit a static model without resizing: it is resized
 	onnx-calib -d imgs --resize crop nchw.onnx >c
 	grep -q '^stat	x	.*	batches=3	' c
+	# an image directory after a directory of another layout: both count
+	mkdir -p npy/s0
+	"$PY" -c 'import numpy as np; np.save("npy/s0/x.npy", np.full((1, 3, 6, 8), 7, np.float32))'
+	onnx-calib -d npy -d imgs --resize crop nchw.onnx >two
+	grep -q '^stat	x	.*	n=576	.*	max=7	batches=4	' two
 	# images for a model with two inputs
 	run --separate-stderr onnx-calib -d imgs "$BATS_FILE_TMPDIR/two.onnx"
 	[ "$status" -eq 1 ]
 	[[ $stderr == "onnx-calib: "*"two.onnx: images feed models with one input, this one has 2" ]]
+	# samples of another layout beside images: the images are not samples
+	mv npy/s0 imgs/
+	onnx-calib -d imgs nchw.onnx >m
+	grep -q '^stat	x	.*	n=144	nan=0	inf=0	min=7	max=7	batches=1	' m
 }
 
 @test "calib-data: --annotate-model writes the stream into a copy of the model" {

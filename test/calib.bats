@@ -250,6 +250,10 @@ EOF
 	onnxq-statgen -s 9 -k 1 one
 	onnx-calib --merge one.0 >m
 	diff <(records m) <(records one.whole)
+	# the merge formats each bin edge once (up to 8 bits), statgen every time
+	onnxq-statgen -s 5 -t 4 -k 3 -b 6 -n 20000 -m 8 e8
+	onnx-calib --merge e8.1 e8.2 e8.0 >m
+	diff <(records m) <(records e8.whole)
 }
 
 @test "calib: --annotate adds the derived keys" {

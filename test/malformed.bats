@@ -3,8 +3,9 @@
 # corpus of test/data/malformed (made by make-corpus.py there; symlinks,
 # hard links, FIFOs and huge files are made here): models (protobuf,
 # graph, tensors that lie about their size, external data escaping its
-# directory, shapes that disagree at run time), streams, YAML recipes,
-# .npy/.npz/.pb samples and images. Each case must fail with exit status
+# directory, shapes that disagree at run time, operators whose attributes
+# or inputs are out of range), streams, YAML recipes, .npy/.npz/.pb
+# samples and images. Each case must fail with exit status
 # 1 (2 for onnx-verify, which exits as cmp(1)) and exactly the one-line
 # message given, and must not write a complete stream or model.
 # Needs: the programs only (the corpus is committed).
@@ -131,6 +132,11 @@ image() {
 	cp "$M/pb/ok-x.pb" d/test_data_set_0/input_0.pb
 	run --separate-stderr onnx-calib -d d "$M/model/ok-vec.onnx"
 	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	# an arithmetic-coded JPEG that ends where it should
+	rm -r d && mkdir d && cp "$M/image/arith-ok.jpg" d/
+	run --separate-stderr onnx-calib -d d "$M/model/ok-image.onnx"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	printf '%s\n' "$output" | grep -q '^stat	x	.*	n=192	'
 }
 
 @test "NaN and infinities in weights and data are counted, with a warning" {
@@ -141,16 +147,22 @@ image() {
 onnx-calib: warning: tensor mm: 3 NaN and 0 infinite values, left out of its statistics
 onnx-calib: warning: tensor y: 3 NaN and 0 infinite values, left out of its statistics" ]
 	printf '%s\n' "$output" | grep -q '^stat	x	.*	n=1	nan=1	inf=2	min=1	max=1	'
+	# nor in its histogram, nor in the range its parameters are made of
+	printf '%s\n' "$output" | grep -q '^hist	x	mbits=7	zero=0	bins=1:1$'
+	printf '%s\n' "$output" >n.stream
+	onnx-qparams --include-ops MatMul n.stream |
+	    grep -q '^qparam	x	role=act	type=uint8	scale=0.003921569	zp=0	'
 	cp "$M/npy/ok-x.npy" d/s0/x.npy
 	run --separate-stderr onnx-calib -d d "$M/model/init-nonfinite.onnx"
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "onnx-calib: warning: tensor a: 1 NaN and 2 infinite values, left out of its statistics
 onnx-calib: warning: tensor y: 1 NaN and 1 infinite values, left out of its statistics" ]
 	printf '%s\n' "$output" | grep -q '^weight	w	.*	min=-inf	max=inf$'
-	# a weight that is not finite cannot be quantized
+	# a weight that is not finite cannot be quantized (Add is not quantized
+	# by default)
 	printf '%s\n' "$output" >s.stream
 	fails 1 'onnx-qparams: weight w: range [-inf, inf] is not finite' \
-	    onnx-qparams s.stream
+	    onnx-qparams --include-ops Add s.stream
 	cases_ok
 }
 
@@ -164,7 +176,7 @@ onnx-calib: warning: tensor y: 1 NaN and 1 infinite values, left out of its stat
 	printf '%s\n' "$output" | grep -q '^node	add%0Anode	op=Add	in=x,w%1B\[31m	out=a%0Ab$'
 	printf '%s\n' "$output" >s.stream
 	fails 1 'onnx-qparams: weight w?[31m: range [1, inf] is not finite' \
-	    onnx-qparams s.stream
+	    onnx-qparams --include-ops Add s.stream
 	cases_ok
 }
 
@@ -344,6 +356,64 @@ onnx-calib: warning: tensor y: 1 NaN and 1 infinite values, left out of its stat
 	cases_ok
 }
 
+@test "models: operators whose attributes or inputs are out of range" {
+	# case: run: Conv strides 0
+	runs run-op-conv-stride0 'd/s0: node c (Conv): attribute strides: value 0 is out of range'
+	# case: run: Conv negative pads
+	runs run-op-conv-negpad 'd/s0: node c (Conv): attribute pads: value -5 is out of range'
+	# case: run: Conv group does not divide the channels
+	runs run-op-conv-group 'd/s0: node c (Conv): input 1: weight has 1 input channels per group, input 0 has 1 channels in 3 groups'
+	# case: run: Conv kernel_shape differs from the weights
+	runs run-op-conv-kernel "d/s0: node c (Conv): kernel_shape 9 on spatial axis 0 differs from the weights' 2"
+	# case: run: Conv bias of the wrong length
+	runs run-op-conv-bias 'd/s0: node c (Conv): input 2: bias must be 1-D with 1 values'
+	# case: run: MaxPool kernel larger than the input
+	runs run-op-maxpool-kernel 'd/s0: node p (MaxPool): kernel extent 100 is larger than the padded input 4 on spatial axis 0'
+	# case: run: AveragePool pads of 2^30 fail fast
+	runs run-op-avgpool-hugepad 'd/s0: node p (AveragePool): tensor of shape 1x1x2147483651x2147483651 (float) is larger than 8589934592 bytes'
+	# case: run: Split sizes do not add up
+	runs run-op-split-sum 'd/s0: node s (Split): split sums to 2, axis 1 has size 4'
+	# case: run: Transpose perm repeats an axis
+	runs run-op-transpose-perm 'd/s0: node t (Transpose): perm is not a permutation of 0..1'
+	# case: run: Slice step 0
+	runs run-op-slice-step0 'd/s0: node s (Slice): step for axis 1 is zero'
+	# case: run: Reshape with two -1
+	runs run-op-reshape-two-minus1 'd/s0: node r (Reshape): shape has more than one -1'
+	# case: run: Pad crops below zero
+	runs run-op-pad-negative 'd/s0: node p (Pad): pads shrink axis 1 of size 4 below zero'
+	# case: run: Pad edge mode on an empty axis
+	runs run-op-pad-empty-edge 'd/s0: node p (Pad): cannot pad an empty axis except in constant mode'
+	# case: run: Resize scale NaN
+	runs run-op-resize-nan 'd/s0: node r (Resize): scale nan is out of range'
+	# case: run: Resize to a negative size
+	runs run-op-resize-size 'd/s0: node r (Resize): size -4 is out of range'
+	# case: run: Tile to 2^62 elements
+	runs run-op-tile-huge 'd/s0: node t (Tile): element count overflows'
+	# case: run: TopK k above the axis
+	runs run-op-topk-k 'd/s0: node t (TopK): k 100 is out of range for axis of length 4'
+	# case: run: GatherND index out of range
+	runs run-op-gathernd-index 'd/s0: node g (GatherND): index 99 is out of range for axis 1 of size 4'
+	# case: run: ScatterND index out of range
+	runs run-op-scatternd-index 'd/s0: node s (ScatterND): index 99 is out of range for axis 1 of size 4'
+	# case: run: Gemm inner dimensions
+	runs run-op-gemm-inner 'd/s0: node g (Gemm): inner dimensions differ: 1 and 4'
+	# case: run: BatchNormalization scale length
+	runs run-op-batchnorm-len 'd/s0: node bn (BatchNormalization): input 1: expected 1 values, got 3'
+	# case: run: Unsqueeze to rank 14
+	runs run-op-unsqueeze-rank 'd/s0: node u (Unsqueeze): output rank 14 is more than 12'
+	# case: run: Range of 2^62 elements fails fast
+	runs run-op-range-huge 'd/s0: node r (Range): range of 4611686018427387904 elements is too large'
+	# case: run: OneHot depth 2^40 fails fast
+	runs run-op-onehot-depth 'd/s0: node o (OneHot): depth 1.09951e+12 is out of range'
+	# case: run: Where shapes do not broadcast
+	runs run-op-where-broadcast 'd/s0: node w (Where): shapes 3 and 1x4 do not broadcast'
+	# case: run: Cast to type 99
+	runs run-op-cast-99 'd/s0: node c (Cast): cannot cast to unknown (type 99)'
+	# case: run: Einsum equation garbage
+	runs run-op-einsum "d/s0: node e (Einsum): equation: unexpected '-'"
+	cases_ok
+}
+
 @test "streams (1)" {
 	# case: stream: empty
 	stream empty '1: empty input (not an onnxq stream)'
@@ -403,6 +473,22 @@ onnx-calib: warning: tensor y: 1 NaN and 1 infinite values, left out of its stat
 	stream stat-min-nan '3: stat t: bad range min=nan max=2'
 	# case: stream: min above max
 	stream stat-min-above-max '3: stat t: bad range min=5 max=2'
+	# case: stream: max inf
+	stream stat-max-inf '3: stat t: bad range min=-1 max=inf'
+	# case: stream: sum NaN
+	stream stat-sum-nan "3: key sum: exact sum 'nan' is not finite"
+	# case: stream: sumsq with an infinite part
+	stream stat-sumsq-inf "3: key sumsq: exact sum '6:inf' is not finite"
+	# case: stream: bmax -NaN
+	stream stat-bmax-nan "3: key bmax: exact sum '-nan' is not finite"
+	# case: stream: weight range min above max
+	stream weight-min-above-max '3: weight W: bad range min=5 max=1'
+	# case: stream: weight channel range NaN
+	stream weight-cmin-nan '3: weight W: bad range min=nan max=1'
+	# case: stream: bias range NaN
+	stream bias-max-nan '3: bias B: bad range min=0 max=nan'
+	# case: stream: hist edge -inf
+	stream hist-inf-edge '4: key bins: element 1: histogram bin edge -inf is not finite'
 	# case: stream: bad float
 	stream stat-bad-float "3: key max: bad float '2.5.1'"
 	# case: stream: rank 13
@@ -635,6 +721,10 @@ onnx-qparams: $M/config/zp-not-int.yaml:4:17: tensor x: zero_point: '1.5' is not
 	npz bad-member 'x.npy: npy format version 32.103 is not supported'
 	# case: npz: member name with a newline
 	npz member-newline 'x.npy: missing (model input x)'
+	# case: npz: member twice
+	npz dup-member 'x.npy: in the archive twice'
+	# case: npz: member outside the archive's directory
+	npz member-dotdot 'x.npy: missing (model input x)'
 	cases_ok
 }
 
@@ -687,6 +777,8 @@ onnx-qparams: $M/config/zp-not-int.yaml:4:17: tensor x: zero_point: '1.5' is not
 	image truncated.jpg 'bad JPEG: Premature end of JPEG file'
 	# case: image: JPEG of 60000x60000 cut short fails fast
 	image huge.jpg 'bad JPEG: Premature end of JPEG file'
+	# case: image: arithmetic-coded JPEG of 4134x4096 cut short fails fast
+	image arith-cut.jpg 'bad JPEG: Premature end of JPEG file'
 	# case: image: JPEG of height 0
 	image zero-height.jpg 'bad JPEG: Empty JPEG image (DNL not supported)'
 	cases_ok

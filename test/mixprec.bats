@@ -11,16 +11,23 @@
 #   no output; the filter conventions.
 # - chain.onnx (Conv, Relu, Conv, Reshape, MatMul, Add): int32 biases
 #   rescaled, a fold dropped at a region edge, a shared grid, float regions.
-# - --target-snr, --target-agreement, --budget on the small models, and
-#   on PaddleOCR rec: a target 8 bits miss, reached by promoting part of
-#   the model, which ONNX Runtime runs.
+# - --target-snr, --target-agreement, --budget, --allow-float on the
+#   small models.
+# - PaddleOCR rec: a region by hand (the attention) goes through
+#   onnx-qdq-insert and ONNX Runtime runs it; --target-snr reaches a
+#   target 8 bits miss by promoting a minority of the elements, and ONNX
+#   Runtime measures a real gain on the result too.
 # Needs: the built programs, /usr/bin/python3 with onnx and numpy, node
 # with onnxruntime-node and the real models (need_models, ort_node), the
-# fonts of scripts/make-ocr-data for the last test.
+# fonts of scripts/make-ocr-data for the last two tests.
 
 load helpers
 
 MD=$TESTDATA/mixprec
+# Every operator quantized (onnx-qparams' default is the weighted ones):
+# the 8-bit models all the figures here are about, with the old default
+# method (minmax) the figures were measured with.
+QP='--all-ops -m minmax'
 PR=$MD/pr19925.onnx
 CHAIN=$MD/chain.onnx
 
@@ -28,11 +35,11 @@ setup_file() {
 	# The streams, once: statistics of the fixtures, then parameters.
 	F=$BATS_FILE_TMPDIR
 	onnx-calib --quiet -d "$MD/calib" "$PR" >"$F/pr.stats"
-	onnx-qparams "$F/pr.stats" >"$F/pr.qp"
-	onnx-qparams -a uint16 "$F/pr.stats" >"$F/pr16.qp"
+	onnx-qparams $QP "$F/pr.stats" >"$F/pr.qp"
+	onnx-qparams $QP -a uint16 "$F/pr.stats" >"$F/pr16.qp"
 	onnx-calib --quiet -d "$MD/chain-calib" "$CHAIN" >"$F/chain.stats"
-	onnx-qparams "$F/chain.stats" >"$F/chain.qp"
-	onnx-qparams -a uint16 "$F/chain.stats" >"$F/chain16.qp"
+	onnx-qparams $QP "$F/chain.stats" >"$F/chain.qp"
+	onnx-qparams $QP -a uint16 "$F/chain.stats" >"$F/chain16.qp"
 }
 
 setup() {
@@ -213,7 +220,7 @@ mistake() {
 @test "mixprec: converts already in the stream merge, or conflict by name" {
 	# A recipe converts Op2_out to uint16 for Op7; the region adds Op4.
 	printf 'tensors:\n  Op2_out:\n    convert: {quant_type: uint16, recv_nodes: [Op7]}\n' >recipe.yaml
-	onnx-qparams -c recipe.yaml "$F/pr.stats" >conv.qp
+	onnx-qparams $QP -c recipe.yaml "$F/pr.stats" >conv.qp
 	regions 'regions:' '  - nodes: [Op4, Op5]' '    type: uint16'
 	run --separate-stderr onnx-mixprec -c r.yaml "$PR" <conv.qp
 	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
@@ -374,14 +381,12 @@ qparam B2 type=int32" ] || fail "changed:" "$(changed fold.qp out.qp)"
 }
 
 # The real model: PaddleOCR's recognizer on rendered text lines, 16 for
-# calibration, 6 for evaluation. The target is 0.5 dB over what 8 bits
-# give (measured here first, so the test follows the data): reached by
-# promoting a minority of the elements, and ONNX Runtime (graph
-# optimizations off, the graph as written; test/ort-qdq-check.js) runs
-# the result, near our interpreter's SNR against fp32.
-@test "mixprec: PaddleOCR rec: --target-snr 0.5 dB over 8 bits, with a minority promoted" {
+# calibration, 6 for evaluation; the 8-bit stream and model, the fp32
+# outputs by ONNX Runtime, and ORT's SNR of the 8-bit model, once.
+rec_data() {
+	local d=$BATS_FILE_TMPDIR set
+
 	need_models
-	local d=$BATS_FILE_TMPDIR base target got share ort
 	for set in "calib 16 1" "eval 6 2"; do
 		set -- $set
 		[ -d "$d/rec-$1" ] && continue
@@ -389,32 +394,85 @@ qparam B2 type=int32" ] || fail "changed:" "$(changed fold.qp out.qp)"
 		    --task rec -n "$2" --seed "$3" "$d/rec-$1"
 		[ "$status" -eq 0 ] || fail "make-ocr-data: $stderr"
 	done
-	onnx-calib --quiet -d "$d/rec-calib" "$OCR_REC" | onnx-qparams >rec.qp
-	onnx-qdq-insert -o rec8.onnx "$OCR_REC" rec.qp
-	base=$(onnx-verify -d "$d/rec-eval" "$OCR_REC" rec8.onnx | awk 'NR == 2 { print $3 }')
-	target=$(awk -v b="$base" 'BEGIN { print b + 0.5 }')
+	REC_EVAL=$d/rec-eval
+	REC_REF=$d/rec-ref
+	[ -s "$d/rec.qp" ] && [ -s "$d/rec8.ort" ] && return
+	onnx-calib --quiet -d "$d/rec-calib" "$OCR_REC" | onnx-qparams $QP >"$d/rec.qp"
+	onnx-qdq-insert -o "$d/rec8.onnx" "$OCR_REC" "$d/rec.qp"
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \
+	    --out "$REC_REF" "$OCR_REC" "$REC_EVAL"
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
+	ort_snr "$d/rec8.onnx" >"$d/rec8.ort"
+}
+
+# ort_snr QMODEL: ONNX Runtime's SNR of QMODEL against the fp32 outputs
+# (graph optimizations off, the graph as written; test/ort-qdq-check.js).
+ort_snr() {
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-qdq-check.js" \
+	    --out "$BATS_TEST_TMPDIR/ort" --ref "$REC_REF" "$1" "$REC_EVAL"
+	[ "$status" -eq 0 ] || fail "ort-qdq-check $1: $stderr"
+	sed -n 's/.*snr=\([-0-9.]*\).*/\1/p' <<<"$output"
+}
+
+# ours_snr QMODEL: our interpreter's (onnx-verify).
+ours_snr() {
+	onnx-verify -d "$REC_EVAL" "$OCR_REC" "$1" | awk 'NR == 2 { print $3 }'
+}
+
+@test "mixprec: PaddleOCR rec by hand: attention in uint16, through onnx-qdq-insert, ORT runs it" {
+	rec_data
+	local d=$BATS_FILE_TMPDIR ort ours
+	regions 'regions:' '  - name: attention' \
+	    '    op_types: [MatMul, Softmax]' '    type: uint16'
+	run --separate-stderr onnx-mixprec -v -o mixed.qp -c r.yaml \
+	    "$OCR_REC" <"$d/rec.qp"
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	[[ $stderr == *" tensors promoted, 0 left in float ("*"% of the elements); "*" converts"* ]] ||
+	    fail "$stderr"
+	grep -q '^convert	' mixed.qp || fail "no convert records"
+	[ "$(field mixed.qp qparam softmax_10.tmp_0 type)" = uint16 ] ||
+	    fail "softmax_10.tmp_0: $(field mixed.qp qparam softmax_10.tmp_0 type)"
+	run --separate-stderr onnx-qdq-insert -o mixed.onnx "$OCR_REC" mixed.qp
+	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
+	ort=$(ort_snr mixed.onnx)
+	ours=$(ours_snr mixed.onnx)
+	printf '# ORT %s dB, ours %s dB (8 bits, ORT: %s dB)\n' "$ort" \
+	    "$ours" "$(cat "$d/rec8.ort")" >&3
+	# Both near each other: the 8-bit rest is chaotic (ORT against
+	# itself moves by 1.5 dB with noise far below a step), so 3 dB.
+	awk -v o="$ort" -v g="$ours" 'BEGIN { exit !(o != "" && g != "" &&
+	    o > 10 && o > g - 3 && o < g + 3) }' || fail "ORT $ort dB, ours $ours dB"
+}
+
+# By target: the 8-bit model is chaotic, so what a small promotion buys
+# on six samples is within what chance moves; the target is 2 dB over
+# what 8 bits give (measured here first, so the test follows the data),
+# and the gain must show in ONNX Runtime too, on the same samples.
+@test "mixprec: PaddleOCR rec: --target-snr 2 dB over 8 bits, with a minority promoted, real in ORT" {
+	rec_data
+	local d=$BATS_FILE_TMPDIR base target got share ort ort8 t0 t1
+	base=$(ours_snr "$d/rec8.onnx")
+	ort8=$(cat "$d/rec8.ort")
+	target=$(awk -v b="$base" 'BEGIN { print b + 2 }')
+	t0=$(date +%s)
 	run --separate-stderr onnx-mixprec -o mixed.qp --target-snr "$target" \
-	    -d "$d/rec-eval" "$OCR_REC" <rec.qp
-	printf '# %s\n' "8 bits: $base dB; target $target dB" >&3
+	    -d "$REC_EVAL" "$OCR_REC" <"$d/rec.qp"
+	t1=$(date +%s)
+	printf '# 8 bits: ours %s dB, ORT %s dB; target %s dB; %d s\n' \
+	    "$base" "$ort8" "$target" $((t1 - t0)) >&3
 	grep -E 'step|target' <<<"$stderr" | cut -c1-160 | sed 's/^/# /' >&3
 	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
 	share=$(sed -n 's/.*target reached: .*(\([0-9.]*\)% of the elements).*/\1/p' <<<"$stderr")
 	awk -v s="$share" 'BEGIN { exit !(s != "" && s < 50) }' ||
 	    fail "promoted $share% of the elements"
 	onnx-qdq-insert -o mixed.onnx "$OCR_REC" mixed.qp 2>/dev/null
-	got=$(onnx-verify -d "$d/rec-eval" "$OCR_REC" mixed.onnx | awk 'NR == 2 { print $3 }')
+	got=$(ours_snr mixed.onnx)
 	awk -v g="$got" -v t="$target" 'BEGIN { exit !(g + 0.05 >= t) }' ||
 	    fail "onnx-verify: $got dB, target $target dB"
-	# ONNX Runtime: fp32 outputs, then the mixed model against them.
-	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" --out ref \
-	    "$OCR_REC" "$d/rec-eval"
-	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
-	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-qdq-check.js" \
-	    --out ort --ref ref mixed.onnx "$d/rec-eval"
-	[ "$status" -eq 0 ] || fail "ort-qdq-check: $stderr"
-	ort=$(sed -n 's/.*snr=\([-0-9.]*\).*/\1/p' <<<"$output")
-	printf '# ORT: %s dB, ours %s dB, %s%% of the elements promoted\n' \
+	ort=$(ort_snr mixed.onnx)
+	printf '# mixed: ORT %s dB, ours %s dB, %s%% of the elements promoted\n' \
 	    "$ort" "$got" "$share" >&3
-	awk -v o="$ort" -v g="$got" 'BEGIN { exit !(o != "" && o > g - 3) }' ||
-	    fail "ORT: $output"
+	# ORT gains too: at least 1 dB of the 2 over its own 8-bit figure.
+	awk -v o="$ort" -v b="$ort8" 'BEGIN { exit !(o != "" && b != "" &&
+	    o >= b + 1) }' || fail "ORT: $ort dB, with 8 bits $ort8 dB"
 }

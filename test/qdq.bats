@@ -49,7 +49,7 @@ qstream() {
 	shift 2
 	onnx-calib --quiet -d "$calib" "$model" >stats ||
 	    fail "onnx-calib $model failed"
-	onnx-qparams "$@" stats || fail "onnx-qparams $* failed"
+	onnx-qparams --all-ops -m minmax "$@" stats || fail "onnx-qparams $* failed"
 }
 
 # Samples and statistics the tests share, in $F: F/NAME/calib (4
@@ -72,12 +72,13 @@ setup_file() {
 
 # qp NAME [QPARAMS OPTIONS]: onnx-qparams on the shared statistics of NAME,
 # without folds (--keep-activations), so that every activation of the
-# fixtures keeps its pair; the folds have their own tests.
+# fixtures keeps its pair; the folds have their own tests. Every op kind
+# (--all-ops) with minmax ranges: the figures below were computed so.
 qp() {
 	local m=$1
 
 	shift
-	onnx-qparams --keep-activations "$@" "$F/$m/stats" ||
+	onnx-qparams --all-ops -m minmax --keep-activations "$@" "$F/$m/stats" ||
 	    fail "onnx-qparams $* failed"
 }
 
@@ -503,6 +504,57 @@ stream() {
 	    fail "$stderr"
 }
 
+@test "qdq-insert: a fold removes the constants only it read; a graph output keeps its Relu" {
+	# conv1 -> c -> Clip(c, lo (a Constant node), hi (an initializer
+	# also read by add1)) -> y; conv2 -> d, a graph output, -> Relu -> r.
+	"$PY" - <<'EOF' || fail "cannot build fold.onnx"
+import numpy as np
+from onnx import TensorProto as T, helper as h, numpy_helper as nh, save
+W = nh.from_array(np.full((2, 2, 1, 1), 0.5, np.float32), "W")
+hi = nh.from_array(np.array(6, np.float32), "hi")
+nodes = [
+    h.make_node("Conv", ["x", "W"], ["c"], "conv1"),
+    h.make_node("Constant", [], ["lo"], "lo_const",
+                value=nh.from_array(np.array(0, np.float32))),
+    h.make_node("Clip", ["c", "lo", "hi"], ["y"], "clip1"),
+    h.make_node("Add", ["x", "hi"], ["y2"], "add1"),
+    h.make_node("Conv", ["x", "W"], ["d"], "conv2"),
+    h.make_node("Relu", ["d"], ["r"], "relu1"),
+]
+vi = lambda n: h.make_tensor_value_info(n, T.FLOAT, [1, 2, 4, 4])
+g = h.make_graph(nodes, "fold", [vi("x")],
+                 [vi(n) for n in ("y", "y2", "d", "r")], [W, hi])
+save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "fold.onnx")
+EOF
+	stream "qparam x role=act type=uint8 scale=0.04 zp=128" \
+	    "qparam y role=act type=uint8 scale=0.023529412 zp=0" \
+	    "qparam r role=act type=uint8 scale=0.02 zp=0" \
+	    "fold clip1 into=conv1" "fold relu1 into=conv2" >qp
+	run --separate-stderr onnx-qdq-insert -v -o q.onnx fold.onnx qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr == *"fold.onnx: lo: read only by a folded node: removed"* ]] ||
+	    fail "$stderr"
+	[[ $stderr != *"hi: read only"* ]] || fail "$stderr"
+	[[ $stderr == *"fold.onnx: fold relu1: d is a graph output: relu1 kept"* ]] ||
+	    fail "$stderr"
+	[[ $stderr == *" 1 folded"* ]] || fail "$stderr"
+	show q.onnx
+	[ "$(count '^node Clip ')" = 0 ] || fail "$output"
+	[ "$(count '^node Constant ')" = 0 ] || fail "$output"
+	[ "$(count '^node Relu onnx d ')" = 1 ] || fail "$output"
+	"$PY" - q.onnx <<'EOF' || fail "unused or missing constants"
+import sys, onnx
+g = onnx.load(sys.argv[1]).graph
+used = {i for n in g.node for i in n.input} | {o.name for o in g.output}
+names = {t.name for t in g.initializer} | {o for n in g.node for o in n.output}
+unused = [t.name for t in g.initializer if t.name not in used]
+sys.exit("unused %s, names %s" % (unused, sorted(names))
+         if unused or "hi" not in names or "lo" in names else 0)
+EOF
+	samples fold.onnx eval 2 1
+	ort_out q.onnx eval qout || fail "ORT cannot run q.onnx"
+}
+
 @test "qdq-insert: tensors read by subgraphs, non-float tensors: notes under -v" {
 	stream "qparam x role=act type=uint8 scale=0.01 zp=0" \
 	    "qparam a role=act type=uint8 scale=0.004 zp=0" \
@@ -651,7 +703,7 @@ ocr_q() {
 	local model=$1
 
 	shift
-	onnx-qparams "$@" stats >qp || fail "onnx-qparams failed"
+	onnx-qparams --all-ops -m minmax "$@" stats >qp || fail "onnx-qparams failed"
 	onnx-qdq-insert -o q.onnx "$model" qp || fail "onnx-qdq-insert failed"
 	"$PY" "$FIX" show q.onnx >show.txt || fail "checker: q.onnx"
 	rm -rf qout

@@ -93,8 +93,57 @@ qp() {
 	    fail "C2: $(qp C2)"
 }
 
+@test "qparams: the defaults: weight-carrying ops, mse (minmax without histograms)" {
+	local names
+
+	run --separate-stderr onnx-qparams "$QD/graph.stream"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	# Only the Conv: its input, output, weight and bias; no fold (the
+	# Relu is not quantized).
+	names=$(awk -F '\t' '$1 == "qparam" || $1 == "fold" { printf "%s ", $2 }' <<<"$output")
+	[ "$names" = "x c W B " ] || fail "$names"
+	# c has a histogram: mse; x has none: minmax.
+	[[ $(qp c) == *" method=mse rmin=-0.040039062 rmax=100.3" ]] || fail "c: $(qp c)"
+	[[ $(qp x) == *" method=minmax rmin=-1 rmax=3" ]] || fail "x: $(qp x)"
+	# An explicit method applies to all, and fails without histograms.
+	run --separate-stderr onnx-qparams -m minmax "$QD/graph.stream"
+	[[ $(qp c) == *" method=minmax rmin=-2 rmax=100.3" ]] || fail "c: $(qp c)"
+	run --separate-stderr onnx-qparams -m mse "$QD/graph.stream"
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ "$stderr" = "onnx-qparams: tensor x: method mse needs its hist records" ] ||
+	    fail "$stderr"
+	# --all-ops: every op, the Relu folded; a node list also replaces
+	# the default op types.
+	run --separate-stderr onnx-qparams --all-ops "$QD/graph.stream"
+	names=$(awk -F '\t' '$1 == "qparam" || $1 == "fold" { printf "%s ", $2 }' <<<"$output")
+	[ "$names" = "x r s q m W B k relu " ] || fail "$names"
+	run --separate-stderr onnx-qparams --include-nodes mul "$QD/graph.stream"
+	names=$(awk -F '\t' '$1 == "qparam" { printf "%s ", $2 }' <<<"$output")
+	[ "$names" = "q m k " ] || fail "$names"
+	# A MatMul of two activations (attention) is left alone by default,
+	# quantized with a constant weight or with --all-ops.
+	{
+		printf '#onnxq\t1.0\n'
+		printf 'node\tmm\top=MatMul\tin=a,b\tout=y\n'
+		for t in a b y; do
+			printf 'stat\t%s\tdtype=float\tshape=2x2\tn=4\tnan=0\tinf=0\tmin=-1\tmax=1\tbatches=1\tbmin=-1\tbmax=1\tsum=0\tsumsq=4\n' "$t"
+		done
+		printf 'end\t4\n'
+	} >mm.stream
+	run --separate-stderr onnx-qparams mm.stream
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ "$(grep -c '^qparam' <<<"$output")" = 0 ] || fail "$output"
+	run --separate-stderr onnx-qparams --all-ops mm.stream
+	[ "$(grep -c '^qparam' <<<"$output")" = 3 ] || fail "$output"
+	sed 's/^stat\tb\t.*/weight\tb\tnode=mm\top=MatMul\tdtype=float\tshape=2x2\tmin=-1\tmax=1/' \
+	    mm.stream >mw.stream
+	run --separate-stderr onnx-qparams mw.stream
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ "$(grep -c '^qparam' <<<"$output")" = 3 ] || fail "$output"
+}
+
 @test "qparams: graph decisions: Relu, Softmax, Reshape, a Mul constant" {
-	run --separate-stderr onnx-qparams --keep-activations "$QD/graph.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax --keep-activations "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$stderr" ] || fail "stderr: $stderr"
 	# x: [-1,3] uint8: 4/255, zp round(63.75) = 64.
@@ -119,21 +168,21 @@ qp() {
 	[ "${lines[${#lines[@]}-1]}" = "$(printf 'end\t24')" ] || fail "last line: ${lines[${#lines[@]}-1]}"
 	[ -z "$(grep '^fold' <<<"$output")" ] || fail "folds: $output"
 	# By default the Relu folds into the Conv: c is gone, r clamps.
-	run --separate-stderr onnx-qparams "$QD/graph.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax "$QD/graph.stream"
 	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
 	[ -z "$(qp c)" ] || fail "c: $(qp c)"
 	[ "$(qp r)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "r: $(qp r)"
 	[ "$(grep '^fold' <<<"$output")" = "$(printf 'fold\trelu\tinto=conv')" ] || fail "$output"
 	[ "${lines[${#lines[@]}-1]}" = "$(printf 'end\t24')" ] || fail "last line: ${lines[${#lines[@]}-1]}"
 	# Symmetric activations: no fold (zero is mid-grid, nothing clamps).
-	run --separate-stderr onnx-qparams --activation-symmetric "$QD/graph.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax --activation-symmetric "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$(grep '^fold' <<<"$output")" ] || fail "$output"
 	[ -n "$(qp c)" ] || fail "no c: $output"
 }
 
 @test "qparams: parameter inputs and empty constants stay float, noted under -v" {
-	run --separate-stderr onnx-qparams "$QD/params.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax "$QD/params.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$stderr" ] || fail "stderr without -v: $stderr"
 	# Resize's scales (a constant, and an activation), Clip's bounds,
@@ -146,7 +195,7 @@ qp() {
 	[ "$(qp u)" = "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=r2" ] || fail "u: $(qp u)"
 	[ "$(qp u2)" = "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=u" ] || fail "u2: $(qp u2)"
 	[ -n "$(qp p)" ] && [ -n "$(qp W2)" ] || fail "$output"
-	run --separate-stderr onnx-qparams -v "$QD/params.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax -v "$QD/params.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	grep -qx "onnx-qparams: weight roi: empty: nothing to quantize" <<<"$stderr" || fail "$stderr"
 	grep -qx "onnx-qparams: weight empty: empty: nothing to quantize" <<<"$stderr" || fail "$stderr"
@@ -165,7 +214,7 @@ qp() {
 }
 
 @test "qparams: fold records: which Relu and Clip nodes fold" {
-	run --separate-stderr onnx-qparams -v "$QD/params.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax -v "$QD/params.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	# clip6 (0..6) after conv1: the uint8 grid of r1 [0,5] saturates at
 	# 0 and below 6: folds, and c1, gone with it, has no record.
@@ -179,18 +228,18 @@ qp() {
 	grep -qx "onnx-qparams: clip6: folded into conv1: r1's quantization clamps" <<<"$stderr" ||
 	    fail "$stderr"
 	# --keep-activations: none; c1 is quantized.
-	run --separate-stderr onnx-qparams --keep-activations "$QD/params.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax --keep-activations "$QD/params.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$(grep '^fold' <<<"$output")" ] || fail "$output"
 	[ "$(qp c1)" = "role=act type=uint8 scale=0.019607844 zp=0 method=minmax rmin=0 rmax=5" ] || fail "c1: $(qp c1)"
 	# Excluding the Clip, or its producer, keeps it.
 	for x in clip6 conv1; do
-		run --separate-stderr onnx-qparams --exclude-nodes "$x" "$QD/params.stream"
+		run --separate-stderr onnx-qparams --all-ops -m minmax --exclude-nodes "$x" "$QD/params.stream"
 		[ "$status" -eq 0 ] || fail "$stderr"
 		[ -z "$(grep '^fold' <<<"$output")" ] || fail "$x: $output"
 	done
 	# A run on its own output writes the fold once.
-	onnx-qparams "$QD/params.stream" >once && onnx-qparams once >twice ||
+	onnx-qparams --all-ops -m minmax "$QD/params.stream" >once && onnx-qparams --all-ops -m minmax once >twice ||
 	    fail "qparams failed"
 	diff <(grep -v '^#prog' once) <(grep -v '^#prog' twice)
 }
@@ -198,7 +247,7 @@ qp() {
 @test "qparams: folds through onnx-qdq-insert: Relu and Clip gone, same outputs in ORT" {
 	/usr/bin/python3 "$QD/make-fold.py" . || fail "make-fold.py"
 	onnx-calib --quiet -d calib fold.onnx >stats || fail "onnx-calib"
-	run --separate-stderr onnx-qparams stats
+	run --separate-stderr onnx-qparams --all-ops -m minmax stats
 	[ "$status" -eq 0 ] || fail "$stderr"
 	printf '%s\n' "$output" >qp
 	[ "$(grep '^fold' qp)" = "$(printf 'fold\trelu1\tinto=conv1\nfold\tclip1\tinto=conv2')" ] ||
@@ -214,7 +263,7 @@ m = onnx.load('q.onnx'); onnx.checker.check_model(m)
 print(' '.join(n.op_type for n in m.graph.node if n.op_type not in
     ('QuantizeLinear', 'DequantizeLinear')))"
 	[ "$output" = "Conv Conv Conv" ] || fail "$output"
-	onnx-qparams --keep-activations stats >qpk || fail "--keep-activations"
+	onnx-qparams --all-ops -m minmax --keep-activations stats >qpk || fail "--keep-activations"
 	onnx-qdq-insert -o qk.onnx fold.onnx qpk || fail "qdq-insert qk"
 	ort_node "$ONNXQ_ROOT/test/ort-qdq-check.js" --out ref fold.onnx eval >/dev/null 2>&1 ||
 	    fail "ORT fp32"
@@ -271,7 +320,7 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 
 @test "qparams: a recipe: fixed scales, types, convert, per-channel weights" {
 	# (--keep-activations: c would fold away.)
-	run --separate-stderr onnx-qparams --keep-activations -c "$CD/graph-good.yaml" "$QD/graph.stream"
+	run --separate-stderr onnx-qparams --all-ops -m minmax --keep-activations -c "$CD/graph-good.yaml" "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ "$(qp x)" = "role=act type=uint8 scale=0.5 zp=2 method=fixed" ] || fail "x: $(qp x)"
 	# Activations int8 from the recipe: [0,6]: 6/255, zp -128.
@@ -287,7 +336,7 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 }
 
 @test "qparams: the command line overrides the recipe" {
-	run --separate-stderr onnx-qparams --keep-activations -c "$CD/graph-good.yaml" -a uint8 \
+	run --separate-stderr onnx-qparams --all-ops -m minmax --keep-activations -c "$CD/graph-good.yaml" -a uint8 \
 	    "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ "$(qp c)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"

@@ -5,10 +5,12 @@
 # it; -o onto the program's own input works; a closed pipe downstream
 # ends the program quietly with status 141, also when the shell ignores
 # SIGPIPE, while a SIGHUP or SIGINT ignored at start (nohup, background
-# jobs) stays ignored.
+# jobs) stays ignored. All five programs are checked for SIGPIPE (with
+# a pipe whose reader is gone before they start) and for SIGTERM mid-run.
 # Needs: the programs, awk, /dev/full; mount(8) and root for the
-# disk-full case (skipped without them); /usr/bin/python3 with onnx for
-# the large model of the onnx-qdq-insert cases.
+# disk-full case (skipped without them); /usr/bin/python3 with onnx and
+# numpy for the large model of the onnx-qdq-insert and mid-run cases and
+# for the closed pipe.
 load helpers
 
 M=$TESTDATA/malformed
@@ -108,6 +110,72 @@ stop_in_write() {
 	done
 }
 
+# closed_pipe [ign] CMD...: CMD with its stdout a pipe whose reader is
+# gone before CMD starts (so its first write fails, whatever its output's
+# size), SIGPIPE at its default or, with ign, ignored; exits with CMD's
+# status (128 + the signal's number when a signal ended it).
+closed_pipe() {
+	/usr/bin/python3 -c '
+import os, signal, subprocess, sys
+args = sys.argv[1:]
+ign = args[0] == "ign"
+if ign:
+    args = args[1:]
+r, w = os.pipe()
+os.close(r)
+pre = None
+if ign:
+    pre = lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+st = subprocess.run(args, stdout=w, preexec_fn=pre).returncode
+sys.exit(128 - st if st < 0 else st)
+' "$@"
+}
+
+@test "SIGPIPE: every program, its reader gone before the first write" {
+	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+	mkdir -p d/s0 && cp "$M/npy/ok-x.npy" d/s0/x.npy
+	m=$M/model/ok-vec.onnx
+	onnx-calib -d d "$m" | onnx-qparams >q.stream
+	onnx-qdq-insert -o q.onnx "$m" q.stream
+	printf 'regions:\n  - nodes: [add]\n    type: uint16\n' >r.yaml
+	for ign in '' ign; do
+		for cmd in "onnx-calib -d d $m" "onnx-calib --weights-only $m" \
+		    "onnx-calib --merge q.stream" "onnx-qparams q.stream" \
+		    "onnx-qdq-insert $m q.stream" "onnx-mixprec -c r.yaml $m" \
+		    "onnx-verify -d d $m q.onnx"; do
+			# shellcheck disable=SC2086
+			run --separate-stderr closed_pipe $ign $cmd <q.stream
+			[ "$status" -eq 141 ] && [ -z "$stderr" ] ||
+			    fail "$cmd (${ign:-default}): status $status: $stderr"
+		done
+	done
+}
+
+@test "onnx-mixprec: -o onto its input, a full stdout" {
+	mkdir -p d/s0 && cp "$M/npy/ok-x.npy" d/s0/x.npy
+	m=$M/model/ok-vec.onnx
+	onnx-calib -d d "$m" | onnx-qparams >q.stream
+	printf 'regions:\n  - nodes: [add]\n    type: uint16\n' >r.yaml
+	onnx-mixprec -o want.stream -c r.yaml "$m" <q.stream
+	cp q.stream own.stream
+	run --separate-stderr onnx-mixprec -o own.stream -c r.yaml "$m" <own.stream
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	same_but_prog own.stream want.stream
+	grep -q '^convert	' own.stream
+	no_temporaries .
+	[ -w /dev/full ] || skip "no /dev/full"
+	run --separate-stderr bash -c "onnx-mixprec -c r.yaml '$m' <q.stream >/dev/full"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "onnx-mixprec: <stdout>: write error: No space left on device" ]
+	# bad input half-way: the old output stays
+	printf 'old\n' >out.stream
+	head -c 600 q.stream >cut.stream
+	run --separate-stderr onnx-mixprec -o out.stream -c r.yaml "$m" <cut.stream
+	[ "$status" -eq 1 ]
+	[ "$(cat out.stream)" = old ]
+	no_temporaries .
+}
+
 @test "a full disk: -o fails with a message, the old file stays, no temporary" {
 	big 4000 >b.stream
 	mkdir full
@@ -149,6 +217,12 @@ stop_in_write() {
 	run --separate-stderr bash -c "onnx-qdq-insert '$M/model/ok-vec.onnx' q.stream >/dev/full"
 	[ "$status" -eq 1 ]
 	[[ $stderr == "onnx-qdq-insert: "*"No space left on device" ]]
+	# onnx-verify's trouble status is 2, as cmp(1)'s
+	mkdir -p d/s0 && cp "$M/npy/ok-x.npy" d/s0/x.npy
+	onnx-qdq-insert -o q.onnx "$M/model/ok-vec.onnx" q.stream
+	run --separate-stderr bash -c "onnx-verify -d d '$M/model/ok-vec.onnx' q.onnx >/dev/full"
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-verify: "*"write error"* ]]
 }
 
 @test "-o onto the input's own path" {
@@ -223,6 +297,55 @@ stop_in_write() {
 		[ "$(cat out.stream)" = old ] || fail "$sig: out.stream changed"
 		no_temporaries .
 	done
+}
+
+@test "killed mid-run (TERM): each program's -o leaves the old output or a whole one" {
+	big_model m.onnx
+	/usr/bin/python3 - <<-'EOF'
+	import os
+	import numpy as np
+	for i in range(200):
+	    os.makedirs('d/s%03d' % i)
+	    np.save('d/s%03d/x.npy' % i,
+	            np.random.RandomState(i).randn(1, 1000).astype(np.float32))
+	EOF
+	onnx-calib -d d m.onnx | onnx-qparams >q.stream
+	printf 'regions:\n  - nodes: [mm]\n    type: uint16\n' >r.yaml
+	caught=
+	for cmd in "onnx-calib -d d m.onnx" "onnx-calib --weights-only m.onnx" \
+	    "onnx-qdq-insert m.onnx q.stream" "onnx-mixprec -c r.yaml m.onnx"; do
+		for try in 1 2 3 4 5 6 7 8; do
+			printf 'old\n' >out
+			# shellcheck disable=SC2086
+			(trap - INT; exec $cmd -o out <q.stream) &
+			pid=$!
+			stopped=
+			if stop_in_write "$pid" out; then
+				stopped=1
+				kill -TERM "$pid"
+				kill -CONT "$pid"
+			fi
+			st=0
+			wait "$pid" || st=$?
+			[ -n "$stopped" ] && break
+		done
+		[ -n "$stopped" ] || continue
+		caught+=" ${cmd%% *}"
+		[ "$st" -eq 143 ] || fail "$cmd: status $st"
+		# SIGSTOP is not instant: a program may have put its whole
+		# output in place just before it stopped
+		if [ "$(cat out)" != old ]; then
+			case $cmd in
+			onnx-qdq-insert*)
+				onnx-calib --weights-only out >/dev/null ||
+				    fail "$cmd: out is no whole model" ;;
+			*)
+				the_stream out ;;
+			esac
+		fi
+		no_temporaries .
+	done
+	[ -n "$caught" ] || skip "could not catch a program writing"
 }
 
 @test "killed with KILL mid-write: the old output stays" {

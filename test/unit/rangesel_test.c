@@ -223,6 +223,75 @@ test_entropy_types(void)
 }
 
 static void
+test_entropy_offset(void)
+{
+	/*
+	 * One-signed data away from zero, as a LayerNorm's standard
+	 * deviation: uniform on [0.4, 1.7], 1000 values per bin of 0.1,
+	 * uint8 asymmetric (L = 256 levels over [0, T]). Linear bins 0..481
+	 * of 2048 are empty. A candidate just past the minimum has one or
+	 * two occupied bins, where P (the outliers piled into the last) and
+	 * Q normalise to the same spike: KL 0, and T collapsed to the
+	 * minimum, clipping every value (rec: 0% accuracy). Candidates now
+	 * start 256 bins past the first occupied one, and on a uniform body
+	 * the last candidate (no outliers, Q = P) wins: the full range.
+	 */
+	struct hist_bin b[13];
+	struct rangesel_opts o = ropts(RANGESEL_ENTROPY, DT_UINT8, 0);
+	struct rangesel_stats st;
+	struct err e = { "" };
+	float lo, hi;
+
+	for (int i = 0; i < 13; i++)
+		b[i] = (struct hist_bin){ 0.4f + 0.1f * (float)i,
+		    0.4f + 0.1f * (float)(i + 1), 1000 };
+	st = stats(0.4, b[12].hi, b, 13);
+	CHECK_EQ_INT(rangesel_select(&st, &o, &lo, &hi, &e), 0);
+	CHECK(lo == 0.4f && hi == b[12].hi);
+	/* The mirror image: the same for negative data. */
+	for (int i = 0; i < 13; i++)
+		b[12 - i] = (struct hist_bin){ -(0.4f + 0.1f * (float)(i + 1)),
+		    -(0.4f + 0.1f * (float)i), 1000 };
+	st = stats(b[0].lo, -0.4, b, 13);
+	CHECK_EQ_INT(rangesel_select(&st, &o, &lo, &hi, &e), 0);
+	CHECK_EQ_STR(e.msg, "");
+	CHECK(lo == b[0].lo && hi == -0.4f);
+	/* A body with a thin tail still gets clipped, but never below the
+	 * data: 1000 values per bin on [0.4, 1.0], 1 on [1.0, 8.0]. */
+	{
+		struct hist_bin t[7];
+
+		for (int i = 0; i < 6; i++)
+			t[i] = (struct hist_bin){ 0.4f + 0.1f * (float)i,
+			    0.4f + 0.1f * (float)(i + 1), 1000 };
+		t[6] = (struct hist_bin){ 1.0f, 8.0f, 1 };
+		st = stats(0.4, 8.0, t, 7);
+		CHECK_EQ_INT(rangesel_select(&st, &o, &lo, &hi, &e), 0);
+		CHECK(lo == 0.4f && hi > 1.0f && hi < 8.0f);
+	}
+	/*
+	 * Signed data, asymmetric grid: a spike of 10^6 values on the short
+	 * side [-0.044, -0.04] (a hardswish's negative part) and a tail
+	 * decaying from 10^5 per 0.01 on [0, 0.42]. Folded onto |x|, the
+	 * spike's bin took the tail as its outliers at no cost: T = 0.044,
+	 * the tail clipped (rec: 0%). Each side on its own: the negative
+	 * side keeps its whole spike, the positive one its body.
+	 */
+	{
+		struct hist_bin sb[43];
+
+		sb[0] = (struct hist_bin){ -0.044f, -0.04f, 1000000 };
+		for (int i = 0; i < 42; i++)
+			sb[i + 1] = (struct hist_bin){ 0.01f * (float)i,
+			    0.01f * (float)(i + 1),
+			    (uint64_t)(100000 >> (i / 3)) + 1 };
+		st = stats(-0.044, sb[42].hi, sb, 43);
+		CHECK_EQ_INT(rangesel_select(&st, &o, &lo, &hi, &e), 0);
+		CHECK(lo == -0.044f && hi > 0.15f);
+	}
+}
+
+static void
 test_distribution(void)
 {
 	/*
@@ -410,5 +479,5 @@ test_mse_asymmetric(void)
 }
 
 UNIT_MAIN(test_names, test_minmax, test_percentile, test_entropy_small,
-    test_entropy_types, test_distribution, test_mse_error, test_mse_select,
+    test_entropy_types, test_entropy_offset, test_distribution, test_mse_error, test_mse_select,
     test_mse_asymmetric)

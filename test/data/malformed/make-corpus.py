@@ -30,6 +30,7 @@ import io
 import os
 import struct
 import sys
+import warnings
 import zipfile
 import zlib
 
@@ -325,6 +326,116 @@ def models():
         [init('wc', np.ones((2, 3, 1), np.float32))]))
     # the output declared as a different shape than computed is fine, but
     # the input's declared static shape is enforced
+    c.update(run_ops())
+    return c
+
+
+def op_case(nodes, inits, outs=('y',), opset=13):
+    """x: float Nx4 passed through, beside operators on initializers
+    whose attributes or inputs are out of range at run time."""
+    g = helper.make_graph(
+        [helper.make_node('Identity', ['x'], ['xo'], name='id')] + nodes,
+        'g', [vi('x', shape=['N', 4])],
+        [vi('xo')] + [helper.ValueInfoProto(name=o) for o in outs],
+        list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)],
+                          producer_name='onnxq-malformed')
+    m.ir_version = 7
+    return ser(m)
+
+
+def run_ops():
+    """run-op-*: an operator's attributes or inputs out of range."""
+    f, i64 = np.float32, np.int64
+    img = init('a', np.arange(16, dtype=f).reshape(1, 1, 4, 4))
+    w2 = init('w', np.ones((1, 1, 2, 2), f))
+    row = init('a', np.ones((1, 4), f))
+    N = helper.make_node
+
+    def ints(name, v):
+        return init(name, np.array(v, i64))
+    c = {}
+    c['run-op-conv-stride0'] = op_case(
+        [N('Conv', ['a', 'w'], ['y'], name='c', strides=[0, 0])], [img, w2])
+    c['run-op-conv-negpad'] = op_case(
+        [N('Conv', ['a', 'w'], ['y'], name='c', pads=[-5, -5, -5, -5])],
+        [img, w2])
+    c['run-op-conv-group'] = op_case(
+        [N('Conv', ['a', 'w'], ['y'], name='c', group=3)], [img, w2])
+    c['run-op-conv-kernel'] = op_case(
+        [N('Conv', ['a', 'w'], ['y'], name='c', kernel_shape=[9, 9])],
+        [img, w2])
+    c['run-op-conv-bias'] = op_case(
+        [N('Conv', ['a', 'w', 'b'], ['y'], name='c')],
+        [img, w2, init('b', np.ones(7, f))])
+    c['run-op-maxpool-kernel'] = op_case(
+        [N('MaxPool', ['a'], ['y'], name='p', kernel_shape=[100, 100])],
+        [img])
+    c['run-op-avgpool-hugepad'] = op_case(
+        [N('AveragePool', ['a'], ['y'], name='p', kernel_shape=[2, 2],
+           pads=[1 << 30] * 4)], [img])
+    c['run-op-split-sum'] = op_case(
+        [N('Split', ['a', 's'], ['y', 'z'], name='s', axis=1)],
+        [row, ints('s', [1, 1])], outs=('y', 'z'))
+    c['run-op-transpose-perm'] = op_case(
+        [N('Transpose', ['a'], ['y'], name='t', perm=[0, 0])], [row])
+    c['run-op-slice-step0'] = op_case(
+        [N('Slice', ['a', 's', 'e', 'ax', 'st'], ['y'], name='s')],
+        [row, ints('s', [0]), ints('e', [4]), ints('ax', [1]),
+         ints('st', [0])])
+    c['run-op-reshape-two-minus1'] = op_case(
+        [N('Reshape', ['a', 's'], ['y'], name='r')], [row, ints('s', [-1, -1])])
+    c['run-op-pad-negative'] = op_case(
+        [N('Pad', ['a', 'p'], ['y'], name='p')],
+        [row, ints('p', [0, -9, 0, -9])])
+    c['run-op-pad-empty-edge'] = op_case(
+        [N('Pad', ['a', 'p'], ['y'], name='p', mode='edge')],
+        [init('a', np.ones((1, 0), f)), ints('p', [0, 2, 0, 2])])
+    c['run-op-resize-nan'] = op_case(
+        [N('Resize', ['a', '', 's'], ['y'], name='r')],
+        [img, init('s', np.array([1, 1, np.nan, 2], f))])
+    c['run-op-resize-size'] = op_case(
+        [N('Resize', ['a', '', '', 'z'], ['y'], name='r')],
+        [img, ints('z', [1, 1, -4, 4])])
+    c['run-op-tile-huge'] = op_case(
+        [N('Tile', ['a', 'r'], ['y'], name='t')],
+        [row, ints('r', [1 << 31, 1 << 31])])
+    c['run-op-topk-k'] = op_case(
+        [N('TopK', ['a', 'k'], ['y', 'yi'], name='t', axis=1)],
+        [row, ints('k', [100])], outs=('y', 'yi'))
+    c['run-op-gathernd-index'] = op_case(
+        [N('GatherND', ['a', 'i'], ['y'], name='g')],
+        [row, ints('i', [[0, 99]])])
+    c['run-op-scatternd-index'] = op_case(
+        [N('ScatterND', ['a', 'i', 'u'], ['y'], name='s')],
+        [row, ints('i', [[0, 99]]), init('u', np.ones(1, f))])
+    c['run-op-gemm-inner'] = op_case(
+        [N('Gemm', ['a', 'b'], ['y'], name='g', transA=1)],
+        [row, init('b', np.ones((4, 3), f))])
+    c['run-op-batchnorm-len'] = op_case(
+        [N('BatchNormalization', ['a', 's', 'b', 'm', 'v'], ['y'],
+           name='bn')],
+        [img, init('s', np.ones(3, f)), init('b', np.ones(1, f)),
+         init('m', np.ones(1, f)), init('v', np.ones(1, f))])
+    c['run-op-unsqueeze-rank'] = op_case(
+        [N('Unsqueeze', ['a', 'ax'], ['y'], name='u')],
+        [row, ints('ax', list(range(12)))])
+    c['run-op-range-huge'] = op_case(
+        [N('Range', ['s', 'l', 'd'], ['y'], name='r')],
+        [init('s', np.array(0, i64)), init('l', np.array(1 << 62, i64)),
+         init('d', np.array(1, i64))])
+    c['run-op-onehot-depth'] = op_case(
+        [N('OneHot', ['i', 'd', 'v'], ['y'], name='o')],
+        [ints('i', [0]), init('d', np.array(1 << 40, i64)),
+         init('v', np.array([0, 1], f))])
+    c['run-op-where-broadcast'] = op_case(
+        [N('Where', ['c', 'a', 'b'], ['y'], name='w')],
+        [init('c', np.ones(3, bool)), row, init('b', np.ones((1, 4), f))])
+    c['run-op-cast-99'] = op_case(
+        [N('Cast', ['a'], ['y'], name='c', to=99)], [row])
+    c['run-op-einsum'] = op_case(
+        [N('Einsum', ['a'], ['y'], name='e', equation='i,,j->->')], [row],
+        opset=12)
     return c
 
 
@@ -367,8 +478,20 @@ def streams():
     c['stat-bad-n'] = stream(STAT.replace('n=4', 'n=four'))
     c['stat-negative-n'] = stream(STAT.replace('n=4', 'n=-4'))
     c['stat-overflow-n'] = stream(STAT.replace('n=4', 'n=99999999999999999999'))
-    c['stat-min-nan'] = stream(STAT.replace('min=-1', 'min=nan'))
+    c['stat-min-nan'] = stream(STAT.replace('\tmin=-1', '\tmin=nan'))
     c['stat-min-above-max'] = stream(STAT.replace('min=-1', 'min=5'))
+    # the statistics are of finite values: NaN and infinities are forged
+    c['stat-max-inf'] = stream(STAT.replace('\tmax=2', '\tmax=inf'))
+    c['stat-sum-nan'] = stream(STAT.replace('sum=1', 'sum=nan'))
+    c['stat-sumsq-inf'] = stream(STAT.replace('sumsq=6', 'sumsq=6:inf'))
+    c['stat-bmax-nan'] = stream(STAT.replace('bmax=2', 'bmax=-nan'))
+    w = ('weight\tW\tnode=mm\top=MatMul\tdtype=float\tshape=4x3\tmin=0'
+         '\tmax=1\taxis=1\tcmin=0,0,0\tcmax=1,1,1')
+    c['weight-min-above-max'] = stream(w.replace('\tmin=0', '\tmin=5'))
+    c['weight-cmin-nan'] = stream(w.replace('cmin=0,0,0', 'cmin=0,nan,0'))
+    c['bias-max-nan'] = stream('bias\tB\tnode=c\top=Conv\tinput=x\tweight=W'
+                               '\tdtype=float\tshape=3\tmin=0\tmax=nan')
+    c['hist-inf-edge'] = stream(STAT, 'hist\tt\tmbits=7\tzero=0\tbins=-inf:4')
     c['stat-bad-float'] = stream(STAT.replace('max=2', 'max=2.5.1'))
     c['stat-rank13'] = stream(STAT.replace('shape=1x4', 'shape=' + 'x'.join(['1'] * 13)))
     c['stat-bad-shape'] = stream(STAT.replace('shape=1x4', 'shape=1xx4'))
@@ -539,6 +662,10 @@ def npys():
     c['no-member.npz'] = npz_bytes([('other.npy', x)])
     c['bad-member.npz'] = npz_bytes([('x.npy', b'\x93NUMPY garbage')])
     c['member-newline.npz'] = npz_bytes([('x\n.npy', b'junk')])
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')     # zipfile: duplicate name
+        c['dup-member.npz'] = npz_bytes([('x.npy', x), ('x.npy', x)])
+    c['member-dotdot.npz'] = npz_bytes([('../x.npy', x)])
     z = bytearray(npz_bytes([('x.npy', x)]))
     z[-14:-10] = struct.pack('<HH', 9999, 9999)   # entries in the directory
     c['eocd-count.npz'] = bytes(z)
@@ -615,6 +742,23 @@ def images():
     zero = bytearray(flat)
     zero[sof + 5:sof + 9] = struct.pack('>HH', 0, 16)
     c['zero-height.jpg'] = bytes(zero)
+    # arithmetic-coded JPEGs: a good 16x16 one (libjpeg, arith_code), and
+    # 123 bytes that fuzz_image found claiming 4134x4096 pixels, whose
+    # data ends at once (zeros make up the rest without a warning)
+    c['arith-ok.jpg'] = bytes.fromhex(
+        'ffd8ffe000104a46494600010100000100010000ffdb004300080606070605'
+        '080707070909080a0c140d0c0b0b0c1912130f141d1a1f1e1d1a1c1c20242e'
+        '2720222c231c1c2837292c30313434341f27393d38323c2e333432ffdb0043'
+        '010909090c0b0c180d0d1832211c2132323232323232323232323232323232'
+        '32323232323232323232323232323232323232323232323232323232323232'
+        '323232ffc90011080010001003012200021101031101ffcc000a0010100501'
+        '101105ffda000c03010002110311003f00ff00cb39c406ca6dfdce061a7345'
+        '3e350a88466f43978745da80ffd9')
+    c['arith-cut.jpg'] = bytes.fromhex(
+        'ffd8ffdb0043000101010101010101010101ffffffff7b00000000000000ff'
+        'ffffffefffffffffffffffffffffffffffffffff01010101010101010101ff'
+        'fe0101010104000141ffc90011081000261003011100021100031100757677'
+        '3f79e3e4e7f7f8f9faffda000c030100020003003f00fc86affaf6faffd9')
     return c
 
 

@@ -1,0 +1,177 @@
+/*
+ * onnxq-calibtime: the cost of calibration statistics over plain
+ * inference, for scripts/bench-calib. Not installed.
+ *
+ *	onnxq-calibtime [-n RUNS] [-t THREADS] [-b MBITS] MODEL DIR
+ *
+ * Loads and prepares MODEL as onnx-calib does, loads the first sample of
+ * the data directory DIR (any layout of onnx-verify(1)), warms up, then
+ * RUNS times (default 5) runs the sample once through the plain
+ * interpreter and once through the calibration engine (histograms of
+ * MBITS mantissa bits, default that of onnx-calib; -1: none),
+ * interleaved so that both see the same load on a shared machine.
+ * Prints the medians of wall and process CPU time, in milliseconds:
+ *
+ *	infer WALL_MS CPU_MS
+ *	calib WALL_MS CPU_MS
+ *	overhead WALL_PCT CPU_PCT
+ *	values N per run
+ *
+ * where the overhead is the median of the per-round ratios calib/infer
+ * minus one, and N the number of values the statistics take in per run.
+ * Exit 0 on success, 1 on error, 2 on usage.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "dataset.h"
+#include "interp.h"
+#include "model.h"
+#include "prep.h"
+
+static double
+clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct interp_opts io = { .threads = 2 };
+	struct calib_opts co;
+	struct err e;
+	struct model *m;
+	struct interp *ip;
+	struct calib *cal;
+	struct dataset *ds;
+	struct dataset_spec spec = { 0 };
+	struct tensor *in, *out;
+	const char **names;
+	double *iw, *ic, *cw, *cc, *rw, *rc;
+	double nelem = 0;
+	int runs = 5, c, ni, no;
+
+	interp_reexec_bounded_spin(argv);
+	calib_opts_init(&co);
+	while ((c = getopt(argc, argv, "b:n:t:")) != -1)
+		switch (c) {
+		case 'b': co.mbits = atoi(optarg); break;
+		case 'n': runs = atoi(optarg); break;
+		case 't': io.threads = atoi(optarg); break;
+		default: goto usage;
+		}
+	if (argc - optind != 2 || runs < 1 || io.threads < 1)
+		goto usage;
+	co.threads = io.threads;
+	if (!(m = model_load(argv[optind], &e)) ||
+	    prep_model(m, NULL, &e) < 0 ||
+	    !(ip = interp_new(m, &io, &e)) ||
+	    !(cal = calib_new(m, &co, &e)) ||
+	    !(ds = dataset_open((const char **)&argv[optind + 1], 1, &e))) {
+		fprintf(stderr, "onnxq-calibtime: %s\n", e.msg);
+		return 1;
+	}
+	ni = interp_ninputs(ip);
+	no = interp_noutputs(ip);
+	names = calloc(ni + 1, sizeof *names);
+	in = calloc(ni + 1, sizeof *in);
+	out = calloc(no + 1, sizeof *out);
+	iw = calloc(runs, sizeof *iw);
+	ic = calloc(runs, sizeof *ic);
+	cw = calloc(runs, sizeof *cw);
+	cc = calloc(runs, sizeof *cc);
+	rw = calloc(runs, sizeof *rw);
+	rc = calloc(runs, sizeof *rc);
+	if (!names || !in || !out || !iw || !ic || !cw || !cc || !rw || !rc) {
+		fputs("onnxq-calibtime: out of memory\n", stderr);
+		return 1;
+	}
+	for (int i = 0; i < ni; i++)
+		names[i] = interp_input_name(ip, i);
+	spec.ninputs = ni;
+	spec.input_names = names;
+	if (dataset_load(ds, 0, &spec, in, NULL, &e) < 0) {
+		fprintf(stderr, "onnxq-calibtime: %s\n", e.msg);
+		return 1;
+	}
+	for (int r = -1; r < runs; r++) {
+		double w0, c0, w1, c1, w2, c2;
+
+		w0 = clock_ms(CLOCK_MONOTONIC);
+		c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+		if (interp_run(ip, in, out, &e) < 0)
+			goto fail;
+		for (int k = 0; k < no; k++)
+			tensor_release(&out[k]);
+		w1 = clock_ms(CLOCK_MONOTONIC);
+		c1 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+		if (calib_run(cal, in, &e) < 0)
+			goto fail;
+		w2 = clock_ms(CLOCK_MONOTONIC);
+		c2 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+		if (r < 0)
+			continue;
+		iw[r] = w1 - w0;
+		ic[r] = c1 - c0;
+		cw[r] = w2 - w1;
+		cc[r] = c2 - c1;
+		rw[r] = cw[r] / iw[r];
+		rc[r] = ic[r] > 0 ? cc[r] / ic[r] : 0;
+	}
+	printf("infer %.1f %.1f\n", median(iw, runs), median(ic, runs));
+	printf("calib %.1f %.1f\n", median(cw, runs), median(cc, runs));
+	printf("overhead %.0f %.0f\n", 100 * (median(rw, runs) - 1),
+	    100 * (median(rc, runs) - 1));
+	for (int i = 0; i < calib_ntensors(cal); i++) {
+		const struct tstats *ts = calib_tensor_stats(cal, i);
+
+		nelem += (double)(ts->n + ts->nan + ts->inf);
+	}
+	printf("values %.0f per run\n", nelem / (runs + 1));
+	for (int k = 0; k < ni; k++)
+		tensor_release(&in[k]);
+	free(in);
+	free(out);
+	free(names);
+	free(iw);
+	free(ic);
+	free(cw);
+	free(cc);
+	free(rw);
+	free(rc);
+	dataset_free(ds);
+	calib_free(cal);
+	interp_free(ip);
+	model_free(m);
+	return 0;
+fail:
+	fprintf(stderr, "onnxq-calibtime: %s\n", e.msg);
+	return 1;
+usage:
+	fputs("usage: onnxq-calibtime [-n RUNS] [-t THREADS] [-b MBITS] "
+	    "MODEL DIR\n", stderr);
+	return 2;
+}
