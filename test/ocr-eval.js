@@ -31,64 +31,12 @@
 // (out - ref)^2). ms is the median time of one inference (ORT rows only).
 // --errors N lists up to N wrong predictions per model on stderr.
 // Exit 0, 1 on any error. Needs onnxruntime-node on NODE_PATH when a MODEL
-// is given (helpers.bash: ort_node).
+// is given (helpers.bash: ort_node); npy and name helpers: ort-common.js.
 'use strict';
 const fs = require('fs');
 const path = require('path');
-
-const TYPES = {
-	'f4': ['float32', Float32Array, 4], 'f8': ['float64', Float64Array, 8],
-	'i1': ['int8', Int8Array, 1], 'u1': ['uint8', Uint8Array, 1],
-	'i2': ['int16', Int16Array, 2], 'u2': ['uint16', Uint16Array, 2],
-	'i4': ['int32', Int32Array, 4], 'i8': ['int64', BigInt64Array, 8],
-};
-
-function fileName(name) {
-	let out = '';
-	for (const b of Buffer.from(name, 'utf8')) {
-		const c = String.fromCharCode(b);
-		out += /[A-Za-z0-9._-]/.test(c) ? c :
-		    '%' + b.toString(16).toUpperCase().padStart(2, '0');
-	}
-	return out;
-}
-
-function readNpy(file) {
-	const buf = fs.readFileSync(file);
-	if (buf.length < 10 || buf.toString('latin1', 0, 6) !== '\x93NUMPY')
-		throw new Error(`${file}: not an npy file`);
-	const major = buf[6];
-	const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-	const off = major === 1 ? 10 : 12;
-	const hdr = buf.toString('latin1', off, off + hlen);
-	const descr = /'descr':\s*'([<>|=])(\w\d+)'/.exec(hdr);
-	const shape = /'shape':\s*\(([^)]*)\)/.exec(hdr);
-	if (!descr || !shape || /'fortran_order':\s*True/.test(hdr) ||
-	    descr[1] === '>')
-		throw new Error(`${file}: unsupported npy header ${hdr}`);
-	const t = TYPES[descr[2]];
-	if (!t)
-		throw new Error(`${file}: unsupported dtype ${descr[2]}`);
-	const dims = shape[1].split(',').map(s => s.trim()).filter(s => s)
-	    .map(Number);
-	const n = dims.reduce((a, b) => a * b, 1);
-	const start = off + hlen;
-	if (buf.length < start + n * t[2])
-		throw new Error(`${file}: truncated`);
-	const data = new t[1](n);
-	new Uint8Array(data.buffer).set(buf.subarray(start, start + n * t[2]));
-	return { type: t[0], data, dims };
-}
-
-function naturalCompare(a, b) {
-	return a.localeCompare(b, 'en', { numeric: true });
-}
-
-function sampleDirs(dir) {
-	return fs.readdirSync(dir, { withFileTypes: true })
-	    .filter(d => d.isDirectory() && !d.name.startsWith('.'))
-	    .map(d => d.name).sort(naturalCompare);
-}
+const { fileName, readNpyData, readNpy, sampleDirs, createSession } =
+    require(path.join(__dirname, 'ort-common.js'));
 
 // Levenshtein distance over code points.
 function editDistance(a, b) {
@@ -174,8 +122,6 @@ async function main() {
 	const o = parseArgs(process.argv.slice(2));
 	const [dir, ...what] = o.pos;
 	const samples = sampleDirs(dir);
-	if (samples.length === 0)
-		throw new Error(`${dir}: no sample directories`);
 
 	let labels = null, keys = null;
 	if (o.task === 'rec' || o.task === 'cls') {
@@ -200,20 +146,14 @@ async function main() {
 		keys = keys.map(k => k.replace(/\r$/, ''));
 	}
 
-	let ort = null;
 	const rows = [];
 	for (const w of what) {
 		const row = { name: w, saved: fs.statSync(w).isDirectory(),
 		    right: 0, ned: 0, n: 0, signal: 0, noise: 0, times: [],
 		    inter: 0, union: 0,
 		    wrong: [] };
-		if (!row.saved) {
-			ort = ort || require('onnxruntime-node');
-			row.session = await ort.InferenceSession.create(w, {
-				intraOpNumThreads: o.threads, interOpNumThreads: 1,
-				executionMode: 'sequential',
-			});
-		}
+		if (!row.saved)
+			row.session = await createSession(w, o.threads);
 		rows.push(row);
 	}
 	const first = rows.find(r => r.session);
@@ -232,15 +172,13 @@ async function main() {
 		for (const r of rows) {
 			let outs;
 			if (r.saved) {
-				outs = outNames.map(n => readNpy(path.join(r.name, s,
-				    fileName(n) + '.npy')));
+				outs = outNames.map(n => readNpyData(path.join(r.name,
+				    s, fileName(n) + '.npy')));
 			} else {
 				const feeds = {};
-				for (const n of r.session.inputNames) {
-					const t = readNpy(path.join(dir, s,
+				for (const n of r.session.inputNames)
+					feeds[n] = readNpy(path.join(dir, s,
 					    fileName(n) + '.npy'));
-					feeds[n] = new ort.Tensor(t.type, t.data, t.dims);
-				}
 				if (k === 0)
 					await r.session.run(feeds);	/* warm-up */
 				const t0 = process.hrtime.bigint();

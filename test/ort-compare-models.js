@@ -6,10 +6,12 @@
 //
 //	node test/ort-compare-models.js A.onnx B.onnx NAME=1x3x48x192... [--seed N]
 //
-// Every model input needs a NAME=SHAPE argument. Needs onnxruntime-node on
-// NODE_PATH (helpers.bash: ort_node).
+// Every model input needs a NAME=SHAPE argument. Sessions keep ONNX
+// Runtime's default options. Needs onnxruntime-node on NODE_PATH
+// (helpers.bash: ort_node), loaded through ort-common.js.
 'use strict';
-const ort = require('onnxruntime-node');
+const path = require('path');
+const ort = require(path.join(__dirname, 'ort-common.js')).ort();
 
 function rng(seed) {
 	let s = seed >>> 0;
