@@ -1050,6 +1050,34 @@ out:
 	return rc;
 }
 
+/* Each merged histogram counts exactly its tensor's finite values. */
+static int
+check_hists(struct merge *mg, struct err *e)
+{
+	for (size_t i = 0; i < mg->n; i++) {
+		struct item *h = &mg->items[i];
+		struct tstats ts;
+		char *key;
+		int s, found;
+
+		if (h->kind != IT_HIST)
+			continue;
+		if (!(key = join3("s\t", h->subject, "")))
+			return err_nomem(e);
+		found = strmap_get(mg->index, key, &s);
+		free(key);
+		if (!found)
+			return err_set(e, "%s: hist %s without a stat record",
+			    h->where, h->subject);
+		ts = mg->items[s].ts;
+		ts.hist = h->ts.hist;
+		if (tstats_check_hist(&ts, e) < 0)
+			return err_prefix(e, "%s: hist %s", h->where,
+			    h->subject);
+	}
+	return 0;
+}
+
 static int
 run_merge(const struct opts *o, struct err *e)
 {
@@ -1067,6 +1095,8 @@ run_merge(const struct opts *o, struct err *e)
 	for (int i = 0; i < ninputs; i++)
 		if (merge_input(&mg, inputs[i], e) < 0)
 			goto out;
+	if (check_hists(&mg, e) < 0)
+		goto out;
 	if (!(w = open_output(o, &of, e)))
 		goto out;
 	if (write_group(o, &mg, 1, w, e) < 0) {

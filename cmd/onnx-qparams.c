@@ -399,10 +399,24 @@ read_node(struct run *r, const struct stream_rec *rec, struct err *e)
 		    strmap_put(r->param_ix, n->in[i], (int)r->nnodes - 1) < 0)
 			return err_nomem(e);
 	}
-	for (size_t i = 0; i < n->nout; i++)
-		if (*n->out[i] && strmap_put(r->prod_ix, n->out[i],
-		    (int)r->nnodes - 1) < 0)
+	/* Node records come in topological order (onnxq-stream(5)): an
+	 * output read before here means a cycle or a shuffled stream. */
+	for (size_t i = 0; i < n->nout; i++) {
+		int p;
+
+		if (!*n->out[i])
+			continue;
+		if (strmap_get(r->prod_ix, n->out[i], &p))
+			return stream_rec_err(rec, e, "node %s: output %s is also "
+			    "produced by node %s", n->name, n->out[i],
+			    r->nodes[p].name);
+		if (strmap_get(r->nconsumers, n->out[i], NULL))
+			return stream_rec_err(rec, e, "node %s: output %s is read "
+			    "before it is produced (node records out of "
+			    "topological order, or a cycle)", n->name, n->out[i]);
+		if (strmap_put(r->prod_ix, n->out[i], (int)r->nnodes - 1) < 0)
 			return err_nomem(e);
+	}
 	r->have_nodes = 1;
 	return 0;
 }
@@ -568,10 +582,14 @@ read_stream(struct run *r, struct stream_reader *rd, struct err *e)
 	}
 	if (k < 0)
 		return -1;
-	for (size_t i = 0; i < r->nacts; i++)
+	for (size_t i = 0; i < r->nacts; i++) {
 		if (!r->acts[i].has_stat)
 			return err_set(e, "%s: hist records of %s without a stat "
 			    "record", stream_name(rd), r->acts[i].name);
+		if (tstats_check_hist(&r->acts[i].ts, e) < 0)
+			return err_prefix(e, "%s: tensor %s", stream_name(rd),
+			    r->acts[i].name);
+	}
 	return 0;
 }
 

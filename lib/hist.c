@@ -191,8 +191,11 @@ hist_total(const struct hist *h)
 
 	for (int i = 0; i < NBLOCKS; i++)
 		if (h->block[i])
-			for (size_t j = 0; j < nb; j++)
+			for (size_t j = 0; j < nb; j++) {
+				if (h->block[i][j] > UINT64_MAX - t)
+					return UINT64_MAX;
 				t += h->block[i][j];
+			}
 	return t;
 }
 

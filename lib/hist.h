@@ -42,6 +42,7 @@ int hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e);
 int hist_merge(struct hist *dst, const struct hist *src, struct err *e);
 /* Reduce to fewer mantissa bits (exact: bins are unions of finer bins). */
 int hist_coarsen(struct hist *h, int mbits, struct err *e);
+/* All counts, zero bin included; UINT64_MAX when they overflow. */
 uint64_t hist_total(const struct hist *h);
 /* Non-empty bins in ascending order of lo, zero bin included when
  * non-empty; *bins is malloc'd, the caller frees it. */

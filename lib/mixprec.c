@@ -679,6 +679,11 @@ read_node(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 			return stream_rec_err(rec, e, "tensor %s has two "
 			    "producers, %s and %s", n->out[i],
 			    mp->nodes[mp->t[t].producer].name, n->name);
+		/* node records come in topological order (onnxq-stream(5)) */
+		if (mp->t[t].ncons > 0)
+			return stream_rec_err(rec, e, "node %s: output %s is read "
+			    "before it is produced (node records out of "
+			    "topological order, or a cycle)", n->name, n->out[i]);
 		mp->t[t].producer = (int)mp->nnodes - 1;
 		n->tout[i] = t;
 	}
@@ -1670,6 +1675,9 @@ load_stats(struct mixprec *mp, struct mtensor *t, struct err *e)
 	for (int i = 0; i < t->nhist; i++)
 		if (tstats_read_hist(&t->ts, mp->recs[t->hist_recs[i]], e) < 0)
 			return -1;
+	if (tstats_check_hist(&t->ts, e) < 0)
+		return stream_rec_err(mp->recs[t->stat_rec], e, "tensor %s: %s",
+		    t->name, e->msg);
 	if (t->ts.hist && hist_bins(t->ts.hist, &t->bins, &t->nbins, e) < 0)
 		return -1;
 	t->stats_ok = 1;

@@ -541,6 +541,7 @@ tstats_read_hist(struct tstats *ts, const struct stream_rec *rec,
 	struct hist *h;
 	struct err he;
 	size_t el = 0;
+	float prev = 0;
 
 	if (stream_rec_int(rec, "mbits", &mbits, e) < 0 ||
 	    stream_rec_uint(rec, "zero", &zero, e) < 0)
@@ -580,6 +581,20 @@ tstats_read_hist(struct tstats *ts, const struct stream_rec *rec,
 			err_set(&he, "element %zu: bad bin '%s'", el, num);
 			goto bad;
 		}
+		/* increasing, each bin once: a repeated or unsorted edge is
+		 * a forged or broken record, not a way to add counts */
+		if (edge == 0) {
+			err_set(&he, "element %zu: edge 0 (the zero bin is key "
+			    "zero)", el);
+			goto bad;
+		}
+		if (el > 1 && !(edge > prev)) {
+			err_set(&he, "element %zu: edge %.9g after %.9g (bins go "
+			    "in increasing order, each once)", el, (double)edge,
+			    (double)prev);
+			goto bad;
+		}
+		prev = edge;
 		if (hist_add_bin(h, edge, count, &he) < 0) {
 			err_prefix(&he, "element %zu", el);
 			goto bad;
@@ -604,4 +619,20 @@ tstats_read_hist(struct tstats *ts, const struct stream_rec *rec,
 bad:
 	hist_free(h);
 	return stream_rec_err(rec, e, "key bins: %s", he.msg);
+}
+
+int
+tstats_check_hist(const struct tstats *ts, struct err *e)
+{
+	uint64_t total;
+
+	if (!ts->hist)
+		return 0;
+	total = hist_total(ts->hist);
+	if (total == UINT64_MAX)
+		return err_set(e, "histogram counts overflow");
+	if (total != ts->n)
+		return err_set(e, "histogram counts %llu values, stat n=%llu",
+		    (unsigned long long)total, (unsigned long long)ts->n);
+	return 0;
 }

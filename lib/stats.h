@@ -111,5 +111,11 @@ int tstats_read_stat(struct tstats *ts, const struct stream_rec *rec,
 /* Add a hist record's counts to ts->hist (created at the record's mbits). */
 int tstats_read_hist(struct tstats *ts, const struct stream_rec *rec,
     struct err *e);
+/*
+ * Once a tensor's stat and hist records are all read: its histogram must
+ * count exactly its n finite values (hist records without a stat record
+ * are the caller's to refuse). The message names neither file nor tensor.
+ */
+int tstats_check_hist(const struct tstats *ts, struct err *e);
 
 #endif

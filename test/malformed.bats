@@ -528,6 +528,30 @@ onnx-calib: warning: tensor y: 1 NaN and 1 infinite values, left out of its stat
 	printf '#onnxq\t1.0\n%s\nend\t1\n' "${s/n=18446744073709551615/n=4}" >b.stream
 	fails 1 'onnx-calib: b.stream:2: stat t: value count overflows' \
 	    onnx-calib --merge a.stream b.stream
+	# case: stream: hist edges out of order
+	stream hist-unsorted '4: key bins: element 2: edge 1 after 2 (bins go in increasing order, each once)'
+	# case: stream: hist edge given twice
+	stream hist-repeated '4: key bins: element 2: edge 1 after 1 (bins go in increasing order, each once)'
+	# case: stream: hist edge 0 among the bins
+	stream hist-zero-edge '4: key bins: element 1: edge 0 (the zero bin is key zero)'
+	# case: stream: hist counts fewer values than the stat's n
+	fails 1 'onnx-qparams: <stdin>: tensor t: histogram counts 3 values, stat n=4' \
+	    onnx-qparams <"$M/stream/hist-count-short.stream"
+	# case: stream: hist counts that overflow in total
+	fails 1 'onnx-qparams: <stdin>: tensor t: histogram counts overflow' \
+	    onnx-qparams <"$M/stream/hist-count-overflow.stream"
+	# case: stream: merge of a hist that does not count the stat's n
+	merge hist-count-short '4: hist t: histogram counts 3 values, stat n=4'
+	# case: stream: nodes in a cycle
+	stream node-cycle '4: node b: output y is read before it is produced (node records out of topological order, or a cycle)'
+	# case: stream: a node reading its own output
+	stream node-self-loop '3: node a: output y is read before it is produced (node records out of topological order, or a cycle)'
+	# case: stream: two nodes producing one tensor
+	stream node-two-producers '4: node b: output y is also produced by node a'
+	# case: stream: onnx-mixprec on nodes in a cycle
+	printf 'regions:\n  - nodes: [a]\n    type: uint16\n' >r.yaml
+	fails 1 "onnx-mixprec: <stdin>:4: node b: output y is read before it is produced (node records out of topological order, or a cycle)" \
+	    onnx-mixprec -c r.yaml "$M/model/ok-relu.onnx" <"$M/stream/node-cycle.stream"
 	# case: stream: merge of dtypes that differ
 	s='stat	t	dtype=float	shape=1x4	n=4	nan=0	inf=0	min=-1	max=2	batches=1	bmin=-1	bmax=2	sum=1	sumsq=6'
 	printf '#onnxq\t1.0\n%s\nend\t1\n' "$s" >a.stream

@@ -504,6 +504,18 @@ def streams():
     c['name-newline-escaped'] = stream(STAT.replace('stat\tt', 'stat\tt%0Ax'),
                                        'hist\tt%0Ax\tmbits=99\tzero=0\tbins=1:4')
     c['binary'] = bytes((i * 89 + 3) & 0xff for i in range(400))
+    h = 'hist\tt\tmbits=7\tzero=0\tbins='
+    c['hist-unsorted'] = stream(STAT, h + '2:1,1:3')
+    c['hist-repeated'] = stream(STAT, h + '1:2,1:2')
+    c['hist-zero-edge'] = stream(STAT, h + '0:4')
+    c['hist-count-short'] = stream(STAT, h + '1:3')
+    c['hist-count-overflow'] = stream(
+        STAT, h.replace('zero=0', 'zero=18446744073709551615') + '1:4')
+    c['node-cycle'] = stream('node\ta\top=Relu\tin=y\tout=x',
+                             'node\tb\top=Relu\tin=x\tout=y')
+    c['node-self-loop'] = stream('node\ta\top=Add\tin=x,y\tout=y')
+    c['node-two-producers'] = stream('node\ta\top=Relu\tin=x\tout=y',
+                                     'node\tb\top=Neg\tin=x\tout=y')
     return c
 
 
