@@ -17,7 +17,7 @@
  * The fast path for float tensors (the statistics of every activation
  * cost about as much as the inference otherwise): the tensor is cut into
  * chunks of CHUNK values at fixed offsets, the threads take chunks, and
- * each chunk is reduced in 8 explicit lanes (which the compiler turns
+ * each chunk is reduced in 16 explicit lanes (which the compiler turns
  * into vector code without reordering the sums) to its count, range, and
  * sum and sum of squares in double; these chunk sums are then added
  * exactly (xsum). So the result depends on the tensor only, not on the
@@ -27,7 +27,7 @@
  * marked, and only those are moved into the tensor's histogram.
  */
 #define CHUNK 8192
-#define LANES 8
+#define LANES 16
 #define FLAT_MBITS_MAX 8	/* above, the flat counts take too much memory */
 /*
  * Smaller tensors stay on one thread: the gain is small, and every
@@ -78,7 +78,7 @@ struct calib {
 	int *seen;		/* positions in t of the tensors seen, in order */
 	int nseen;
 	int seen_dirty;		/* a tensor was seen for the first time */
-	int avx2;		/* the CPU has AVX2 */
+	int simd;		/* the vector code this CPU runs */
 };
 
 void
@@ -148,7 +148,7 @@ list_tensors(struct calib *c, struct err *e)
 
 static int observe(void *ctx, const char *name, const struct tensor *t,
     struct err *e);
-static int have_avx2(void);
+static int simd_level(void);
 
 struct calib *
 calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
@@ -179,7 +179,7 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 		err_nomem(e);
 		goto fail;
 	}
-	c->avx2 = have_avx2();
+	c->simd = simd_level();
 	if (c->mbits >= 0 && c->mbits <= FLAT_MBITS_MAX) {
 		c->nw = o->threads > 0 ? o->threads : 2;
 		if (!(c->w = calloc((size_t)c->nw, sizeof *c->w))) {
@@ -240,11 +240,13 @@ calib_batches(const struct calib *c)
 }
 
 /*
- * The lanes of one chunk: lane l adds the values at offsets l, l + 8,
- * l + 16, ... in that order; the SSE2, AVX2 and plain versions compute
- * exactly the same sums (no reordering, no fused multiply-add: a float's
- * square is exact in double), so every build and machine writes the same
- * stream.
+ * The lanes of one chunk: lane l adds the values at offsets l, l + 16,
+ * l + 32, ... in that order; the AVX-512, AVX2, SSE2 and plain versions
+ * compute exactly the same sums (a float's square is exact in double, so
+ * a fused multiply-add rounds as the add alone), so every build and
+ * machine writes the same stream. Sixteen lanes, not fewer: each lane's
+ * additions wait on the one before, and with eight the moments took half
+ * as long again as with sixteen.
  */
 struct lanes {
 	double s[LANES], q[LANES];
@@ -274,73 +276,77 @@ lanes_plain(const float *p, size_t n, struct lanes *r)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+enum simd { SIMD_PLAIN, SIMD_SSE2, SIMD_AVX2, SIMD_AVX512 };
+
 static size_t
 lanes_sse2(const float *p, size_t n, struct lanes *r)
 {
-	__m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
-	__m128d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
-	__m128 lo = _mm_set1_ps(INFINITY), lo2 = lo;
-	__m128 hi = _mm_set1_ps(-INFINITY), hi2 = hi;
+	__m128d s[LANES / 2], q[LANES / 2];
+	__m128 lo = _mm_set1_ps(INFINITY), hi = _mm_set1_ps(-INFINITY);
 	float f[4];
 	size_t i = 0;
 
-	for (; i + LANES <= n; i += LANES) {
-		__m128 a = _mm_loadu_ps(p + i), b = _mm_loadu_ps(p + i + 4);
-		__m128d a0 = _mm_cvtps_pd(a), a1 = _mm_cvtps_pd(_mm_movehl_ps(a, a));
-		__m128d b0 = _mm_cvtps_pd(b), b1 = _mm_cvtps_pd(_mm_movehl_ps(b, b));
+	for (int k = 0; k < LANES / 2; k++)
+		s[k] = q[k] = _mm_setzero_pd();
+	for (; i + LANES <= n; i += LANES)
+		for (int k = 0; k < LANES / 4; k++) {
+			__m128 a = _mm_loadu_ps(p + i + 4 * k);
+			__m128d a0 = _mm_cvtps_pd(a);
+			__m128d a1 = _mm_cvtps_pd(_mm_movehl_ps(a, a));
 
-		s0 = _mm_add_pd(s0, a0);
-		s1 = _mm_add_pd(s1, a1);
-		s2 = _mm_add_pd(s2, b0);
-		s3 = _mm_add_pd(s3, b1);
-		q0 = _mm_add_pd(q0, _mm_mul_pd(a0, a0));
-		q1 = _mm_add_pd(q1, _mm_mul_pd(a1, a1));
-		q2 = _mm_add_pd(q2, _mm_mul_pd(b0, b0));
-		q3 = _mm_add_pd(q3, _mm_mul_pd(b1, b1));
-		lo = _mm_min_ps(a, lo);
-		lo2 = _mm_min_ps(b, lo2);
-		hi = _mm_max_ps(a, hi);
-		hi2 = _mm_max_ps(b, hi2);
+			s[2 * k] = _mm_add_pd(s[2 * k], a0);
+			s[2 * k + 1] = _mm_add_pd(s[2 * k + 1], a1);
+			q[2 * k] = _mm_add_pd(q[2 * k], _mm_mul_pd(a0, a0));
+			q[2 * k + 1] = _mm_add_pd(q[2 * k + 1], _mm_mul_pd(a1, a1));
+			lo = _mm_min_ps(a, lo);
+			hi = _mm_max_ps(a, hi);
+		}
+	for (int k = 0; k < LANES / 2; k++) {
+		_mm_storeu_pd(r->s + 2 * k, s[k]);
+		_mm_storeu_pd(r->q + 2 * k, q[k]);
 	}
-	_mm_storeu_pd(r->s, s0);
-	_mm_storeu_pd(r->s + 2, s1);
-	_mm_storeu_pd(r->s + 4, s2);
-	_mm_storeu_pd(r->s + 6, s3);
-	_mm_storeu_pd(r->q, q0);
-	_mm_storeu_pd(r->q + 2, q1);
-	_mm_storeu_pd(r->q + 4, q2);
-	_mm_storeu_pd(r->q + 6, q3);
-	_mm_storeu_ps(f, _mm_min_ps(lo, lo2));
+	_mm_storeu_ps(f, lo);
 	r->lo = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
-	_mm_storeu_ps(f, _mm_max_ps(hi, hi2));
+	_mm_storeu_ps(f, hi);
 	r->hi = fmaxf(fmaxf(f[0], f[1]), fmaxf(f[2], f[3]));
 	return i;
 }
 
-__attribute__((target("avx2"))) static size_t
+__attribute__((target("avx2,fma"))) static size_t
 lanes_avx2(const float *p, size_t n, struct lanes *r)
 {
-	__m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+	__m256d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
 	__m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
 	float f[8];
 	size_t i = 0;
 
 	for (; i + LANES <= n; i += LANES) {
-		__m256 a = _mm256_loadu_ps(p + i);
+		__m256 a = _mm256_loadu_ps(p + i), b = _mm256_loadu_ps(p + i + 8);
 		__m256d a0 = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
 		__m256d a1 = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
+		__m256d b0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b));
+		__m256d b1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
 
 		s0 = _mm256_add_pd(s0, a0);
 		s1 = _mm256_add_pd(s1, a1);
-		q0 = _mm256_add_pd(q0, _mm256_mul_pd(a0, a0));
-		q1 = _mm256_add_pd(q1, _mm256_mul_pd(a1, a1));
-		lo = _mm256_min_ps(a, lo);
-		hi = _mm256_max_ps(a, hi);
+		s2 = _mm256_add_pd(s2, b0);
+		s3 = _mm256_add_pd(s3, b1);
+		q0 = _mm256_fmadd_pd(a0, a0, q0);
+		q1 = _mm256_fmadd_pd(a1, a1, q1);
+		q2 = _mm256_fmadd_pd(b0, b0, q2);
+		q3 = _mm256_fmadd_pd(b1, b1, q3);
+		lo = _mm256_min_ps(_mm256_min_ps(a, b), lo);
+		hi = _mm256_max_ps(_mm256_max_ps(a, b), hi);
 	}
 	_mm256_storeu_pd(r->s, s0);
 	_mm256_storeu_pd(r->s + 4, s1);
+	_mm256_storeu_pd(r->s + 8, s2);
+	_mm256_storeu_pd(r->s + 12, s3);
 	_mm256_storeu_pd(r->q, q0);
 	_mm256_storeu_pd(r->q + 4, q1);
+	_mm256_storeu_pd(r->q + 8, q2);
+	_mm256_storeu_pd(r->q + 12, q3);
 	_mm256_storeu_ps(f, lo);
 	r->lo = f[0];
 	for (int l = 1; l < 8; l++)
@@ -352,39 +358,97 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 	return i;
 }
 
-static int
-have_avx2(void)
+__attribute__((target("avx512f"))) static size_t
+lanes_avx512(const float *p, size_t n, struct lanes *r)
 {
-	return __builtin_cpu_supports("avx2") != 0;
+	__m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+	__m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
+	size_t i = 0;
+
+	for (; i + LANES <= n; i += LANES) {
+		__m512 a = _mm512_loadu_ps(p + i);
+		__m512d a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(a));
+		__m512d a1 = _mm512_cvtps_pd(_mm256_castpd_ps(
+		    _mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+
+		s0 = _mm512_add_pd(s0, a0);
+		s1 = _mm512_add_pd(s1, a1);
+		q0 = _mm512_fmadd_pd(a0, a0, q0);
+		q1 = _mm512_fmadd_pd(a1, a1, q1);
+		lo = _mm512_min_ps(a, lo);
+		hi = _mm512_max_ps(a, hi);
+	}
+	_mm512_storeu_pd(r->s, s0);
+	_mm512_storeu_pd(r->s + 8, s1);
+	_mm512_storeu_pd(r->q, q0);
+	_mm512_storeu_pd(r->q + 8, q1);
+	r->lo = _mm512_reduce_min_ps(lo);
+	r->hi = _mm512_reduce_max_ps(hi);
+	return i;
+}
+
+/*
+ * The best code this CPU runs, or less when ONNXQ_SIMD says so (plain,
+ * sse2, avx2): the tests run every version and compare the streams.
+ */
+static int
+simd_level(void)
+{
+	const char *want = getenv("ONNXQ_SIMD");
+	int best = SIMD_SSE2;
+
+	if (__builtin_cpu_supports("avx512f"))
+		best = SIMD_AVX512;
+	else if (__builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("fma"))
+		best = SIMD_AVX2;
+	if (!want)
+		return best;
+	if (strcmp(want, "plain") == 0)
+		return SIMD_PLAIN;
+	if (strcmp(want, "sse2") == 0)
+		return SIMD_SSE2;
+	if (strcmp(want, "avx2") == 0 && best >= SIMD_AVX2)
+		return SIMD_AVX2;
+	return best;
 }
 
 static size_t
-lanes_run(const float *p, size_t n, struct lanes *r, int avx2)
+lanes_run(const float *p, size_t n, struct lanes *r, int simd)
 {
-	return avx2 ? lanes_avx2(p, n, r) : lanes_sse2(p, n, r);
+	switch (simd) {
+	case SIMD_AVX512:
+		return lanes_avx512(p, n, r);
+	case SIMD_AVX2:
+		return lanes_avx2(p, n, r);
+	case SIMD_SSE2:
+		return lanes_sse2(p, n, r);
+	default:
+		return lanes_plain(p, n, r);
+	}
 }
 #else
 static int
-have_avx2(void)
+simd_level(void)
 {
 	return 0;
 }
 
 static size_t
-lanes_run(const float *p, size_t n, struct lanes *r, int avx2)
+lanes_run(const float *p, size_t n, struct lanes *r, int simd)
 {
-	(void)avx2;
+	(void)simd;
 	return lanes_plain(p, n, r);
 }
 #endif
 
 /* One chunk's moments, when all its values are finite: 0, else -1. */
 static int
-chunk_moments(const float *p, size_t n, struct worker *w, int avx2)
+chunk_moments(const float *p, size_t n, struct worker *w, int simd)
 {
 	struct lanes r = { { 0 }, { 0 }, 0, 0 };
 	double ss, qq;
-	size_t i = lanes_run(p, n, &r, avx2);
+	size_t i = lanes_run(p, n, &r, simd);
 
 	for (int l = 0; i < n; i++, l++) {
 		double d = p[i];
@@ -546,7 +610,7 @@ add_batch_fast(struct calib *c, struct tstats *ts, const float *x, size_t n,
 			const float *p = x + k * CHUNK;
 			size_t cn = n - k * CHUNK < CHUNK ? n - k * CHUNK : CHUNK;
 
-			if (chunk_moments(p, cn, w, c->avx2) < 0)
+			if (chunk_moments(p, cn, w, c->simd) < 0)
 				chunk_checked(p, cn, w);
 			if (ts->hist)
 				chunk_hist(p, cn, c->mbits, w);

@@ -96,6 +96,12 @@ ort_out() {
 same_as_ort() {
 	local model=$1 dir=$2 atol=$3
 
+	# Under valgrind the CPU shows no AVX-512, so our kernels add in
+	# their AVX2 order and differ from ORT's by float rounding: that
+	# run checks memory, and gets a float's rounding here.
+	if [ "${ONNXQ_VALGRIND:-}" = 1 ] && [ "$atol" = 0 ]; then
+		atol=1e-3
+	fi
 	rm -rf ortcmp
 	cp -r "$dir" ortcmp
 	ort_out "$model" ortcmp ortcmp || fail "ORT cannot run $model"
