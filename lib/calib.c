@@ -251,25 +251,29 @@ calib_batches(const struct calib *c)
 struct lanes {
 	double s[LANES], q[LANES];
 	float lo, hi;
+	float amin;		/* the least magnitude, for the histogram's marks */
 };
 
 __attribute__((unused)) static size_t
 lanes_plain(const float *p, size_t n, struct lanes *r)
 {
-	float lo = INFINITY, hi = -INFINITY;
+	float lo = INFINITY, hi = -INFINITY, amin = INFINITY;
 	size_t i = 0;
 
 	for (; i + LANES <= n; i += LANES)
 		for (int l = 0; l < LANES; l++) {
 			double d = p[i + l];
+			float a = fabsf(p[i + l]);
 
 			r->s[l] += d;
 			r->q[l] += d * d;
 			lo = p[i + l] < lo ? p[i + l] : lo;
 			hi = p[i + l] > hi ? p[i + l] : hi;
+			amin = a < amin ? a : amin;
 		}
 	r->lo = lo;
 	r->hi = hi;
+	r->amin = amin;
 	return i;
 }
 
@@ -283,6 +287,7 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 {
 	__m128d s[LANES / 2], q[LANES / 2];
 	__m128 lo = _mm_set1_ps(INFINITY), hi = _mm_set1_ps(-INFINITY);
+	__m128 amin = lo, absmask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
 	float f[4];
 	size_t i = 0;
 
@@ -300,6 +305,7 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 			q[2 * k + 1] = _mm_add_pd(q[2 * k + 1], _mm_mul_pd(a1, a1));
 			lo = _mm_min_ps(a, lo);
 			hi = _mm_max_ps(a, hi);
+			amin = _mm_min_ps(_mm_and_ps(a, absmask), amin);
 		}
 	for (int k = 0; k < LANES / 2; k++) {
 		_mm_storeu_pd(r->s + 2 * k, s[k]);
@@ -309,6 +315,8 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 	r->lo = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
 	_mm_storeu_ps(f, hi);
 	r->hi = fmaxf(fmaxf(f[0], f[1]), fmaxf(f[2], f[3]));
+	_mm_storeu_ps(f, amin);
+	r->amin = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
 	return i;
 }
 
@@ -318,6 +326,8 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 	__m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
 	__m256d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
 	__m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
+	__m256 amin = lo;
+	__m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
 	float f[8];
 	size_t i = 0;
 
@@ -338,6 +348,8 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 		q3 = _mm256_fmadd_pd(b1, b1, q3);
 		lo = _mm256_min_ps(_mm256_min_ps(a, b), lo);
 		hi = _mm256_max_ps(_mm256_max_ps(a, b), hi);
+		amin = _mm256_min_ps(_mm256_min_ps(_mm256_and_ps(a, absmask),
+		    _mm256_and_ps(b, absmask)), amin);
 	}
 	_mm256_storeu_pd(r->s, s0);
 	_mm256_storeu_pd(r->s + 4, s1);
@@ -355,6 +367,10 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 	r->hi = f[0];
 	for (int l = 1; l < 8; l++)
 		r->hi = fmaxf(r->hi, f[l]);
+	_mm256_storeu_ps(f, amin);
+	r->amin = f[0];
+	for (int l = 1; l < 8; l++)
+		r->amin = fminf(r->amin, f[l]);
 	return i;
 }
 
@@ -363,6 +379,7 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 {
 	__m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
 	__m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
+	__m512 amin = lo;
 	size_t i = 0;
 
 	for (; i + LANES <= n; i += LANES) {
@@ -377,6 +394,7 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 		q1 = _mm512_fmadd_pd(a1, a1, q1);
 		lo = _mm512_min_ps(a, lo);
 		hi = _mm512_max_ps(a, hi);
+		amin = _mm512_min_ps(_mm512_abs_ps(a), amin);
 	}
 	_mm512_storeu_pd(r->s, s0);
 	_mm512_storeu_pd(r->s + 8, s1);
@@ -384,6 +402,7 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 	_mm512_storeu_pd(r->q + 8, q1);
 	r->lo = _mm512_reduce_min_ps(lo);
 	r->hi = _mm512_reduce_max_ps(hi);
+	r->amin = _mm512_reduce_min_ps(amin);
 	return i;
 }
 
@@ -442,11 +461,17 @@ lanes_run(const float *p, size_t n, struct lanes *r, int simd)
 }
 #endif
 
-/* One chunk's moments, when all its values are finite: 0, else -1. */
+/* A finite chunk's least and greatest value, and least magnitude. */
+struct crange {
+	float lo, hi, amin;
+};
+
+/* One chunk's moments, when all its values are finite: 0 and *cr; else -1. */
 static int
-chunk_moments(const float *p, size_t n, struct worker *w, int simd)
+chunk_moments(const float *p, size_t n, struct worker *w, int simd,
+    struct crange *cr)
 {
-	struct lanes r = { { 0 }, { 0 }, 0, 0 };
+	struct lanes r = { { 0 }, { 0 }, 0, 0, 0 };
 	double ss, qq;
 	size_t i = lanes_run(p, n, &r, simd);
 
@@ -457,6 +482,7 @@ chunk_moments(const float *p, size_t n, struct worker *w, int simd)
 		r.q[l] += d * d;
 		r.lo = p[i] < r.lo ? p[i] : r.lo;
 		r.hi = p[i] > r.hi ? p[i] : r.hi;
+		r.amin = fabsf(p[i]) < r.amin ? fabsf(p[i]) : r.amin;
 	}
 	ss = r.s[0];
 	qq = r.q[0];
@@ -472,6 +498,9 @@ chunk_moments(const float *p, size_t n, struct worker *w, int simd)
 	w->max = r.hi > w->max ? r.hi : w->max;
 	xsum_add(&w->sum, ss);
 	xsum_add(&w->sumsq, qq);
+	cr->lo = r.lo;
+	cr->hi = r.hi;
+	cr->amin = r.amin;
 	return 0;
 }
 
@@ -501,8 +530,14 @@ chunk_checked(const float *p, size_t n, struct worker *w)
 	xsum_add(&w->sumsq, q);
 }
 
-static void
-chunk_hist(const float *p, size_t n, int mbits, struct worker *w)
+/*
+ * Count a chunk's values in w's four sets; with marks, also mark each
+ * value's block. Inlined with a constant mbits and marks, so that the
+ * shift is a constant and the loop without marks has no stores but the
+ * counts (it runs at about the speed of a bare increment per value).
+ */
+static inline __attribute__((always_inline)) void
+hist_count(const float *p, size_t n, int mbits, struct worker *w, int marks)
 {
 	const uint32_t *u = (const uint32_t *)(const void *)p;
 	int shift = 23 - mbits;
@@ -517,15 +552,60 @@ chunk_hist(const float *p, size_t n, int mbits, struct worker *w)
 		c1[b >> shift]++;
 		c2[c >> shift]++;
 		c3[d >> shift]++;
-		mark[a >> 23] = 1;
-		mark[b >> 23] = 1;
-		mark[c >> 23] = 1;
-		mark[d >> 23] = 1;
+		if (marks) {
+			mark[a >> 23] = 1;
+			mark[b >> 23] = 1;
+			mark[c >> 23] = 1;
+			mark[d >> 23] = 1;
+		}
 	}
 	for (; i < n; i++) {
 		c0[u[i] >> shift]++;
-		mark[u[i] >> 23] = 1;
+		if (marks)
+			mark[u[i] >> 23] = 1;
 	}
+}
+
+static uint32_t
+exponent_of(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return u >> 23 & 0xff;
+}
+
+/*
+ * A finite chunk's histogram: counted without marks, then the blocks its
+ * values can fall in marked at once, from its range and least magnitude
+ * (a value's exponent lies between theirs; zeros and subnormals have
+ * exponent 0, on either sign). A few blocks may be marked for nothing.
+ */
+static void
+chunk_hist(const float *p, size_t n, int mbits, struct worker *w,
+    const struct crange *cr)
+{
+	uint32_t e0 = exponent_of(cr->amin), e1;
+
+	if (mbits == HIST_MBITS_DEFAULT)
+		hist_count(p, n, HIST_MBITS_DEFAULT, w, 0);
+	else
+		hist_count(p, n, mbits, w, 0);
+	if (e0 == 0) {
+		w->mark[0] = w->mark[256] = 1;
+		e0 = 1;
+	}
+	if (cr->hi > 0 && (e1 = exponent_of(cr->hi)) >= e0)
+		memset(w->mark + e0, 1, e1 - e0 + 1);
+	if (cr->lo < 0 && (e1 = exponent_of(cr->lo)) >= e0)
+		memset(w->mark + 256 + e0, 1, e1 - e0 + 1);
+}
+
+/* A chunk with NaN or infinite values: each value marks its block. */
+static void
+chunk_hist_marked(const float *p, size_t n, int mbits, struct worker *w)
+{
+	hist_count(p, n, mbits, w, 1);
 }
 
 /*
@@ -610,10 +690,14 @@ add_batch_fast(struct calib *c, struct tstats *ts, const float *x, size_t n,
 			const float *p = x + k * CHUNK;
 			size_t cn = n - k * CHUNK < CHUNK ? n - k * CHUNK : CHUNK;
 
-			if (chunk_moments(p, cn, w, c->simd) < 0)
+			struct crange cr;
+
+			if (chunk_moments(p, cn, w, c->simd, &cr) < 0) {
 				chunk_checked(p, cn, w);
-			if (ts->hist)
-				chunk_hist(p, cn, c->mbits, w);
+				if (ts->hist)
+					chunk_hist_marked(p, cn, c->mbits, w);
+			} else if (ts->hist)
+				chunk_hist(p, cn, c->mbits, w, &cr);
 		}
 		/* the loop's barrier makes every worker's counts visible */
 		if (ts->hist)

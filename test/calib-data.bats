@@ -232,6 +232,66 @@ assert n == 6 * 600003 - 2, n
 EOF
 }
 
+@test "calib-data: the fast histogram (7 bits) is the 9-bit one coarsened, for floats of every kind" {
+	# Up to 8 bits onnx-calib counts in flat per-thread arrays and scans
+	# only the blocks a chunk's range can reach; above, the plain
+	# histogram. Coarsened to 7 bits the two must agree to the count.
+	"$PY" - <<'EOF'
+import os, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+g = h.make_graph([h.make_node("Neg", ["x"], ["y"], name="neg")], "t",
+    [h.make_tensor_value_info("x", T.FLOAT, [1, 300007])],
+    [h.make_tensor_value_info("y", T.FLOAT, [1, 300007])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "k.onnx")
+rng = np.random.default_rng(7)
+for i in range(3):
+    os.makedirs(f"k/s{i}")
+    u = rng.integers(0, 2**32, 300007, dtype=np.uint64).astype(np.uint32)
+    u[(u >> 23 & 0xff) == 0xff] &= ~np.uint32(1 << 30)    # finite
+    x = u.view(np.float32).copy()
+    # runs of one kind, as activations have: zeros, subnormals, tiny and
+    # huge magnitudes, one sign only
+    x[:9000] = 0
+    x[9000:20000] = (u[9000:20000] & 0x807fffff | 1).view(np.float32)
+    x[20000:40000] = np.abs(x[20000:40000])
+    x[40000:60000] = -np.abs(x[40000:60000]) * np.float32(1e-30)
+    # NaN and Inf in the first sample only: a chunk with them marks
+    # every block it touches, which would hide counts left behind
+    if i == 0:
+        x[100] = np.nan
+        x[200] = np.inf
+    np.save(f"k/s{i}/x.npy", x.reshape(1, -1))
+EOF
+	onnx-calib -q -d k --hist-bits 7 k.onnx >h7 2>/dev/null
+	onnx-calib -q -d k --hist-bits 9 k.onnx >h9 2>/dev/null
+	"$PY" - <<'EOF'
+import numpy as np
+def hists(path):
+    out, n = {}, {}
+    for l in open(path):
+        f = l.rstrip("\n").split("\t")
+        kv = dict(x.split("=", 1) for x in f[2:] if "=" in x)
+        if f[0] == "stat":
+            n[f[1]] = int(kv["n"])
+        if f[0] != "hist":
+            continue
+        d = out.setdefault(f[1], {})
+        d[0.0] = d.get(0.0, 0) + int(kv["zero"])
+        for b in kv["bins"].split(","):
+            e, c = b.split(":")
+            u = np.array([e], dtype=np.float32).view(np.uint32) & np.uint32(0xffff0000)
+            k = float(u.view(np.float32)[0])
+            d[k] = d.get(k, 0) + int(c)
+    return out, n
+a, na = hists("h7")
+b, nb = hists("h9")
+assert set(a) == {"x", "y"}, a.keys()
+for t in a:
+    assert a[t] == b[t], t
+    assert sum(a[t].values()) == na[t] == nb[t], (t, sum(a[t].values()), na[t])
+EOF
+}
+
 @test "calib-data: NaN and Inf are counted apart, with a warning" {
 	"$PY" - <<'EOF'
 import os, numpy as np
