@@ -449,10 +449,11 @@ ours_snr() {
 # what 8 bits give (measured here first, so the test follows the data),
 # and the gain must show in ONNX Runtime too, on the same samples.
 @test "mixprec: PaddleOCR rec: --target-snr 2 dB over 8 bits, with a minority promoted, real in ORT" {
-	# About 150 runs of rec: 20 minutes and more under ASan. The sanitizer
-	# build checks the same search on the small graphs above; this test
-	# runs in plain builds.
+	# About 150 runs of rec: 20 minutes and more under ASan, hours under
+	# valgrind. Those runs check the same search on the small graphs
+	# above; this test runs in plain builds.
 	[ "${ONNXQ_SANITIZE:-}" != 1 ] || skip "rec search: too slow under sanitizers"
+	[ "${ONNXQ_VALGRIND:-}" != 1 ] || skip "rec search: too slow under valgrind"
 	rec_data
 	local d=$BATS_FILE_TMPDIR base target got share ort ort8 t0 t1
 	base=$(ours_snr "$d/rec8.onnx")
