@@ -19,6 +19,7 @@
 #include "calib.h"
 #include "graph.h"
 #include "image.h"
+#include "infile.h"
 #include "interp.h"
 #include "model.h"
 #include "outfile.h"
@@ -31,7 +32,6 @@
 #include "weights.h"
 
 #define PROG "onnx-calib"
-#define MODEL_FILE_MAX ((uint64_t)4 << 30)
 /* The metadata_props key of --annotate-model. */
 #define CALIB_META_KEY "onnxq.stats"
 
@@ -113,85 +113,6 @@ usage_error(const char *fmt, ...)
 	return 2;
 }
 
-/* The whole file (or stdin for "-") into a malloc'd buffer. */
-static int
-read_file(const char *path, unsigned char **bufp, size_t *lenp,
-    struct err *e)
-{
-	int fd, is_stdin = strcmp(path, "-") == 0;
-	unsigned char *buf = NULL;
-	size_t len = 0, cap = 0;
-	struct stat st;
-	const char *shown = is_stdin ? "<stdin>" : path;
-
-	if (is_stdin)
-		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return err_errno(e, "%s", path);
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		err_set(e, "%s: is a directory", shown);
-		goto fail;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			size_t c = cap ? cap * 2 : 1 << 16;
-			unsigned char *nb;
-
-			if (c > MODEL_FILE_MAX + 1)
-				c = MODEL_FILE_MAX + 1;
-			if (len == c) {
-				err_set(e, "%s: file is larger than 4 GiB", shown);
-				goto fail;
-			}
-			if (!(nb = realloc(buf, c))) {
-				err_set(e, "%s: out of memory", shown);
-				goto fail;
-			}
-			buf = nb;
-			cap = c;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err_errno(e, "%s", shown);
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (!is_stdin)
-		close(fd);
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-fail:
-	if (!is_stdin)
-		close(fd);
-	free(buf);
-	return -1;
-}
-
-static char *
-path_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *d;
-
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	if (!(d = malloc((size_t)(slash - path) + 1)))
-		return NULL;
-	memcpy(d, path, (size_t)(slash - path));
-	d[slash - path] = '\0';
-	return d;
-}
-
 /* Open the output and a stream writer with our provenance on it. */
 static struct stream_writer *
 open_output(const struct opts *o, struct outfile **of, struct err *e)
@@ -234,16 +155,16 @@ static struct model *
 load_prepared(const char *path, char sha[65], int *opset, struct graph **gr,
     unsigned char **keep, size_t *keeplen, struct err *e)
 {
-	unsigned char *buf = NULL;
+	void *buf = NULL;
 	size_t len = 0;
 	char *dir = NULL;
 	struct model *m = NULL;
 
 	*gr = NULL;
-	if (read_file(path, &buf, &len, e) < 0)
+	if (infile_read(path, INFILE_MODEL_MAX, &buf, &len, e) < 0)
 		return NULL;
 	sha256_hex(buf, len, sha);
-	if (strcmp(path, "-") != 0 && !(dir = path_dir(path))) {
+	if (strcmp(path, "-") != 0 && !(dir = infile_dir(path))) {
 		err_nomem(e);
 		goto fail;
 	}
@@ -318,7 +239,7 @@ save_annotated(const char *out, const unsigned char *buf, size_t len,
 	int rc = -1;
 
 	/* external data is found beside the model, and inlined in the copy */
-	if (strcmp(model_path, "-") != 0 && !(dir = path_dir(model_path)))
+	if (strcmp(model_path, "-") != 0 && !(dir = infile_dir(model_path)))
 		return err_nomem(e);
 	m = model_load_mem(buf, len, model_path, dir, e);
 	free(dir);

@@ -36,6 +36,7 @@
 
 #include "compare.h"
 #include "dataset.h"
+#include "infile.h"
 #include "interp.h"
 #include "mixprec.h"
 #include "model.h"
@@ -54,7 +55,6 @@
  * pooled SNR is mostly theirs.
  */
 #define HEAD		2
-#define MODEL_MAX	((size_t)4 << 30)	/* protobuf's limit is 2 GiB */
 
 struct opts {
 	const char	*model;		/* the fp32 model */
@@ -250,6 +250,9 @@ parse_args(struct opts *o, int argc, char **argv)
 	if (argc != 1)
 		return usage_error(argc ? "one MODEL, please" : "no MODEL");
 	o->model = argv[0];
+	if (strcmp(o->model, "-") == 0)
+		return usage_error("MODEL cannot be -: the stream comes on "
+		    "standard input");
 	by_target = !isnan(o->target_snr) || !isnan(o->target_agree);
 	if ((o->regions != NULL) == by_target)
 		return usage_error("give either -c or --target-snr / "
@@ -266,46 +269,6 @@ parse_args(struct opts *o, int argc, char **argv)
 		return usage_error("MODEL cannot be the standard input (the "
 		    "stream is)");
 	return 0;
-}
-
-/* Read a whole file into a malloc'd buffer. */
-static int
-slurp(const char *path, void **buf, size_t *len, struct err *e)
-{
-	FILE *fp = fopen(path, "rb");
-	size_t cap = 1 << 16, n = 0, got;
-	char *b = NULL, *nb;
-
-	if (fp == NULL)
-		return err_errno(e, "%s", path);
-	for (;;) {
-		if ((nb = realloc(b, cap)) == NULL) {
-			err_nomem(e);
-			goto fail;
-		}
-		b = nb;
-		got = fread(b + n, 1, cap - n, fp);
-		n += got;
-		if (n < cap)
-			break;
-		if (cap >= MODEL_MAX) {
-			err_set(e, "%s: larger than %zu bytes", path, MODEL_MAX);
-			goto fail;
-		}
-		cap *= 2;
-	}
-	if (ferror(fp)) {
-		err_errno(e, "%s: read", path);
-		goto fail;
-	}
-	fclose(fp);
-	*buf = b;
-	*len = n;
-	return 0;
-fail:
-	fclose(fp);
-	free(b);
-	return -1;
 }
 
 static double
@@ -1578,7 +1541,7 @@ run(const struct opts *o)
 	struct err e;
 	int rc = 1;
 
-	if (slurp(o->model, &mbuf, &mlen, &e) < 0)
+	if (infile_read(o->model, INFILE_MODEL_MAX, &mbuf, &mlen, &e) < 0)
 		goto fail;
 	sha256_hex(mbuf, mlen, hex);
 	if ((tmp = strdup(o->model)) == NULL) {

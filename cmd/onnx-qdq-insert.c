@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "err.h"
+#include "infile.h"
 #include "model.h"
 #include "outfile.h"
 #include "prep.h"
@@ -20,7 +21,6 @@
 #include "stream.h"
 
 #define PROG	"onnx-qdq-insert"
-#define MODEL_MAX ((size_t)4 << 30)	/* protobuf's limit is 2 GiB */
 
 struct opts {
 	const char	*model;		/* fp32 model to rewrite */
@@ -137,49 +137,6 @@ parse_args(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
-/* Read a whole file ("-": stdin) into a malloc'd buffer. */
-static int
-slurp(const char *path, void **buf, size_t *len, struct err *e)
-{
-	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	size_t cap = 1 << 16, n = 0, got;
-	char *b = NULL, *nb;
-
-	if (fp == NULL)
-		return err_errno(e, "%s", path);
-	for (;;) {
-		if ((nb = realloc(b, cap)) == NULL) {
-			err_nomem(e);
-			goto fail;
-		}
-		b = nb;
-		got = fread(b + n, 1, cap - n, fp);
-		n += got;
-		if (n < cap)
-			break;
-		if (cap >= MODEL_MAX) {
-			err_set(e, "%s: larger than %zu bytes", path,
-			    MODEL_MAX);
-			goto fail;
-		}
-		cap *= 2;
-	}
-	if (ferror(fp)) {
-		err_errno(e, "%s: read", path);
-		goto fail;
-	}
-	if (fp != stdin)
-		fclose(fp);
-	*buf = b;
-	*len = n;
-	return 0;
-fail:
-	if (fp != stdin)
-		fclose(fp);
-	free(b);
-	return -1;
-}
-
 static void
 print_note(void *ctx, const char *msg)
 {
@@ -227,7 +184,7 @@ run(const struct opts *o)
 	const char *sha;
 	int rc = 1;
 
-	if (slurp(o->model, &buf, &len, &e) != 0)
+	if (infile_read(o->model, INFILE_MODEL_MAX, &buf, &len, &e) != 0)
 		goto fail;
 	if (strcmp(o->model, "-") != 0) {
 		if ((tmp = strdup(o->model)) == NULL) {

@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "infile.h"
 #include "qparams.h"
 #include "rangesel.h"
 #include "strmap.h"
@@ -1529,40 +1530,12 @@ struct config *
 config_load(const char *path, struct config_msgs *msgs, struct err *e)
 {
 	struct config *c;
-	char *buf = NULL, *nb;
-	size_t n = 0, cap = 0, got;
-	FILE *fp;
+	void *buf;
+	size_t n;
 
-	if ((fp = fopen(path, "rb")) == NULL) {
-		err_errno(e, "%s", path);
+	if (infile_read(path, (size_t)CONFIG_MAX_BYTES, &buf, &n, e) < 0)
 		return NULL;
-	}
-	/* Read at most one byte past the limit, so pipes are bounded too. */
-	do {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 8192;
-			if (cap > (size_t)CONFIG_MAX_BYTES + 1)
-				cap = (size_t)CONFIG_MAX_BYTES + 1;
-			if ((nb = realloc(buf, cap)) == NULL) {
-				free(buf);
-				fclose(fp);
-				err_nomem(e);
-				return NULL;
-			}
-			buf = nb;
-		}
-		got = fread(buf + n, 1, cap - n, fp);
-		n += got;
-	} while (got > 0 && n <= (size_t)CONFIG_MAX_BYTES);
-	if (ferror(fp)) {
-		/* EISDIR and friends show up here. */
-		err_errno(e, "%s", path);
-		free(buf);
-		fclose(fp);
-		return NULL;
-	}
-	fclose(fp);
-	c = config_load_mem(path, buf ? buf : "", n, msgs, e);
+	c = config_load_mem(path, buf, n, msgs, e);
 	free(buf);
 	return c;
 }

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "hist.h"
+#include "infile.h"
 #include "mixprec.h"
 #include "qparams.h"
 #include "rangesel.h"
@@ -389,39 +390,13 @@ mixprec_regions_load(const char *path, struct config_msgs *msgs,
     struct err *e)
 {
 	struct mixprec_regions *rg;
-	size_t n = 0, cap = 0, got;
-	char *buf = NULL, *nb;
-	FILE *fp;
+	void *buf;
+	size_t n;
 
-	if ((fp = fopen(path, "rb")) == NULL) {
-		err_errno(e, "%s", path);
+	if (infile_read(path, (size_t)MIXPREC_REGIONS_MAX_BYTES, &buf, &n,
+	    e) < 0)
 		return NULL;
-	}
-	/* At most one byte past the limit, so pipes are bounded too. */
-	do {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 8192;
-			if (cap > (size_t)MIXPREC_REGIONS_MAX_BYTES + 1)
-				cap = (size_t)MIXPREC_REGIONS_MAX_BYTES + 1;
-			if ((nb = realloc(buf, cap)) == NULL) {
-				free(buf);
-				fclose(fp);
-				err_nomem(e);
-				return NULL;
-			}
-			buf = nb;
-		}
-		got = fread(buf + n, 1, cap - n, fp);
-		n += got;
-	} while (got > 0 && n <= (size_t)MIXPREC_REGIONS_MAX_BYTES);
-	if (ferror(fp)) {
-		err_errno(e, "%s", path);
-		free(buf);
-		fclose(fp);
-		return NULL;
-	}
-	fclose(fp);
-	rg = mixprec_regions_load_mem(path, buf ? buf : "", n, msgs, e);
+	rg = mixprec_regions_load_mem(path, buf, n, msgs, e);
 	free(buf);
 	return rg;
 }

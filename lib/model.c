@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "model.h"
 #include "outfile.h"
 
-#define MODEL_MAX_FILE	((uint64_t)4 << 30)	/* refuse bigger model files */
 #define PROTO_MAX	((size_t)INT32_MAX)	/* protobuf's 2 GiB - 1 limit */
 /*
  * protobuf-c unpacks nested messages recursively with a sizeable stack
@@ -64,75 +64,6 @@ str_or_empty(const char *s)
 }
 
 /* ---- reading files ---- */
-
-static int
-read_fd(int fd, size_t hint, uint8_t **bufp, size_t *lenp, struct err *e)
-{
-	uint8_t *buf, *nbuf;
-	size_t cap, len = 0, ncap, chunk;
-	ssize_t n;
-
-	cap = hint < MODEL_MAX_FILE ? hint + 1 : 65536;
-	if (cap < 65536)
-		cap = 65536;
-	if ((buf = malloc(cap)) == NULL)
-		return err_nomem(e);
-	for (;;) {
-		if (len == cap) {
-			if ((uint64_t)cap > MODEL_MAX_FILE) {
-				free(buf);
-				return err_set(e, "file is larger than 4 GiB");
-			}
-			ncap = cap * 2;
-			if ((uint64_t)ncap > MODEL_MAX_FILE + 1)
-				ncap = (size_t)MODEL_MAX_FILE + 1;
-			if ((nbuf = realloc(buf, ncap)) == NULL) {
-				free(buf);
-				return err_nomem(e);
-			}
-			buf = nbuf;
-			cap = ncap;
-		}
-		chunk = cap - len;
-		if (chunk > ((size_t)1 << 30))
-			chunk = (size_t)1 << 30;
-		n = read(fd, buf + len, chunk);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			free(buf);
-			return err_errno(e, "read");
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if ((uint64_t)len > MODEL_MAX_FILE) {
-			free(buf);
-			return err_set(e, "file is larger than 4 GiB");
-		}
-	}
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
-/* The directory part of path ("." when there is none). */
-static char *
-path_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *d;
-
-	if (slash == NULL)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	if ((d = malloc((size_t)(slash - path) + 1)) == NULL)
-		return NULL;
-	memcpy(d, path, (size_t)(slash - path));
-	d[slash - path] = '\0';
-	return d;
-}
 
 static const char *
 path_base(const char *path)
@@ -261,8 +192,8 @@ model_load_mem(const void *buf, size_t len, const char *name,
 	uint64_t cost = 0, budget;
 	int r;
 
-	if ((uint64_t)len > MODEL_MAX_FILE) {
-		err_set(e, "%s: file is larger than 4 GiB", shown_path(name));
+	if (len > INFILE_MODEL_MAX) {
+		err_set(e, "%s: larger than 4 GiB", shown_path(name));
 		return NULL;
 	}
 	r = wire_check(buf, len, &onnx__model_proto__descriptor, 1, &cost);
@@ -307,53 +238,21 @@ struct model *
 model_load(const char *path, struct err *e)
 {
 	struct model *m;
-	struct stat st;
-	uint8_t *buf = NULL;
-	size_t len = 0;
+	void *buf;
+	size_t len;
 	char *dir = NULL;
-	int fd, stdin_ = strcmp(path, "-") == 0;
 
-	if (stdin_)
-		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		err_errno(e, "%s", path);
+	if (infile_read(path, INFILE_MODEL_MAX, &buf, &len, e) < 0)
 		return NULL;
-	}
-	if (fstat(fd, &st) != 0) {
-		err_errno(e, "%s", shown_path(path));
-		goto fail;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err_set(e, "%s: is a directory", shown_path(path));
-		goto fail;
-	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > MODEL_MAX_FILE) {
-		err_set(e, "%s: file is larger than 4 GiB (%lld bytes)",
-		    shown_path(path), (long long)st.st_size);
-		goto fail;
-	}
-	if (read_fd(fd, S_ISREG(st.st_mode) ? (size_t)st.st_size : 0, &buf,
-	    &len, e) != 0) {
-		err_prefix(e, "%s", shown_path(path));
-		goto fail;
-	}
-	if (!stdin_) {
-		close(fd);
-		fd = -1;
-		if ((dir = path_dir(path)) == NULL) {
-			err_nomem(e);
-			goto fail;
-		}
+	if (strcmp(path, "-") != 0 && !(dir = infile_dir(path))) {
+		free(buf);
+		err_nomem(e);
+		return NULL;
 	}
 	m = model_load_mem(buf, len, path, dir, e);
 	free(buf);
 	free(dir);
 	return m;
-fail:
-	if (!stdin_ && fd >= 0)
-		close(fd);
-	free(buf);
-	return NULL;
 }
 
 void

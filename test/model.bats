@@ -215,7 +215,7 @@ sys.stdout.buffer.write(bytes(random.randrange(256) for _ in range(4096)))' \
 	# refused from its size alone (a sparse file: nothing is read)
 	truncate -s 5G big.onnx
 	run --separate-stderr onnxq-roundtrip big.onnx out.onnx
-	one_line_error '^onnxq-roundtrip: big.onnx: file is larger than 4 GiB \(5368709120 bytes\)$'
+	one_line_error '^onnxq-roundtrip: big.onnx: larger than 4 GiB$'
 	rm big.onnx
 	# no temporaries left beside the output
 	[ -z "$(ls -A | grep '^\.')" ] || fail "left behind: $(ls -A)"

@@ -119,7 +119,7 @@ test_missing_file(void)
 	CHECK_EQ_STR(e.msg, DIR "no-such.yaml: No such file or directory");
 	CHECK_EQ_INT(m.n, 0);
 	CHECK(config_load(DIR, &m, &e) == NULL);
-	CHECK_EQ_STR(e.msg, DIR ": Is a directory");
+	CHECK_EQ_STR(e.msg, DIR ": is a directory");
 }
 
 static void
