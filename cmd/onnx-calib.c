@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "cli.h"
 #include "graph.h"
 #include "image.h"
 #include "infile.h"
@@ -69,49 +70,6 @@ static const char usage_text[] =
     "                  [--layout nchw|nhwc] [-o FILE] MODEL\n"
     "       onnx-calib --weights-only [-o FILE] MODEL\n"
     "       onnx-calib --merge [--annotate] [-o FILE] STATS ...\n";
-
-static void
-usage(FILE *fp)
-{
-	fputs(usage_text, fp);
-}
-
-/* One line whatever names the message quotes: err_vset makes it so. */
-static void
-vput_line(const char *fmt, va_list ap)
-{
-	struct err line;
-
-	err_vset(&line, fmt, ap);
-	fputs(line.msg, stderr);
-}
-
-static void
-warnx_(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vput_line(fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* A usage mistake: the reason, the usage, exit status 2. */
-static int
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage(stderr);
-	return 2;
-}
 
 /* Open the output and a stream writer with our provenance on it. */
 static struct stream_writer *
@@ -300,7 +258,7 @@ warn_nonfinite(const struct calib *c)
 		const struct tstats *ts = calib_tensor_stats(c, i);
 
 		if (ts->nan || ts->inf)
-			warnx_("warning: tensor %s: %llu NaN and %llu infinite "
+			cli_warn("warning: tensor %s: %llu NaN and %llu infinite "
 			    "values, left out of its statistics",
 			    calib_tensor_name(c, i), (unsigned long long)ts->nan,
 			    (unsigned long long)ts->inf);
@@ -360,7 +318,7 @@ out:
 	progress_end(&bar);
 	free(in);
 	if (rc == 0 && mine == 0)
-		warnx_("warning: shard %ld/%ld has none of the %ld batches",
+		cli_warn("warning: shard %ld/%ld has none of the %ld batches",
 		    o->shard_k, o->shard_n, nbatch);
 	return rc;
 }
@@ -1095,39 +1053,39 @@ image_opt(struct opts *o, int c, const char *arg)
 	switch (c) {
 	case OPT_SIZE:
 		if (image_parse_size(arg, &o->prep.width, &o->prep.height, &e) < 0)
-			return usage_error("--size: %s", e.msg);
+			return cli_usage_error("--size: %s", e.msg);
 		o->prep_set |= CALIB_PREP_SIZE;
 		break;
 	case OPT_RESIZE:
 		if ((f = image_fit_from_name(arg)) < 0)
-			return usage_error("--resize: '%s' is not stretch, fit, "
+			return cli_usage_error("--resize: '%s' is not stretch, fit, "
 			    "fit-topleft or crop", arg);
 		o->prep.fit = f;
 		break;
 	case OPT_SHORT:
 		if ((v = count_arg(arg)) < 0 || v > 65536)
-			return usage_error("--short: '%s' is not a positive "
+			return cli_usage_error("--short: '%s' is not a positive "
 			    "count", arg);
 		o->prep.short_side = (int)v;
 		break;
 	case OPT_PAD:
 		if (image_parse_scale(arg, &o->prep.pad, &e) < 0)
-			return usage_error("--pad: %s", e.msg);
+			return cli_usage_error("--pad: %s", e.msg);
 		break;
 	case OPT_SCALE:
 		if (image_parse_scale(arg, &o->prep.scale, &e) < 0)
-			return usage_error("--scale: %s", e.msg);
+			return cli_usage_error("--scale: %s", e.msg);
 		break;
 	case OPT_MEAN:
 		if (image_parse_triple(arg, o->prep.mean, &e) < 0)
-			return usage_error("--mean: %s", e.msg);
+			return cli_usage_error("--mean: %s", e.msg);
 		break;
 	case OPT_STD:
 		if (image_parse_triple(arg, o->prep.std, &e) < 0)
-			return usage_error("--std: %s", e.msg);
+			return cli_usage_error("--std: %s", e.msg);
 		for (int k = 0; k < 3; k++)
 			if (o->prep.std[k] == 0)
-				return usage_error("--std: '%s' has a zero", arg);
+				return cli_usage_error("--std: '%s' has a zero", arg);
 		break;
 	case OPT_BGR:
 		o->prep.bgr = 1;
@@ -1138,7 +1096,7 @@ image_opt(struct opts *o, int c, const char *arg)
 		else if (strcmp(arg, "nhwc") == 0 || strcmp(arg, "NHWC") == 0)
 			o->prep.layout = IMAGE_NHWC;
 		else
-			return usage_error("--layout: '%s' is not nchw or nhwc",
+			return cli_usage_error("--layout: '%s' is not nchw or nhwc",
 			    arg);
 		o->prep_set |= CALIB_PREP_LAYOUT;
 		break;
@@ -1193,24 +1151,24 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_LIMIT:
 			if ((o->limit = count_arg(optarg)) < 0)
-				return usage_error("--limit: '%s' is not a "
+				return cli_usage_error("--limit: '%s' is not a "
 				    "positive count", optarg);
 			break;
 		case OPT_BATCH:
 			if ((o->batch = count_arg(optarg)) < 0 ||
 			    o->batch > INT_MAX)
-				return usage_error("--batch: '%s' is not a "
+				return cli_usage_error("--batch: '%s' is not a "
 				    "positive count", optarg);
 			break;
 		case OPT_SHARD:
 			if (shard_arg(optarg, &o->shard_k, &o->shard_n) < 0)
-				return usage_error("--shard: '%s' is not K/N "
+				return cli_usage_error("--shard: '%s' is not K/N "
 				    "with 1 <= K <= N", optarg);
 			calib_opt = 1;
 			break;
 		case OPT_THREADS:
 			if ((v = count_arg(optarg)) < 0 || v > 1024)
-				return usage_error("--threads: '%s' is not a "
+				return cli_usage_error("--threads: '%s' is not a "
 				    "positive count", optarg);
 			o->threads = (int)v;
 			calib_opt = 1;
@@ -1218,7 +1176,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_HIST_BITS:
 			if ((v = strcmp(optarg, "0") == 0 ? 0 :
 			    count_arg(optarg)) < 0 || v > HIST_MBITS_MAX)
-				return usage_error("--hist-bits: '%s' is not 0 "
+				return cli_usage_error("--hist-bits: '%s' is not 0 "
 				    "to %d", optarg, HIST_MBITS_MAX);
 			o->mbits = (int)v;
 			calib_opt = 1;
@@ -1247,37 +1205,37 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->merge = 1;
 			break;
 		case 'h':
-			usage(stdout);
+			cli_usage(stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
 		case 'V':
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return fflush(stdout) == 0 ? 0 : 1;
 		default:
-			usage(stderr);
+			cli_usage(stderr);
 			return 2;
 		}
 	}
 	o->args = argv + optind;
 	o->nargs = argc - optind;
 	if (o->weights_only && o->merge)
-		return usage_error("--weights-only and --merge exclude each "
+		return cli_usage_error("--weights-only and --merge exclude each "
 		    "other");
 	if ((o->weights_only || o->merge) && o->ndirs)
-		return usage_error("-d is not used with %s",
+		return cli_usage_error("-d is not used with %s",
 		    o->merge ? "--merge" : "--weights-only");
 	if ((o->weights_only || o->merge) && (o->limit || o->batch))
-		return usage_error("--limit and --batch need -d");
+		return cli_usage_error("--limit and --batch need -d");
 	if ((o->weights_only || o->merge) && calib_opt)
-		return usage_error("the calibration options need -d");
+		return cli_usage_error("the calibration options need -d");
 	if (!o->weights_only && !o->merge && !o->ndirs)
-		return usage_error("no calibration data: give -d DIR (or "
+		return cli_usage_error("no calibration data: give -d DIR (or "
 		    "--weights-only, or --merge)");
 	if (!o->merge && o->nargs > 1)
-		return usage_error("one model expected, got %d arguments",
+		return cli_usage_error("one model expected, got %d arguments",
 		    o->nargs);
 	if (o->annotate_model && strcmp(o->annotate_model, "-") == 0 &&
 	    strcmp(o->out, "-") == 0)
-		return usage_error("--annotate-model -: the stream goes to "
+		return cli_usage_error("--annotate-model -: the stream goes to "
 		    "stdout already");
 	return -1;
 }
@@ -1292,16 +1250,17 @@ main(int argc, char **argv)
 
 	/* before anything else: it may run the program again */
 	interp_reexec_bounded_spin(argv);
+	cli_init(PROG, usage_text);
 	image_prep_init(&o.prep);
 	if (!(o.dirs = calloc((size_t)argc + 1, sizeof *o.dirs))) {
-		warnx_("out of memory");
+		cli_warn("out of memory");
 		return 1;
 	}
 	if ((rc = parse_opts(argc, argv, &o)) < 0) {
 		outfile_cleanup_on_signals();
 		rc = 0;
 		if (run(&o, &e) < 0) {
-			warnx_("%s", e.msg);
+			cli_warn("%s", e.msg);
 			rc = 1;
 		}
 	}

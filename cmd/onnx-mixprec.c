@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "compare.h"
 #include "dataset.h"
 #include "infile.h"
@@ -83,43 +84,7 @@ static const char usage_text[] =
     "[--limit N]\n"
     "                    [--threads N] -d EVAL_DIR [-d EVAL_DIR ...] MODEL\n";
 
-static void
-usage(FILE *fp)
-{
-	fputs(usage_text, fp);
-}
 
-static void
-warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-warnx_(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int
-usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage(stderr);
-	return 2;
-}
 
 /* Say what getopt_long did not like: c is its ':' or '?'. */
 static int
@@ -130,8 +95,8 @@ bad_option(int c, char **argv)
 	if (c == '?' && optopt >= 256)
 		what = "takes no argument";
 	if (optopt > 0 && optopt < 256)
-		return usage_error("option -%c %s", optopt, what);
-	return usage_error("option %s %s", argv[optind - 1], what);
+		return cli_usage_error("option -%c %s", optopt, what);
+	return cli_usage_error("option %s %s", argv[optind - 1], what);
 }
 
 static int
@@ -143,7 +108,7 @@ parse_number(const char *opt, const char *s, double lo, double hi, double *v)
 	*v = strtod(s, &end);
 	if (end == s || *end != '\0' || errno != 0 || !isfinite(*v) ||
 	    *v < lo || *v > hi)
-		return usage_error("%s: '%s' is not a number in [%g, %g]", opt,
+		return cli_usage_error("%s: '%s' is not a number in [%g, %g]", opt,
 		    s, lo, hi);
 	return 0;
 }
@@ -179,7 +144,7 @@ parse_args(struct opts *o, int argc, char **argv)
 	o->argc = argc;
 	o->argv = argv;
 	if ((o->dirs = calloc((size_t)argc + 1, sizeof *o->dirs)) == NULL) {
-		warnx_("out of memory");
+		cli_warn("out of memory");
 		return 1;
 	}
 	opterr = 0;
@@ -221,7 +186,7 @@ parse_args(struct opts *o, int argc, char **argv)
 		case OPT_TYPE:
 			if ((o->type = qparams_type_parse(optarg)) ==
 			    DT_UNDEFINED)
-				return usage_error("--type: unknown type '%s' "
+				return cli_usage_error("--type: unknown type '%s' "
 				    "(uint8, int8, uint16, int16, uint4, int4)",
 				    optarg);
 			break;
@@ -236,7 +201,7 @@ parse_args(struct opts *o, int argc, char **argv)
 			o->threads = (int)x;
 			break;
 		case OPT_HELP:
-			usage(stdout);
+			cli_usage(stdout);
 			return -1;
 		case OPT_VERSION:
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
@@ -248,25 +213,25 @@ parse_args(struct opts *o, int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (argc != 1)
-		return usage_error(argc ? "one MODEL, please" : "no MODEL");
+		return cli_usage_error(argc ? "one MODEL, please" : "no MODEL");
 	o->model = argv[0];
 	if (strcmp(o->model, "-") == 0)
-		return usage_error("MODEL cannot be -: the stream comes on "
+		return cli_usage_error("MODEL cannot be -: the stream comes on "
 		    "standard input");
 	by_target = !isnan(o->target_snr) || !isnan(o->target_agree);
 	if ((o->regions != NULL) == by_target)
-		return usage_error("give either -c or --target-snr / "
+		return cli_usage_error("give either -c or --target-snr / "
 		    "--target-agreement");
 	if (by_target && o->ndirs == 0)
-		return usage_error("--target-snr and --target-agreement need "
+		return cli_usage_error("--target-snr and --target-agreement need "
 		    "-d EVAL_DIR");
 	if (!by_target && (o->ndirs || !isnan(o->budget) || o->allow_float ||
 	    o->type || o->limit || o->threads))
-		return usage_error("-d, --budget, --allow-float, --type, "
+		return cli_usage_error("-d, --budget, --allow-float, --type, "
 		    "--limit and --threads go with --target-snr or "
 		    "--target-agreement");
 	if (strcmp(o->model, "-") == 0)
-		return usage_error("MODEL cannot be the standard input (the "
+		return cli_usage_error("MODEL cannot be the standard input (the "
 		    "stream is)");
 	return 0;
 }
@@ -1553,7 +1518,7 @@ run(const struct opts *o)
 	    (mp = mixprec_read(r, &e)) == NULL)
 		goto fail;
 	if ((sha = mixprec_model_sha256(mp)) != NULL && strcmp(sha, hex) != 0)
-		warnx_("warning: the stream was made from another model "
+		cli_warn("warning: the stream was made from another model "
 		    "(sha256 %.12s..., %s has %.12s...)", sha, o->model, hex);
 	if (o->verbose)
 		mixprec_set_note(mp, print_note, NULL);
@@ -1563,7 +1528,7 @@ run(const struct opts *o)
 	rc = 0;
 	goto done;
 fail:
-	warnx_("%s", e.msg);
+	cli_warn("%s", e.msg);
 done:
 	mixprec_free(mp);
 	stream_reader_free(r);
@@ -1579,6 +1544,7 @@ main(int argc, char **argv)
 	int status;
 
 	interp_reexec_bounded_spin(argv);
+	cli_init(PROG, usage_text);
 	status = parse_args(&o, argc, argv);
 	if (status == 0) {
 		outfile_cleanup_on_signals();

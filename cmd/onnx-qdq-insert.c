@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "err.h"
 #include "infile.h"
 #include "model.h"
@@ -33,14 +34,11 @@ struct opts {
 	int		 verbose;
 };
 
-static void
-usage(FILE *fp)
-{
-	fprintf(fp, "usage: %s [-v] [--dedicated-pairs] [--weights-float]\n"
-	    "                       [--qdq-domain auto|onnx|com.microsoft] "
-	    "[--external-data]\n"
-	    "                       [-o FILE] MODEL [QPARAMS]\n", PROG);
-}
+static const char usage_text[] =
+    "usage: " PROG " [-v] [--dedicated-pairs] [--weights-float]\n"
+    "                       [--qdq-domain auto|onnx|com.microsoft] "
+    "[--external-data]\n"
+    "                       [-o FILE] MODEL [QPARAMS]\n";
 
 /* Say what getopt_long did not like: c is its ':' or '?'. */
 static void
@@ -51,10 +49,9 @@ bad_option(int c, char **argv)
 	if (c == '?' && optopt >= 256)
 		what = "takes no argument";
 	if (optopt > 0 && optopt < 256)
-		fprintf(stderr, "%s: option -%c %s\n", PROG, optopt, what);
+		cli_warn("option -%c %s", optopt, what);
 	else
-		fprintf(stderr, "%s: option %s %s\n", PROG, argv[optind - 1],
-		    what);
+		cli_warn("option %s %s", argv[optind - 1], what);
 }
 
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
@@ -96,44 +93,37 @@ parse_args(struct opts *o, int argc, char **argv)
 			o->weights_float = 1;
 			break;
 		case OPT_DOMAIN:
-			if (qdq_domain_parse(optarg, &o->domain) != 0) {
-				fprintf(stderr, "%s: --qdq-domain: '%s' is not "
-				    "auto, onnx or com.microsoft\n", PROG,
-				    optarg);
-				usage(stderr);
-				return 2;
-			}
+			if (qdq_domain_parse(optarg, &o->domain) != 0)
+				return cli_usage_error("--qdq-domain: '%s' is "
+				    "not auto, onnx or com.microsoft", optarg);
 			break;
 		case OPT_EXTERNAL:
 			o->external_data = 1;
 			break;
 		case OPT_HELP:
-			usage(stdout);
+			cli_usage(stdout);
 			return -1;
 		case OPT_VERSION:
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return -1;
 		default:
 			bad_option(c, argv);
-			usage(stderr);
+			cli_usage(stderr);
 			return 2;
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc < 1 || argc > 2) {
-		usage(stderr);
+		cli_usage(stderr);
 		return 2;
 	}
 	o->model = argv[0];
 	if (argc == 2)
 		o->qparams = argv[1];
-	if (strcmp(o->model, "-") == 0 && strcmp(o->qparams, "-") == 0) {
-		fprintf(stderr, "%s: MODEL and QPARAMS cannot both be the "
-		    "standard input\n", PROG);
-		usage(stderr);
-		return 2;
-	}
+	if (strcmp(o->model, "-") == 0 && strcmp(o->qparams, "-") == 0)
+		return cli_usage_error("MODEL and QPARAMS cannot both be the "
+		    "standard input");
 	return 0;
 }
 
@@ -141,12 +131,8 @@ static void
 print_note(void *ctx, const char *msg)
 {
 	const char *model = ctx;
-	struct err line;
 
-
-	/* one line, whatever names from the model the note quotes */
-	err_set(&line, "%s", msg);
-	fprintf(stderr, "%s: %s: %s\n", PROG, model, line.msg);
+	cli_warn("%s: %s", model, msg);
 }
 
 static void
@@ -249,6 +235,7 @@ main(int argc, char **argv)
 	struct opts o;
 	int status;
 
+	cli_init(PROG, usage_text);
 	status = parse_args(&o, argc, argv);
 	if (status == 0) {
 		outfile_cleanup_on_signals();

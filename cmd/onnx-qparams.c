@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "config.h"
 #include "hist.h"
 #include "opinfo.h"
@@ -169,34 +170,6 @@ static const char usage_text[] =
     "                    [--include-ops LIST] [--exclude-ops LIST] "
     "[-o FILE] [STATS]\n";
 
-static void
-usage(FILE *fp)
-{
-	fputs(usage_text, fp);
-}
-
-/* One line whatever names the message quotes: err_vset makes it so. */
-static void
-vput_line(const char *fmt, va_list ap)
-{
-	struct err line;
-
-	err_vset(&line, fmt, ap);
-	fputs(line.msg, stderr);
-}
-
-static void
-warnx_(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vput_line(fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* A note under -v. */
 static void
 note(const struct run *r, const char *fmt, ...)
@@ -205,25 +178,9 @@ note(const struct run *r, const char *fmt, ...)
 
 	if (!r->o->verbose)
 		return;
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vput_line(fmt, ap);
+	cli_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage(stderr);
-	return 2;
 }
 
 /* Growth of the arrays of struct run; -1 when out of memory. */
@@ -641,9 +598,9 @@ static void
 print_msgs(const struct config_msgs *m, const char *path)
 {
 	for (size_t i = 0; i < m->n; i++)
-		warnx_("%s", m->v[i]);
+		cli_warn("%s", m->v[i]);
 	if (m->dropped)
-		warnx_("%s: %zu more errors not shown", path, m->dropped);
+		cli_warn("%s: %zu more errors not shown", path, m->dropped);
 }
 
 /*
@@ -1485,7 +1442,7 @@ run(struct opts *o)
 			if (msgs.n)
 				print_msgs(&msgs, o->config);
 			else
-				warnx_("%s", e.msg);
+				cli_warn("%s", e.msg);
 			config_msgs_release(&msgs);
 			goto out;
 		}
@@ -1573,7 +1530,7 @@ run(struct opts *o)
 	rc = 0;
 	goto out;
 fail:
-	warnx_("%s", e.msg);
+	cli_warn("%s", e.msg);
 out:
 	outfile_abort(of);
 	stream_reader_free(rd);
@@ -1639,6 +1596,7 @@ main(int argc, char **argv)
 	double d;
 	int ch;
 
+	cli_init(PROG, usage_text);
 	memset(&o, 0, sizeof o);
 	settings_default(c);
 	o.argc = argc;
@@ -1653,18 +1611,18 @@ main(int argc, char **argv)
 		case 'a':
 			if ((c->act_type = qparams_type_parse(optarg)) ==
 			    DT_UNDEFINED)
-				return usage_error("unknown type '%s'", optarg);
+				return cli_usage_error("unknown type '%s'", optarg);
 			SET(CG_ACT_TYPE);
 			break;
 		case 'w':
 			if ((c->w_type = qparams_type_parse(optarg)) ==
 			    DT_UNDEFINED)
-				return usage_error("unknown type '%s'", optarg);
+				return cli_usage_error("unknown type '%s'", optarg);
 			SET(CG_W_TYPE);
 			break;
 		case 'm':
 			if ((c->method = rangesel_method_parse(optarg)) < 0)
-				return usage_error("unknown method '%s'", optarg);
+				return cli_usage_error("unknown method '%s'", optarg);
 			SET(CG_METHOD);
 			break;
 		case 'o':
@@ -1681,7 +1639,7 @@ main(int argc, char **argv)
 			break;
 		case OPT_PERCENTILE:
 			if (parse_number(optarg, &d) < 0 || !(d > 0 && d <= 100))
-				return usage_error("percentile '%s' is not in "
+				return cli_usage_error("percentile '%s' is not in "
 				    "(0, 100]", optarg);
 			c->percentile = d;
 			SET(CG_PERCENTILE);
@@ -1693,7 +1651,7 @@ main(int argc, char **argv)
 		case OPT_ENTROPY_BINS:
 			if (parse_number(optarg, &d) < 0 || d != floor(d) ||
 			    d < 16 || d > RANGESEL_ENTROPY_BINS_MAX)
-				return usage_error("entropy bins '%s' is not in "
+				return cli_usage_error("entropy bins '%s' is not in "
 				    "16..%d", optarg, RANGESEL_ENTROPY_BINS_MAX);
 			c->entropy_bins = (int)d;
 			SET(CG_ENTROPY_BINS);
@@ -1729,7 +1687,7 @@ main(int argc, char **argv)
 		case OPT_MRR:
 			if (parse_number(optarg, &d) < 0 || d < 0 ||
 			    d > 3.4e38)
-				return usage_error("minimum real range '%s' is "
+				return cli_usage_error("minimum real range '%s' is "
 				    "not a number >= 0", optarg);
 			c->min_real_range = d;
 			SET(CG_MIN_REAL_RANGE);
@@ -1745,19 +1703,19 @@ main(int argc, char **argv)
 			o.lists[ch - OPT_INC_NODES] = optarg;
 			break;
 		case OPT_HELP:
-			usage(stdout);
+			cli_usage(stdout);
 			return fclose(stdout) == 0 ? 0 : 1;
 		case OPT_VERSION:
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return fclose(stdout) == 0 ? 0 : 1;
 		default:
-			usage(stderr);
+			cli_usage(stderr);
 			return 2;
 		}
 	}
 #undef SET
 	if (argc - optind > 1)
-		return usage_error("too many arguments");
+		return cli_usage_error("too many arguments");
 	if (argc - optind == 1)
 		o.in = argv[optind];
 	outfile_cleanup_on_signals();

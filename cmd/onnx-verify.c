@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attr.h"
+#include "cli.h"
 #include "compare.h"
 #include "dataset.h"
 #include "graph.h"
@@ -154,37 +155,14 @@ static const char usage_text[] =
 
 /*
  * The progress bar, like stderr itself, is the process's: every message
- * erases it first, so it lives beside warnx_().
+ * erases it first (cli_before_message).
  */
 static struct progress bar;
 
 static void
-usage(FILE *fp)
+clear_bar(void)
 {
-	fputs(usage_text, fp);
-}
-
-/* One line whatever names the message quotes: err_vset makes it so. */
-static void
-vput_line(const char *fmt, va_list ap)
-{
-	struct err line;
-
-	err_vset(&line, fmt, ap);
-	fputs(line.msg, stderr);
-}
-
-static void
-warnx_(const char *fmt, ...)
-{
-	va_list ap;
-
 	progress_clear(&bar);
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vput_line(fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static const char *
@@ -1789,20 +1767,20 @@ explain(const struct report *rp)
 		const struct outrow *r = &rp->rows[i];
 
 		if (!rp->two && r->tol.nbad && !r->tol.nmismatch)
-			warnx_("output %s: %lld of %lld elements outside "
+			cli_warn("output %s: %lld of %lld elements outside "
 			    "tolerance (rtol %g, atol %g)", r->name,
 			    (long long)r->tol.nbad, (long long)r->tol.nelem,
 			    o->rtol, o->atol);
 		else if (strcmp(r->status, "low-snr") == 0)
-			warnx_("output %s: snr %.1f db is below %g db", r->name,
+			cli_warn("output %s: snr %.1f db is below %g db", r->name,
 			    rp->two ? compare_snr(&r->cmp) :
 			    dataset_cmp_snr(&r->tol), r->min_snr);
 		else if (strcmp(r->status, "low-agreement") == 0)
-			warnx_("output %s: top-1 agreement %.2f%% is below "
+			cli_warn("output %s: top-1 agreement %.2f%% is below "
 			    "%g%%", r->name, compare_agreement(&r->cmp),
 			    o->min_agreement);
 		else if (rp->two && strcmp(r->status, "mismatch") == 0)
-			warnx_("output %s: shape or type differs between the "
+			cli_warn("output %s: shape or type differs between the "
 			    "models in %lld samples", r->name,
 			    (long long)r->cmp.nmismatch);
 	}
@@ -1823,7 +1801,7 @@ report(struct report *rp)
 	for (int i = 0; i < rp->nout; i++)
 		any_top1 |= rp->rows[i].cmp.rows > 0;
 	if (!isnan(o->min_agreement) && !any_top1) {
-		warnx_("--min-agreement: no classifier-like output to check");
+		cli_warn("--min-agreement: no classifier-like output to check");
 		return EXIT_TROUBLE;
 	}
 	if (o->labels) {
@@ -1832,7 +1810,7 @@ report(struct report *rp)
 		for (int i = 0; i < rp->nout; i++)
 			any |= rp->rows[i].cmp.labeled > 0;
 		if (!any) {
-			warnx_("%s: no classifier-like output to check the "
+			cli_warn("%s: no classifier-like output to check the "
 			    "labels against", o->labels);
 			return EXIT_TROUBLE;
 		}
@@ -1840,16 +1818,16 @@ report(struct report *rp)
 	if (rp->pt) {
 		rp->sorted = calloc((size_t)rp->pt->n + 1, sizeof *rp->sorted);
 		if (!rp->sorted || sort_qts(rp->pt, o->sort, rp->sorted) < 0) {
-			warnx_("out of memory");
+			cli_warn("out of memory");
 			return EXIT_TROUBLE;
 		}
 		if (rp->pt->nunmatched && !o->quiet)
-			warnx_("per-tensor: %d quantized tensors not matched "
+			cli_warn("per-tensor: %d quantized tensors not matched "
 			    "to the fp32 model (first: %s)", rp->pt->nunmatched,
 			    rp->pt->unmatched[0]);
 	}
 	if (o->plot && write_plot(rp, &e) < 0) {
-		warnx_("%s", e.msg);
+		cli_warn("%s", e.msg);
 		return EXIT_TROUBLE;
 	}
 	if (o->quiet)
@@ -1968,10 +1946,10 @@ warn_mismatch(const char *sample, const char *name, const struct tensor *x,
 	char a[128], b[128];
 
 	if (x->dtype != want->dtype)
-		warnx_("%s: output %s: type %s where %s was expected", sample,
+		cli_warn("%s: output %s: type %s where %s was expected", sample,
 		    name, dtype_name(x->dtype), dtype_name(want->dtype));
 	else
-		warnx_("%s: output %s: shape %s where %s was expected", sample,
+		cli_warn("%s: output %s: shape %s where %s was expected", sample,
 		    name, shape_str(x->rank, x->dims, a, sizeof a),
 		    shape_str(want->rank, want->dims, b, sizeof b));
 }
@@ -1990,7 +1968,7 @@ run_single(const struct opts *o)
 	int ret = EXIT_TROUBLE, ni, no;
 
 	if (runner_init(&r, o->model, o->threads, NULL, NULL, &e) < 0) {
-		warnx_("%s", e.msg);
+		cli_warn("%s", e.msg);
 		return EXIT_TROUBLE;
 	}
 	ni = r.spec.ninputs;
@@ -1999,7 +1977,7 @@ run_single(const struct opts *o)
 	    (o->save_dir && check_unique_samples(ds, &e) < 0) ||
 	    (o->labels &&
 	    labels_load(&lb, o->labels, dataset_count(ds), &e) < 0)) {
-		warnx_("%s", e.msg);
+		cli_warn("%s", e.msg);
 		goto out;
 	}
 	in = calloc((size_t)ni + 1, sizeof *in);
@@ -2007,7 +1985,7 @@ run_single(const struct opts *o)
 	exp = calloc((size_t)no + 1, sizeof *exp);
 	rows = calloc((size_t)no + 1, sizeof *rows);
 	if (!in || !out || !exp || !rows) {
-		warnx_("out of memory");
+		cli_warn("out of memory");
 		goto out;
 	}
 	for (int k = 0; k < no; k++) {
@@ -2016,7 +1994,7 @@ run_single(const struct opts *o)
 		dataset_cmp_init(&rows[k].tol, o->rtol, o->atol);
 	}
 	if (set_gates(o, rows, no, &e) < 0) {
-		warnx_("%s", e.msg);
+		cli_warn("%s", e.msg);
 		goto out;
 	}
 	progress_init(&bar, stderr, progress_wanted(stderr, o->quiet), PROG,
@@ -2026,17 +2004,17 @@ run_single(const struct opts *o)
 		const char *sname = dataset_sample_name(ds, s);
 
 		if (dataset_load(ds, s, &r.spec, in, exp, &e) < 0) {
-			warnx_("%s", e.msg);
+			cli_warn("%s", e.msg);
 			goto out;
 		}
 		for (int k = 0; k < no; k++)
 			if (!exp[k].data) {
-				warnx_("%s: no expected value for output %s",
+				cli_warn("%s: no expected value for output %s",
 				    sname, r.out_names[k]);
 				goto out;
 			}
 		if (interp_run(r.ip, in, out, &e) < 0) {
-			warnx_("%s: %s", sname, e.msg);
+			cli_warn("%s: %s", sname, e.msg);
 			goto out;
 		}
 		for (int k = 0; k < no; k++) {
@@ -2046,7 +2024,7 @@ run_single(const struct opts *o)
 			compare_add(&rows[k].cmp, &out[k], &exp[k], s);
 			if (add_top1(&rows[k], &out[k], &exp[k], &lb, s,
 			    &e) < 0) {
-				warnx_("%s", e.msg);
+				cli_warn("%s", e.msg);
 				goto out;
 			}
 			if (rows[k].tol.nmismatch > before && !o->quiet)
@@ -2055,7 +2033,7 @@ run_single(const struct opts *o)
 		}
 		if (o->save_dir && dataset_save(o->save_dir,
 		    dataset_sample_base(ds, s), no, r.out_names, out, &e) < 0) {
-			warnx_("%s", e.msg);
+			cli_warn("%s", e.msg);
 			goto out;
 		}
 		release_all(in, ni);
@@ -2126,7 +2104,7 @@ run_pair(const struct opts *o)
 	    observe_fp32 : NULL, &pt, &e) < 0 ||
 	    runner_init(&q, o->qmodel, o->threads, o->per_tensor ?
 	    observe_q : NULL, &pt, &e) < 0) {
-		warnx_("%s", e.msg);
+		cli_warn("%s", e.msg);
 		goto out;
 	}
 	ni = f.spec.ninputs;
@@ -2140,12 +2118,12 @@ run_pair(const struct opts *o)
 	qout = calloc((size_t)nqo + 1, sizeof *qout);
 	rows = calloc((size_t)no + 1, sizeof *rows);
 	if (!inpos || !outpos || !in || !qin || !fout || !qout || !rows) {
-		warnx_("out of memory");
+		cli_warn("out of memory");
 		goto out;
 	}
 	/* QMODEL's inputs, in its order, are the fp32 model's by name. */
 	if (q.spec.ninputs != ni) {
-		warnx_("%s: %d inputs where the fp32 model has %d", o->qmodel,
+		cli_warn("%s: %d inputs where the fp32 model has %d", o->qmodel,
 		    q.spec.ninputs, ni);
 		goto out;
 	}
@@ -2153,7 +2131,7 @@ run_pair(const struct opts *o)
 	    inpos, &e) < 0 ||
 	    match_names("output", o->qmodel, f.out_names, no, q.out_names, nqo,
 	    outpos, &e) < 0) {
-		warnx_("%s", e.msg);
+		cli_warn("%s", e.msg);
 		goto out;
 	}
 	for (int k = 0; k < no; k++) {
@@ -2164,12 +2142,12 @@ run_pair(const struct opts *o)
 	    (o->labels &&
 	    labels_load(&lb, o->labels, dataset_count(ds), &e) < 0) ||
 	    set_gates(o, rows, no, &e) < 0) {
-		warnx_("%s", e.msg);
+		cli_warn("%s", e.msg);
 		goto out;
 	}
 	if (o->per_tensor) {
 		if (pertensor_init(&pt, o, &f, &q, &e) < 0) {
-			warnx_("per-tensor: %s", e.msg);
+			cli_warn("per-tensor: %s", e.msg);
 			goto out;
 		}
 		ptp = &pt;
@@ -2181,7 +2159,7 @@ run_pair(const struct opts *o)
 		const char *sname = dataset_sample_name(ds, s);
 
 		if (dataset_load(ds, s, &f.spec, in, NULL, &e) < 0) {
-			warnx_("%s", e.msg);
+			cli_warn("%s", e.msg);
 			goto out;
 		}
 		/* Shallow copies: released through in. */
@@ -2189,11 +2167,11 @@ run_pair(const struct opts *o)
 			qin[j] = in[inpos[j]];
 		pt.sample = s;
 		if (interp_run(f.ip, in, fout, &e) < 0) {
-			warnx_("%s: %s: %s", sname, o->model, e.msg);
+			cli_warn("%s: %s: %s", sname, o->model, e.msg);
 			goto out;
 		}
 		if (interp_run(q.ip, qin, qout, &e) < 0) {
-			warnx_("%s: %s: %s", sname, o->qmodel, e.msg);
+			cli_warn("%s: %s: %s", sname, o->qmodel, e.msg);
 			goto out;
 		}
 		pertensor_drop_held(ptp);
@@ -2202,7 +2180,7 @@ run_pair(const struct opts *o)
 
 			compare_add(&rows[k].cmp, x, &fout[k], s);
 			if (add_top1(&rows[k], x, &fout[k], &lb, s, &e) < 0) {
-				warnx_("%s", e.msg);
+				cli_warn("%s", e.msg);
 				goto out;
 			}
 		}
@@ -2312,7 +2290,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	o->dirs = calloc((size_t)argc + 1, sizeof *o->dirs);
 	o->gates = calloc((size_t)argc + 1, sizeof *o->gates);
 	if (!o->dirs || !o->gates) {
-		warnx_("out of memory");
+		cli_warn("out of memory");
 		return EXIT_TROUBLE + 1;
 	}
 	while ((c = getopt_long(argc, argv, "d:qhV", longopts, NULL)) != -1) {
@@ -2323,7 +2301,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		case OPT_RTOL:
 		case OPT_ATOL:
 			if (!parse_double(optarg, &v) || v < 0 || isinf(v)) {
-				warnx_("--%s: not a non-negative number: %s",
+				cli_warn("--%s: not a non-negative number: %s",
 				    c == OPT_RTOL ? "rtol" : "atol", optarg);
 				return EXIT_TROUBLE + 1;
 			}
@@ -2332,7 +2310,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_MIN_SNR:
 			if (!parse_gate(optarg, &o->gates[o->ngates])) {
-				warnx_("--min-snr: not a number or "
+				cli_warn("--min-snr: not a number or "
 				    "NAME=number: %s", optarg);
 				return EXIT_TROUBLE + 1;
 			}
@@ -2340,7 +2318,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_MIN_AGREE:
 			if (!parse_double(optarg, &v) || v < 0 || v > 100) {
-				warnx_("--min-agreement: not a percentage "
+				cli_warn("--min-agreement: not a percentage "
 				    "from 0 to 100: %s", optarg);
 				return EXIT_TROUBLE + 1;
 			}
@@ -2357,7 +2335,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			else if (strcmp(optarg, "json") == 0)
 				o->format = FMT_JSON;
 			else {
-				warnx_("--format: table, tsv or json, not %s",
+				cli_warn("--format: table, tsv or json, not %s",
 				    optarg);
 				return EXIT_TROUBLE + 1;
 			}
@@ -2376,7 +2354,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			else if (strcmp(optarg, "graph") == 0)
 				o->sort = SORT_GRAPH;
 			else {
-				warnx_("--sort: own, snr or graph, not %s",
+				cli_warn("--sort: own, snr or graph, not %s",
 				    optarg);
 				return EXIT_TROUBLE + 1;
 			}
@@ -2387,7 +2365,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		case OPT_THREADS:
 			if (!parse_double(optarg, &v) || v < 1 || v > 256 ||
 			    v != (int)v) {
-				warnx_("--threads: not a count from 1 to "
+				cli_warn("--threads: not a count from 1 to "
 				    "256: %s", optarg);
 				return EXIT_TROUBLE + 1;
 			}
@@ -2397,13 +2375,13 @@ parse_args(int argc, char **argv, struct opts *o)
 			o->quiet = 1;
 			break;
 		case 'h':
-			usage(stdout);
+			cli_usage(stdout);
 			return EXIT_SUCCESS + 1;
 		case 'V':
 			printf(PROG " " ONNXQ_VERSION "\n");
 			return EXIT_SUCCESS + 1;
 		default:
-			usage(stderr);
+			cli_usage(stderr);
 			return EXIT_TROUBLE + 1;
 		}
 	}
@@ -2411,26 +2389,26 @@ parse_args(int argc, char **argv, struct opts *o)
 	argv += optind;
 	if (argc < 1 || argc > 2 || o->ndirs == 0) {
 		if (argc < 1)
-			warnx_("no model given");
+			cli_warn("no model given");
 		else if (argc > 2)
-			warnx_("too many arguments");
+			cli_warn("too many arguments");
 		else
-			warnx_("no data directory given (-d DIR)");
-		usage(stderr);
+			cli_warn("no data directory given (-d DIR)");
+		cli_usage(stderr);
 		return EXIT_TROUBLE + 1;
 	}
 	o->model = argv[0];
 	o->qmodel = argc == 2 ? argv[1] : NULL;
 	if (o->qmodel && (o->tol_given || o->save_dir)) {
-		warnx_("%s: only with one model", o->save_dir ?
+		cli_warn("%s: only with one model", o->save_dir ?
 		    "--save-outputs" : "--rtol and --atol");
-		usage(stderr);
+		cli_usage(stderr);
 		return EXIT_TROUBLE + 1;
 	}
 	if (!o->qmodel && (o->per_tensor || o->plot)) {
-		warnx_("%s: needs MODEL and QMODEL", o->plot ? "--plot" :
+		cli_warn("%s: needs MODEL and QMODEL", o->plot ? "--plot" :
 		    "--per-tensor");
-		usage(stderr);
+		cli_usage(stderr);
 		return EXIT_TROUBLE + 1;
 	}
 	if (o->plot)
@@ -2445,6 +2423,8 @@ main(int argc, char **argv)
 	int r;
 
 	interp_reexec_bounded_spin(argv);
+	cli_init(PROG, usage_text);
+	cli_before_message(clear_bar);
 	if ((r = parse_args(argc, argv, &o)) != 0) {
 		free(o.dirs);
 		free(o.gates);
@@ -2459,7 +2439,7 @@ main(int argc, char **argv)
 		/* say why, as the programs writing through outfile do */
 		int why = errno;
 
-		warnx_("<stdout>: write error%s%s", why ? ": " : "",
+		cli_warn("<stdout>: write error%s%s", why ? ": " : "",
 		    why ? strerror(why) : "");
 		return EXIT_TROUBLE;
 	}

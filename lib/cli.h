@@ -1,0 +1,26 @@
+/*
+ * cli: what the programs say on stderr, the same way in each: their
+ * name, then one line (a message quoting a name with a newline in it is
+ * still one line, as err_vset makes it); a usage mistake adds the usage
+ * and means exit status 2. cli_init() names the program and its usage
+ * text once, at the start of main().
+ */
+#ifndef ONNXQ_CLI_H
+#define ONNXQ_CLI_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void cli_init(const char *prog, const char *usage_text);
+/* Called before each message (a progress bar erases itself); NULL: none. */
+void cli_before_message(void (*fn)(void));
+const char *cli_prog(void);
+void cli_usage(FILE *fp);
+/* "PROG: MESSAGE" on one line. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_vwarn(const char *fmt, va_list ap);
+/* The same, then the usage; returns 2, the exit status. */
+int cli_usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+#endif
