@@ -38,6 +38,22 @@ DET_MIN_SNR=12		# measured 14.7 dB (all ops, minmax: 12.2)
 DET_MIN_IOU=90		# text mask (p > 0.3) against fp32's, in percent (95.4)
 REC_ORT_SNR=15		# our interpreter against ORT on the QDQ rec model
 
+# Under valgrind (make check-valgrind) the programs run some 50 times
+# slower: rec calibrates on 8 lines, and the accuracy floors, which need
+# the 64, are shown rather than asserted. The runs are what that build
+# checks (memory errors, leaks); plain builds assert the floors.
+if [ "${ONNXQ_VALGRIND:-}" = 1 ]; then
+	REC_CALIB_N=8
+	REC_ORT_SNR=5
+fi
+
+# floors: 0 when the accuracy floors are asserted (not under valgrind).
+floors() {
+	[ "${ONNXQ_VALGRIND:-}" != 1 ] && return 0
+	printf '# under valgrind: floors not asserted\n' >&3
+	return 1
+}
+
 setup() {
 	onnxq_setup
 	need_models
@@ -110,6 +126,7 @@ ge() {
 	quantize "$OCR_REC" "$F/rec-calib" "$F/rec.qdq.onnx"
 	evaluate "$F/rec-eval" "$OCR_REC" "$F/rec.qdq.onnx"
 	local fa qa snr
+	floors || return 0
 	fa=$(col 1 accuracy) qa=$(col 2 accuracy) snr=$(col 2 snr_db)
 	ge "$fa" "$REC_FP32_MIN_ACC" ||
 	    fail "fp32 accuracy $fa% < $REC_FP32_MIN_ACC%: the data is not legible"
@@ -152,6 +169,7 @@ ge() {
 	evaluate --keys "${OCR_REC%/*}/ppocr_keys_v1.txt" sub "$OCR_REC" \
 	    "$F/rec.qdq.onnx" ort ours
 	[ "$(col 4 samples)" = 24 ] || fail "ours: not 24 samples"
+	floors || return 0
 	sa=$(col 3 snr_db) sb=$(col 4 snr_db)
 	awk -v a="$sa" -v b="$sb" 'BEGIN { d = a - b; exit !((d < 0 ? -d : d) <= 2) }' ||
 	    fail "our QDQ outputs are $sb dB from fp32, ORT's $sa dB:" \
