@@ -1141,7 +1141,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	int c, calib_opt = 0, r;
 	long v;
 
-	while ((c = getopt_long(argc, argv, "d:o:qhV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->dirs[o->ndirs++] = optarg;
@@ -1211,8 +1212,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return fflush(stdout) == 0 ? 0 : 1;
 		default:
-			cli_usage(stderr);
-			return 2;
+			return cli_bad_option(c, argv, longopts);
 		}
 	}
 	o->args = argv + optind;

@@ -86,19 +86,6 @@ static const char usage_text[] =
 
 
 
-/* Say what getopt_long did not like: c is its ':' or '?'. */
-static int
-bad_option(int c, char **argv)
-{
-	const char *what = c == ':' ? "needs an argument" : "is unknown";
-
-	if (c == '?' && optopt >= 256)
-		what = "takes no argument";
-	if (optopt > 0 && optopt < 256)
-		return cli_usage_error("option -%c %s", optopt, what);
-	return cli_usage_error("option %s %s", argv[optind - 1], what);
-}
-
 static int
 parse_number(const char *opt, const char *s, double lo, double hi, double *v)
 {
@@ -207,7 +194,7 @@ parse_args(struct opts *o, int argc, char **argv)
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return -1;
 		default:
-			return bad_option(c, argv);
+			return cli_bad_option(c, argv, longopts);
 		}
 	}
 	argc -= optind;

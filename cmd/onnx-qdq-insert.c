@@ -40,20 +40,6 @@ static const char usage_text[] =
     "[--external-data]\n"
     "                       [-o FILE] MODEL [QPARAMS]\n";
 
-/* Say what getopt_long did not like: c is its ':' or '?'. */
-static void
-bad_option(int c, char **argv)
-{
-	const char *what = c == ':' ? "needs an argument" : "is unknown";
-
-	if (c == '?' && optopt >= 256)
-		what = "takes no argument";
-	if (optopt > 0 && optopt < 256)
-		cli_warn("option -%c %s", optopt, what);
-	else
-		cli_warn("option %s %s", argv[optind - 1], what);
-}
-
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
 static int
 parse_args(struct opts *o, int argc, char **argv)
@@ -107,9 +93,7 @@ parse_args(struct opts *o, int argc, char **argv)
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return -1;
 		default:
-			bad_option(c, argv);
-			cli_usage(stderr);
-			return 2;
+			return cli_bad_option(c, argv, longopts);
 		}
 	}
 	argc -= optind;

@@ -1602,7 +1602,8 @@ main(int argc, char **argv)
 	o.argc = argc;
 	o.argv = argv;
 #define SET(bit) (o.cli_set |= 1u << (bit))
-	while ((ch = getopt_long(argc, argv, "a:c:m:o:vw:", longopts, NULL)) !=
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":a:c:m:o:vw:", longopts, NULL)) !=
 	    -1) {
 		switch (ch) {
 		case 'c':
@@ -1709,8 +1710,7 @@ main(int argc, char **argv)
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return fclose(stdout) == 0 ? 0 : 1;
 		default:
-			cli_usage(stderr);
-			return 2;
+			return cli_bad_option(ch, argv, longopts);
 		}
 	}
 #undef SET

@@ -2293,7 +2293,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		cli_warn("out of memory");
 		return EXIT_TROUBLE + 1;
 	}
-	while ((c = getopt_long(argc, argv, "d:qhV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->dirs[o->ndirs++] = optarg;
@@ -2381,7 +2382,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			printf(PROG " " ONNXQ_VERSION "\n");
 			return EXIT_SUCCESS + 1;
 		default:
-			cli_usage(stderr);
+			cli_bad_option(c, argv, longopts);
 			return EXIT_TROUBLE + 1;
 		}
 	}

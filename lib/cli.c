@@ -1,6 +1,10 @@
 /*
  * cli: see cli.h.
  */
+#include <ctype.h>
+#include <getopt.h>
+#include <string.h>
+
 #include "cli.h"
 #include "err.h"
 
@@ -64,4 +68,60 @@ cli_usage_error(const char *fmt, ...)
 	va_end(ap);
 	cli_usage(stderr);
 	return 2;
+}
+
+/* The long option ARG ("--name" or "--name=value") names, or NULL; *n is
+ * how many options it is a prefix of (getopt_long takes unique prefixes). */
+static const struct option *
+long_option(const char *arg, const struct option *longopts, int *n)
+{
+	size_t len = strcspn(arg + 2, "=");
+	const struct option *found = NULL;
+
+	*n = 0;
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, arg + 2, len) != 0)
+			continue;
+		if (o->name[len] == '\0') {
+			*n = 1;
+			return o;
+		}
+		found = o;
+		++*n;
+	}
+	return *n == 1 ? found : NULL;
+}
+
+int
+cli_bad_option(int c, char **argv, const struct option *longopts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	const struct option *o;
+	int n;
+
+	/* A short option's letter is in optopt; a long one is still whole in
+	 * the argument getopt_long stopped at, unless a short option bundled
+	 * after it ("-vZ") was at fault. */
+	if (strncmp(arg, "--", 2) == 0 && arg[2] != '\0' &&
+	    (o = long_option(arg, longopts, &n)) != NULL) {
+		int len = (int)strcspn(arg, "=");
+
+		if (c == ':')
+			return cli_usage_error("option %.*s needs an argument",
+			    len, arg);
+		if (o->has_arg == no_argument && arg[len] == '=')
+			return cli_usage_error("option %.*s takes no argument",
+			    len, arg);
+	}
+	if (optopt == 0 && strncmp(arg, "--", 2) == 0) {
+		int len = (int)strcspn(arg, "=");
+
+		long_option(arg, longopts, &n);
+		return cli_usage_error("option %.*s is %s", len, arg,
+		    n > 1 ? "ambiguous" : "unknown");
+	}
+	if (optopt > 0 && optopt < 256 && isgraph(optopt))
+		return cli_usage_error("option -%c %s", optopt,
+		    c == ':' ? "needs an argument" : "is unknown");
+	return cli_usage_error("option %s is not understood", arg);
 }

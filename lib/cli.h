@@ -22,5 +22,12 @@ void cli_vwarn(const char *fmt, va_list ap);
 /* The same, then the usage; returns 2, the exit status. */
 int cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+/*
+ * What getopt_long (with opterr = 0 and an optstring starting with ':')
+ * did not like, c being its '?' or ':', as a usage error: "option -x is
+ * unknown", "option --out needs an argument"... Returns 2.
+ */
+struct option;
+int cli_bad_option(int c, char **argv, const struct option *longopts);
 
 #endif

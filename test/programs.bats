@@ -51,6 +51,8 @@ check_bad_option() {
 	run --separate-stderr "$1" --no-such-option
 	[ "$status" -eq 2 ] || fail "$1 --no-such-option: exit $status, want 2"
 	[ -z "$output" ] || fail "$1 --no-such-option: wrote to stdout: $output"
+	[ "${stderr%%$'\n'*}" = "$1: option --no-such-option is unknown" ] ||
+	    fail "$1 --no-such-option: first line: ${stderr%%$'\n'*}"
 	[ -n "$want" ] && [ "$(usage_in <<<"$stderr")" = "$want" ] ||
 	    fail "$1 --no-such-option: no usage on stderr: $stderr"
 }
@@ -109,6 +111,30 @@ check_man() {
 @test "onnx-verify: unknown option" { check_bad_option onnx-verify; }
 @test "onnx-verify: usage equals man page SYNOPSIS" { check_synopsis onnx-verify; }
 @test "onnx-verify: man page renders cleanly" { check_man onnx-verify; }
+
+# getopt_long's complaints, said the same way by every program.
+@test "option mistakes: one line each, in every program's words" {
+	local p want
+	for p in onnx-calib onnx-qparams onnx-mixprec onnx-qdq-insert onnx-verify; do
+		for a in "-Z:option -Z is unknown" \
+		    "--help=1:option --help takes no argument"; do
+			want="$p: ${a#*:}"
+			run --separate-stderr "$p" ${a%%:*} </dev/null
+			[ "$status" -eq 2 ] || fail "$p ${a%%:*}: exit $status"
+			[ "${stderr%%$'\n'*}" = "$want" ] ||
+			    fail "$p ${a%%:*}: ${stderr%%$'\n'*}"
+		done
+	done
+	run --separate-stderr onnx-verify --min 1 a b
+	[ "${stderr%%$'\n'*}" = "onnx-verify: option --min is ambiguous" ]
+	run --separate-stderr onnx-verify --min-snr
+	[ "${stderr%%$'\n'*}" = "onnx-verify: option --min-snr needs an argument" ]
+	run --separate-stderr onnx-calib -d
+	[ "${stderr%%$'\n'*}" = "onnx-calib: option -d needs an argument" ]
+	# a bundled short option after a long one is still the short one
+	run --separate-stderr onnx-qparams --method=minmax -vZ </dev/null
+	[ "${stderr%%$'\n'*}" = "onnx-qparams: option -Z is unknown" ]
+}
 
 # Usage mistakes come before any work; an error is one line on stderr,
 # exit 1, and no output file.
