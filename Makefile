@@ -175,9 +175,11 @@ check check-valgrind bench: export ONNXQ_MAKE_ARGS := BUILD=$(call sq,$(BUILD)) 
 	CFLAGS=$(call sq,$(CFLAGS)) LDFLAGS=$(call sq,$(LDFLAGS))
 
 # Sanitizer runs: leaks are errors, UBSan stops at the first report with a
-# stack trace; your own ASAN_OPTIONS/UBSAN_OPTIONS win.
+# stack trace; your own ASAN_OPTIONS/UBSAN_OPTIONS win. malloc'd memory is
+# filled with 0xff bytes (float NaN), so a kernel that reads an output it
+# allocated uninitialised (tensor_alloc_uninit) fails the tests.
 ifeq ($(SANITIZE),1)
-check bench: export ASAN_OPTIONS ?= detect_leaks=1
+check bench: export ASAN_OPTIONS ?= detect_leaks=1:malloc_fill_byte=255:max_malloc_fill_size=2147483647
 check bench: export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 endif
 

@@ -530,7 +530,7 @@ broadcast2(struct op_ctx *c, const struct tensor *a, const struct tensor *b,
 	if (ops_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &rank,
 	    dims, c->err) < 0)
 		return -1;
-	if (tensor_alloc(out, odt, rank, dims, c->err) < 0)
+	if (tensor_alloc_uninit(out, odt, rank, dims, c->err) < 0)
 		return -1;
 	bcast_init(&bc, 2, ins, rank, dims);
 	job.f = f;
@@ -726,7 +726,7 @@ truncate_to(struct tensor *dst, const struct tensor *src, int dt,
 	int64_t i, lo, hi;
 	double d;
 
-	if (tensor_alloc_like(dst, dt, src, e) < 0 ||
+	if (tensor_alloc_like_uninit(dst, dt, src, e) < 0 ||
 	    dtype_int_range(dt, &lo, &hi) < 0)
 		return -1;
 	for (i = 0; i < src->nelem; i++) {
@@ -796,7 +796,7 @@ run_pow(struct op_ctx *c)
 		float *o;
 		int64_t n = ux->nelem, i;
 
-		if (tensor_alloc_like(&res, DT_FLOAT, ux, c->err) < 0)
+		if (tensor_alloc_like_uninit(&res, DT_FLOAT, ux, c->err) < 0)
 			goto out;
 		o = res.data;
 		if (e == 2)
@@ -967,7 +967,7 @@ run_where(struct op_ctx *c)
 	    d1, c->err) < 0 ||
 	    ops_broadcast_shape(r1, d1, y->rank, y->dims, &rank, dims,
 	    c->err) < 0 ||
-	    tensor_alloc(&c->out[0], x->dtype, rank, dims, c->err) < 0)
+	    tensor_alloc_uninit(&c->out[0], x->dtype, rank, dims, c->err) < 0)
 		return -1;
 	bcast_init(&bc, 3, c->in, rank, dims);
 	job.o = c->out[0].data;
@@ -1270,7 +1270,7 @@ run_unary(struct op_ctx *c, const un_fn *fns, const struct uparam *p, int odt,
 		    tname(dt));
 	if (as_float(x, &tx, &ux, c->err) < 0)
 		return -1;
-	if (tensor_alloc_like(&res, odt ? odt : wdt, ux, c->err) < 0)
+	if (tensor_alloc_like_uninit(&res, odt ? odt : wdt, ux, c->err) < 0)
 		goto out;
 	q = *p;
 	q.elo = -104.0f;

@@ -1176,7 +1176,10 @@ conv_run(struct op_ctx *c)
 	ydims[0] = n, ydims[1] = m;
 	for (int i = 0; i < g.nd; i++)
 		ydims[2 + i] = g.out[i];
-	if (tensor_alloc(&c->out[0], DT_FLOAT, x->rank, ydims, c->err) == -1)
+	/* Every path writes every output, but a product over no input
+	 * channels (K = 0) sums nothing: those stay zero-filled. */
+	if ((x->nelem > 0 && w->nelem > 0 ? tensor_alloc_uninit :
+	    tensor_alloc)(&c->out[0], DT_FLOAT, x->rank, ydims, c->err) == -1)
 		return -1;
 	if (c->out[0].nelem == 0)
 		return 0;
@@ -1814,7 +1817,9 @@ matmul_run(struct op_ctx *c)
 		ydims[ry++] = N;
 	if (ry > TENSOR_MAX_RANK)
 		return err_set(c->err, "result rank is too large");
-	if (tensor_alloc(&c->out[0], a->dtype, ry, ydims, c->err) == -1)
+	/* Products over K = 0 sum nothing: those stay zero-filled. */
+	if ((K > 0 ? tensor_alloc_uninit : tensor_alloc)(&c->out[0], a->dtype,
+	    ry, ydims, c->err) == -1)
 		return -1;
 	batch = prod(bat, rbat);
 	if (c->out[0].nelem == 0)
@@ -2830,7 +2835,8 @@ global_pool(struct op_ctx *c, int kind)
 	ydims[0] = x->dims[0], ydims[1] = x->dims[1];
 	for (int i = 2; i < x->rank; i++)
 		ydims[i] = 1;
-	if (tensor_alloc(&c->out[0], DT_FLOAT, x->rank, ydims, c->err) == -1)
+	if (tensor_alloc_uninit(&c->out[0], DT_FLOAT, x->rank, ydims,
+	    c->err) == -1)
 		return -1;
 	planes = x->dims[0] * x->dims[1];
 	S = prod(x->dims + 2, x->rank - 2);
@@ -2923,7 +2929,7 @@ batchnorm_run(struct op_ctx *c)
 	    : want_output(c, 1);
 	if (training && !spatial)
 		return err_set(c->err, "training mode needs spatial=1");
-	if (tensor_alloc_like(&c->out[0], DT_FLOAT, x, c->err) == -1)
+	if (tensor_alloc_like_uninit(&c->out[0], DT_FLOAT, x, c->err) == -1)
 		return -1;
 	if (!(a = malloc(sizeof *a * (size_t)(np ? np : 1))) ||
 	    !(bb = malloc(sizeof *bb * (size_t)(np ? np : 1)))) {
@@ -3874,7 +3880,8 @@ scales:
 		if (r.out[a] < 0 || r.out[a] > ATTR_MAX)
 			return err_set(c->err, "output size %lld is out of "
 			    "range", (long long)r.out[a]);
-	if (tensor_alloc(&c->out[0], x->dtype, x->rank, r.out, c->err) == -1)
+	if (tensor_alloc_uninit(&c->out[0], x->dtype, x->rank, r.out,
+	    c->err) == -1)
 		return -1;
 	if (c->out[0].nelem == 0)
 		return 0;

@@ -611,7 +611,9 @@ softmax(struct op_ctx *c, enum smkind kind)
 			return -1;
 		ux = &tx;
 	}
-	if (tensor_alloc_like(&res, wdt, ux, c->err) < 0)
+	/* Hardmax writes only the ones. */
+	if ((kind == SM_HARD ? tensor_alloc_like :
+	    tensor_alloc_like_uninit)(&res, wdt, ux, c->err) < 0)
 		goto out;
 	parts = c->threads > 1 && x->nelem >= PAR_MIN && outer > 1 ?
 	    (outer < c->threads ? outer : c->threads) : 1;

@@ -250,7 +250,7 @@ copy_reshaped(struct op_ctx *c, const struct tensor *x, int rank,
 
 	if (elem_size(x, &esz, c->err) == -1)
 		return -1;
-	if (tensor_alloc(y, x->dtype, rank, dims, c->err) == -1)
+	if (tensor_alloc_uninit(y, x->dtype, rank, dims, c->err) == -1)
 		return -1;
 	if (y->nelem != x->nelem) {
 		tensor_release(y);
@@ -1093,7 +1093,7 @@ run_transpose(struct op_ctx *c)
 		dims[k] = x->dims[p[k]];
 		src[k] = st[p[k]];
 	}
-	if (tensor_alloc(&c->out[0], x->dtype, r, dims, c->err) == -1)
+	if (tensor_alloc_uninit(&c->out[0], x->dtype, r, dims, c->err) == -1)
 		return -1;
 	copy_to_output(&c->out[0], x, 0, r, dims, src, esz, c->threads);
 	return 0;
@@ -1238,7 +1238,8 @@ run_concat(struct op_ctx *c)
 			return err_set(c->err, "output dimension overflows");
 		dims[axis] += x->dims[axis];
 	}
-	if (tensor_alloc(&c->out[0], f->dtype, f->rank, dims, c->err) == -1)
+	if (tensor_alloc_uninit(&c->out[0], f->dtype, f->rank, dims, c->err)
+	    == -1)
 		return -1;
 	if (c->out[0].nelem == 0)
 		return 0;
@@ -1493,7 +1494,8 @@ run_slice(struct op_ctx *c)
 		src[a] = st[a] * step;
 		off += first * st[a];
 	}
-	if (tensor_alloc(&c->out[0], x->dtype, x->rank, dims, c->err) == -1)
+	if (tensor_alloc_uninit(&c->out[0], x->dtype, x->rank, dims, c->err)
+	    == -1)
 		goto out;
 	if (c->out[0].nelem > 0)
 		copy_to_output(&c->out[0], x, off, x->rank, dims, src, esz,

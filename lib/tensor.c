@@ -154,9 +154,9 @@ shape_equal(const struct tensor *a, const struct tensor *b)
 	return 1;
 }
 
-int
-tensor_alloc(struct tensor *t, int dtype, int rank, const int64_t *dims,
-    struct err *e)
+static int
+alloc_as(struct tensor *t, int dtype, int rank, const int64_t *dims,
+    int zeroed, struct err *e)
 {
 	size_t esize = dtype_size(dtype);
 	int64_t n;
@@ -173,7 +173,8 @@ tensor_alloc(struct tensor *t, int dtype, int rank, const int64_t *dims,
 		    shape_str(rank, dims, sbuf, sizeof sbuf), dtype_name(dtype),
 		    (long long)TENSOR_MAX_BYTES);
 	/* calloc(0) may return NULL; always allocate at least one element. */
-	t->data = calloc(n ? (size_t)n : 1, esize);
+	t->data = zeroed ? calloc(n ? (size_t)n : 1, esize) :
+	    malloc((n ? (size_t)n : 1) * esize);
 	if (!t->data)
 		return err_nomem(e);
 	t->dtype = dtype;
@@ -185,10 +186,31 @@ tensor_alloc(struct tensor *t, int dtype, int rank, const int64_t *dims,
 }
 
 int
+tensor_alloc(struct tensor *t, int dtype, int rank, const int64_t *dims,
+    struct err *e)
+{
+	return alloc_as(t, dtype, rank, dims, 1, e);
+}
+
+int
+tensor_alloc_uninit(struct tensor *t, int dtype, int rank,
+    const int64_t *dims, struct err *e)
+{
+	return alloc_as(t, dtype, rank, dims, 0, e);
+}
+
+int
 tensor_alloc_like(struct tensor *t, int dtype, const struct tensor *like,
     struct err *e)
 {
-	return tensor_alloc(t, dtype, like->rank, like->dims, e);
+	return alloc_as(t, dtype, like->rank, like->dims, 1, e);
+}
+
+int
+tensor_alloc_like_uninit(struct tensor *t, int dtype,
+    const struct tensor *like, struct err *e)
+{
+	return alloc_as(t, dtype, like->rank, like->dims, 0, e);
 }
 
 void
@@ -201,7 +223,7 @@ tensor_release(struct tensor *t)
 int
 tensor_copy(struct tensor *dst, const struct tensor *src, struct err *e)
 {
-	if (tensor_alloc(dst, src->dtype, src->rank, src->dims, e) < 0)
+	if (tensor_alloc_uninit(dst, src->dtype, src->rank, src->dims, e) < 0)
 		return -1;
 	memcpy(dst->data, src->data, (size_t)src->nelem * dtype_size(src->dtype));
 	return 0;
@@ -397,7 +419,7 @@ tensor_cast(struct tensor *dst, const struct tensor *src, int dtype,
 {
 	int64_t lo, hi;
 
-	if (tensor_alloc_like(dst, dtype, src, e) < 0)
+	if (tensor_alloc_like_uninit(dst, dtype, src, e) < 0)
 		return -1;
 	if (src->dtype == dtype) {
 		memcpy(dst->data, src->data, (size_t)src->nelem * dtype_size(dtype));

@@ -77,6 +77,16 @@ int tensor_alloc(struct tensor *t, int dtype, int rank, const int64_t *dims,
 /* Same shape as `like`, possibly other type. */
 int tensor_alloc_like(struct tensor *t, int dtype, const struct tensor *like,
     struct err *e);
+/*
+ * The same, data left as it was: for kernels that write every element
+ * (zero-filling is an eighth of a convolutional network's inference time).
+ * Sanitizer builds fill it with garbage, so a kernel that relies on zeros
+ * fails the tests there (the Makefile's ASAN_OPTIONS).
+ */
+int tensor_alloc_uninit(struct tensor *t, int dtype, int rank,
+    const int64_t *dims, struct err *e);
+int tensor_alloc_like_uninit(struct tensor *t, int dtype,
+    const struct tensor *like, struct err *e);
 void tensor_release(struct tensor *t);
 /* Deep copy into an empty dst. */
 int tensor_copy(struct tensor *dst, const struct tensor *src, struct err *e);

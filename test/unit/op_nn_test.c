@@ -636,6 +636,44 @@ test_matmul_broadcast(void)
 	tensor_release(&v), tensor_release(&y1);
 }
 
+/*
+ * Products over an empty inner dimension sum nothing: every output is 0
+ * (or the bias), written by the kernel itself now that outputs are not
+ * zero-filled for it (sanitizer builds fill fresh memory with NaN, so a
+ * kernel that skips them fails there).
+ */
+static void
+test_empty_products(void)
+{
+	struct tnode t;
+	struct tensor a, b, w, bias, x, y = { 0 };
+	const struct tensor *in[3] = { &a, &b, NULL };
+	int64_t ad[2] = { 2, 0 }, bd[2] = { 0, 3 };
+	int64_t xd[4] = { 1, 0, 3, 3 }, wd[4] = { 2, 0, 1, 1 }, cd[1] = { 2 };
+	double bv[2] = { 1.5, -2 };
+	struct err e;
+
+	mk(&a, DT_FLOAT, 2, ad, NULL);
+	mk(&b, DT_FLOAT, 2, bd, NULL);
+	node_init(&t, "MatMul");
+	REQUIRE(run_op(&t, 13, in, 2, &y, 1, 1, &e) == 0);
+	REQUIRE(y.nelem == 6);
+	for (int64_t i = 0; i < y.nelem; i++)
+		CHECK_EQ_INT(((float *)y.data)[i] == 0.0f, 1);
+	tensor_release(&y);
+	mk(&x, DT_FLOAT, 4, xd, NULL);
+	mk(&w, DT_FLOAT, 4, wd, NULL);
+	mk(&bias, DT_FLOAT, 1, cd, bv);
+	in[0] = &x, in[1] = &w, in[2] = &bias;
+	node_init(&t, "Conv");
+	REQUIRE(run_op(&t, 11, in, 3, &y, 1, 1, &e) == 0);
+	REQUIRE(y.nelem == 18);
+	for (int64_t i = 0; i < y.nelem; i++)
+		CHECK_EQ_INT(((float *)y.data)[i] == (float)bv[i / 9], 1);
+	tensor_release(&a), tensor_release(&b), tensor_release(&y);
+	tensor_release(&x), tensor_release(&w), tensor_release(&bias);
+}
+
 static void
 test_einsum(void)
 {
@@ -1029,6 +1067,7 @@ test_dequantize_types(void)
 
 UNIT_MAIN(test_conv_paths, test_conv_weights_change, test_conv_1d_3d, test_conv_auto_pad,
     test_conv_errors, test_convtranspose, test_gemm, test_matmul_broadcast,
+    test_empty_products,
     test_einsum, test_maxpool_indices, test_avgpool_pads, test_norms,
     test_resize_nearest, test_resize_linear, test_quantize_rounding,
     test_quantize_axis_block, test_dequantize_types)
