@@ -79,7 +79,7 @@ long_option(const char *arg, const struct option *longopts, int *n)
 	const struct option *found = NULL;
 
 	*n = 0;
-	for (const struct option *o = longopts; o && o->name; o++) {
+	for (const struct option *o = longopts; len && o && o->name; o++) {
 		if (strncmp(o->name, arg + 2, len) != 0)
 			continue;
 		if (o->name[len] == '\0') {

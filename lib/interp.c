@@ -560,7 +560,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	for (int j = 0; j < st->nin; j++)
 		if (st->args[j] && !st->args[j]->data)
 			st->args[j] = NULL;
-	memset(st->res, 0, (size_t)st->nout * sizeof *st->res);
+	memset(st->res, 0, (size_t)(st->nout + 1) * sizeof *st->res);
 	c.node = st->node;
 	c.opset = st->opset;
 	c.nin = st->nin;
@@ -572,6 +572,9 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.err = e;
 	e->msg[0] = '\0';
 	r = st->def->run(&c);
+	/* A node that lists no outputs still gets its first one computed
+	 * (into the spare slot, res[nout]): nobody can read it. */
+	tensor_release(&st->res[st->nout]);
 	for (int j = 0; r == 0 && j < st->nout; j++) {
 		int s = st->out[j];
 		struct graph_value *gv;
