@@ -174,7 +174,8 @@ qparams(struct op_ctx *c, const struct tensor *s, const struct tensor *zp,
 			int64_t e = r * l.inner + i;			\
 			float v = nearbyintf(xs[e] / sf[k]) +		\
 			    (float)zi[k];				\
-			v = v < flo ? flo : v > fhi ? fhi : v;		\
+			/* NaN goes to the low end, as in ORT */	\
+			v = !(v >= flo) ? flo : v > fhi ? fhi : v;	\
 			y[e] = (T)v;					\
 		}							\
 	}								\

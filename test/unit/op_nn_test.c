@@ -904,6 +904,34 @@ test_resize_linear(void)
 	tensor_release(&x), tensor_release(&sc);
 }
 
+/* NaN quantizes to the type's low end and infinities saturate, as ORT
+ * gives (checked with onnxruntime-node 1.30: uint8 0 0 255 0, int8
+ * -128 -128 127 -128 for NaN, -NaN, inf, -inf). */
+static void
+test_quantize_nan(void)
+{
+	struct tnode t;
+	struct tensor x, s, z, y = { 0 };
+	const struct tensor *in[3] = { &x, &s, &z };
+	int64_t xd[1] = { 4 };
+	double xv[4] = { NAN, -NAN, INFINITY, -INFINITY };
+	double u8[4] = { 0, 0, 255, 0 }, i8[4] = { -128, -128, 127, -128 };
+	double half = 0.5, zp = 3;
+	struct err e;
+
+	mk(&x, DT_FLOAT, 1, xd, xv);
+	mk(&s, DT_FLOAT, 0, NULL, &half);
+	for (int k = 0; k < 2; k++) {
+		mk(&z, k ? DT_INT8 : DT_UINT8, 0, NULL, &zp);
+		node_init(&t, "QuantizeLinear");
+		REQUIRE(run_op(&t, 13, in, 3, &y, 1, 1, &e) == 0);
+		for (int i = 0; i < 4; i++)
+			CHECK_NEAR(tensor_get(&y, i), (k ? i8 : u8)[i], 0);
+		tensor_release(&y), tensor_release(&z);
+	}
+	tensor_release(&x), tensor_release(&s);
+}
+
 static void
 test_quantize_rounding(void)
 {
@@ -1069,5 +1097,6 @@ UNIT_MAIN(test_conv_paths, test_conv_weights_change, test_conv_1d_3d, test_conv_
     test_conv_errors, test_convtranspose, test_gemm, test_matmul_broadcast,
     test_empty_products,
     test_einsum, test_maxpool_indices, test_avgpool_pads, test_norms,
-    test_resize_nearest, test_resize_linear, test_quantize_rounding,
+    test_resize_nearest, test_resize_linear, test_quantize_nan,
+    test_quantize_rounding,
     test_quantize_axis_block, test_dequantize_types)
