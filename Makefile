@@ -145,19 +145,23 @@ CHECK_FUZZ = $(if $(filter test/fuzz.bats,$(CHECK_BATS)),$(FUZZ_REPLAY) \
 check: $(BINS) $(TOOLS) $(CHECK_UNITS) $(CHECK_FUZZ)
 	@scripts/run-tests $(CHECK_UNITS) -- $(CHECK_BATS)
 
-# make check-valgrind: the same tests with every program and unit test run
-# under valgrind's memcheck (scripts/valgrind-wrap): a memory error or a
-# leak fails the test that ran it. Slow (valgrind runs 20 to 50 times
-# slower); TESTS picks some, as for make check.
+# make check-valgrind: the same tests with every program, test tool (the
+# interpreter's conformance runner among them) and unit test run under
+# valgrind's memcheck (scripts/valgrind-wrap): a memory error or a leak
+# fails the test that ran it. Slow (valgrind runs 20 to 50 times slower);
+# TESTS picks some, as for make check.
 VALGRIND_DIR = $(BUILD)/valgrind
 check-valgrind: $(BINS) $(TOOLS) $(CHECK_UNITS) $(filter-out fuzz,$(CHECK_FUZZ))
-	@mkdir -p $(VALGRIND_DIR)/bin $(VALGRIND_DIR)/test
-	@for p in $(abspath $(BINS) $(CHECK_UNITS)); do \
+	@mkdir -p $(VALGRIND_DIR)/bin $(VALGRIND_DIR)/tools $(VALGRIND_DIR)/test
+	@for p in $(abspath $(BINS) $(TOOLS) $(CHECK_UNITS)); do \
 	  case $$p in */bin/*) w=$(VALGRIND_DIR)/bin/$${p##*/};; \
+	  */test/tools/*) w=$(VALGRIND_DIR)/tools/$${p##*/};; \
 	  *) w=$(VALGRIND_DIR)/test/$${p##*/};; esac; \
 	  printf '#!/bin/sh\nexec "%s/scripts/valgrind-wrap" "%s" "$$@"\n' \
 	    "$(CURDIR)" "$$p" >$$w && chmod +x $$w || exit 1; done
-	@ONNXQ_BIN=$(abspath $(VALGRIND_DIR)/bin) ONNXQ_VALGRIND=1 ONNXQ_FUZZ_SMOKE=0 \
+	@ONNXQ_BIN=$(abspath $(VALGRIND_DIR)/bin) \
+	  ONNXQ_TOOLS=$(abspath $(VALGRIND_DIR)/tools) \
+	  ONNXQ_VALGRIND=1 ONNXQ_FUZZ_SMOKE=0 \
 	  ONNXQ_TEST_TIMEOUT=$${ONNXQ_TEST_TIMEOUT:-14400} scripts/run-tests \
 	  $(CHECK_UNITS:$(BUILD)/test/%=$(VALGRIND_DIR)/test/%) -- $(CHECK_BATS)
 
