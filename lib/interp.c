@@ -560,7 +560,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	for (int j = 0; j < st->nin; j++)
 		if (st->args[j] && !st->args[j]->data)
 			st->args[j] = NULL;
-	memset(st->res, 0, (size_t)(st->nout + 1) * sizeof *st->res);
+	memset(st->res, 0, (size_t)st->nout * sizeof *st->res);
 	c.node = st->node;
 	c.opset = st->opset;
 	c.nin = st->nin;

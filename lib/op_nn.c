@@ -1176,10 +1176,8 @@ conv_run(struct op_ctx *c)
 	ydims[0] = n, ydims[1] = m;
 	for (int i = 0; i < g.nd; i++)
 		ydims[2 + i] = g.out[i];
-	/* Every path writes every output, but a product over no input
-	 * channels (K = 0) sums nothing: those stay zero-filled. */
-	if ((x->nelem > 0 && w->nelem > 0 ? tensor_alloc_uninit :
-	    tensor_alloc)(&c->out[0], DT_FLOAT, x->rank, ydims, c->err) == -1)
+	if (tensor_alloc_uninit(&c->out[0], DT_FLOAT, x->rank, ydims,
+	    c->err) == -1)
 		return -1;
 	if (c->out[0].nelem == 0)
 		return 0;
@@ -1817,9 +1815,8 @@ matmul_run(struct op_ctx *c)
 		ydims[ry++] = N;
 	if (ry > TENSOR_MAX_RANK)
 		return err_set(c->err, "result rank is too large");
-	/* Products over K = 0 sum nothing: those stay zero-filled. */
-	if ((K > 0 ? tensor_alloc_uninit : tensor_alloc)(&c->out[0], a->dtype,
-	    ry, ydims, c->err) == -1)
+	if (tensor_alloc_uninit(&c->out[0], a->dtype, ry, ydims, c->err)
+	    == -1)
 		return -1;
 	batch = prod(bat, rbat);
 	if (c->out[0].nelem == 0)
