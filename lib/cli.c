@@ -2,6 +2,9 @@
  * cli: see cli.h.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <string.h>
 
@@ -124,4 +127,31 @@ cli_bad_option(int c, char **argv, const struct option *longopts)
 		return cli_usage_error("option -%c %s", optopt,
 		    c == ':' ? "needs an argument" : "is unknown");
 	return cli_usage_error("option %s is not understood", arg);
+}
+
+int
+cli_number(const char *opt, const char *arg, double lo, double hi, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(arg, &end);
+	if (end == arg || *end != '\0' || errno != 0 || !isfinite(*v) ||
+	    *v < lo || *v > hi)
+		return cli_usage_error("%s: '%s' is not a number from %g to %g",
+		    opt, arg, lo, hi);
+	return 0;
+}
+
+int
+cli_count(const char *opt, const char *arg, long lo, long hi, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(arg, &end, 10);
+	if (end == arg || *end != '\0' || errno != 0 || *v < lo || *v > hi)
+		return cli_usage_error("%s: '%s' is not a whole number from %ld "
+		    "to %ld", opt, arg, lo, hi);
+	return 0;
 }

@@ -30,4 +30,17 @@ int cli_usage_error(const char *fmt, ...)
 struct option;
 int cli_bad_option(int c, char **argv, const struct option *longopts);
 
+/*
+ * An option's number: ARG must be all of a finite number in [lo, hi]
+ * (cli_count: a whole one). 0, or the usage error "OPT: 'ARG' is not a
+ * number from LO to HI" and its exit status 2. The one parser every
+ * program's options use, so the messages and limits read the same.
+ */
+int cli_number(const char *opt, const char *arg, double lo, double hi,
+    double *v);
+int cli_count(const char *opt, const char *arg, long lo, long hi, long *v);
+
+/* --threads: 1 to CLI_THREADS_MAX in every program. */
+#define CLI_THREADS_MAX	256
+
 #endif
