@@ -1173,6 +1173,40 @@ add_ms_import(Onnx__ModelProto *mp, struct err *e)
 	return 0;
 }
 
+/*
+ * ONNX Runtime fuses DequantizeLinear -> Conv/MatMul -> QuantizeLinear into
+ * QLinearConv/QLinearMatMul, which exist from opset 10: on an older model
+ * its default session refuses the fused graph. The com.microsoft Q/DQ
+ * need no opset of their own, so raise an older model to 10 where every
+ * node keeps its meaning (else say so: ORT will refuse it).
+ */
+#define QDQ_FUSION_OPSET 10
+
+static int
+raise_for_fusion(struct ctx *c, int from, const struct opset_opts *oo,
+    struct err *e)
+{
+	struct err why;
+	int n;
+
+	if (from >= QDQ_FUSION_OPSET)
+		return 0;
+	if (opset_check(c->m, QDQ_FUSION_OPSET, oo, &why) != 0) {
+		note(c, "opset %d cannot be raised to %d (%s): ONNX Runtime "
+		    "will refuse the fused Q/DQ nodes", from, QDQ_FUSION_OPSET,
+		    why.msg);
+		return 0;
+	}
+	if ((n = opset_raise(c->m, QDQ_FUSION_OPSET, oo, e)) < 0)
+		return err_prefix(e, "%s: raising opset %d to %d", c->m->path,
+		    from, QDQ_FUSION_OPSET);
+	c->rep->rewritten = n;
+	c->rep->opset_to = QDQ_FUSION_OPSET;
+	note(c, "opset raised from %d to %d (%d nodes rewritten)", from,
+	    QDQ_FUSION_OPSET, n);
+	return graph_reindex(c->gr, e);
+}
+
 /* Choose the Q/DQ domain for opset `need`, raising the opset if allowed. */
 static int
 choose_domain(struct ctx *c, int need, struct err *e)
@@ -1212,7 +1246,9 @@ choose_domain(struct ctx *c, int need, struct err *e)
 ms:
 	c->domain = MS_DOMAIN;
 	c->rep->ms_domain = 1;
-	return add_ms_import(c->m->proto, e);
+	if (add_ms_import(c->m->proto, e) < 0)
+		return -1;
+	return raise_for_fusion(c, from, &oo, e);
 }
 
 /* ---- weights and biases ---- */
