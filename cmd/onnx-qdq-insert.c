@@ -64,7 +64,7 @@ parse_args(struct opts *o, int argc, char **argv)
 	o->out = "-";
 	o->domain = QDQ_DOMAIN_AUTO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:v", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out = optarg;
@@ -86,9 +86,11 @@ parse_args(struct opts *o, int argc, char **argv)
 		case OPT_EXTERNAL:
 			o->external_data = 1;
 			break;
+		case 'h':
 		case OPT_HELP:
 			cli_usage(stdout);
 			return -1;
+		case 'V':
 		case OPT_VERSION:
 			printf("%s %s\n", PROG, ONNXQ_VERSION);
 			return -1;

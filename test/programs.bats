@@ -184,3 +184,13 @@ check_man() {
 		[ "$status" -eq 1 ] || fail "$p --help >/dev/full: exit $status"
 	done
 }
+
+# One convention in all five (#17): -h is --help, -V is --version.
+@test "programs: -h and -V are --help and --version in every program" {
+	local p
+	for p in onnx-calib onnx-qparams onnx-qdq-insert onnx-mixprec onnx-verify; do
+		[ "$("$p" -h)" = "$("$p" --help)" ] || fail "$p -h differs from --help"
+		[ "$("$p" -V)" = "$("$p" --version)" ] ||
+		    fail "$p -V differs from --version"
+	done
+}
