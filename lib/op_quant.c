@@ -80,7 +80,12 @@ qlayout(struct op_ctx *c, const struct tensor *x, const struct tensor *s,
 	int axis;
 
 	memset(l, 0, sizeof *l);
-	if (zp) {
+	/*
+	 * ORT's quantizer writes a scale of shape [1] beside a scalar zero
+	 * point; the spec and ORT take one value either way.
+	 */
+	if (zp && !(zp->nelem == 1 && s->nelem == 1 && zp->rank <= 1 &&
+	    s->rank <= 1)) {
 		if (zp->rank != s->rank || memcmp(zp->dims, s->dims,
 		    sizeof(int64_t) * s->rank) != 0)
 			return err_set(c->err, "input 2: zero point shape "
