@@ -138,8 +138,8 @@ read_qparam(const struct stream_rec *rec, int allow_int32, struct qparam *q,
 		if (stream_rec_int(rec, "axis", &axis, e) != 0)
 			goto fail;
 		if (axis < -TENSOR_MAX_RANK || axis >= TENSOR_MAX_RANK) {
-			stream_rec_err(rec, e, "key axis: %lld is out of range",
-			    (long long)axis);
+			stream_rec_err(rec, e, "key axis: %lld is out of "
+			    "range", (long long)axis);
 			goto fail;
 		}
 		q->axis = (int)axis;
@@ -270,7 +270,8 @@ node_rec_read(struct node_rec *n, const struct stream_rec *rec,
 	memset(n, 0, sizeof *n);
 	n->line = rec->line;
 	if ((op = stream_rec_get(rec, "op")) == NULL)
-		return stream_rec_err(rec, e, "key op: missing in node record");
+		return stream_rec_err(rec, e, "key op: missing in node "
+		    "record");
 	if ((n->name = strdup(rec->subject)) == NULL ||
 	    (n->op = strdup(op)) == NULL) {
 		node_rec_release(n);
@@ -334,8 +335,8 @@ read_channels(struct wb_rec *w, const struct stream_rec *rec,
 	    stream_rec_floats(rec, "cmax", &w->cmax, &n2, e) < 0)
 		return -1;
 	if (ax < 0 || ax >= w->rank)
-		return stream_rec_err(rec, e, "key axis: %lld out of range for "
-		    "rank %d", (long long)ax, w->rank);
+		return stream_rec_err(rec, e, "key axis: %lld out of range "
+		    "for rank %d", (long long)ax, w->rank);
 	if (n1 != n2 || (w->dims[ax] >= 0 && (int64_t)n1 != w->dims[ax]))
 		return stream_rec_err(rec, e, "keys cmin, cmax: %zu and %zu "
 		    "values for %lld channels", n1, n2,
@@ -612,7 +613,8 @@ int
 node_index_init(struct node_index *ix, struct err *e)
 {
 	memset(ix, 0, sizeof *ix);
-	if (!(ix->by_name_ = strmap_new()) || !(ix->producer_ = strmap_new()) ||
+	if (!(ix->by_name_ = strmap_new()) ||
+	    !(ix->producer_ = strmap_new()) ||
 	    !(ix->readers_ = strmap_new()) || !(ix->param_ = strmap_new())) {
 		node_index_release(ix);
 		return err_nomem(e);
@@ -663,13 +665,14 @@ index_node(struct node_index *ix, int i, const struct stream_rec *rec,
 		if (!*n->out[k])
 			continue;
 		if (strmap_get(ix->producer_, n->out[k], &p))
-			return stream_rec_err(rec, e, "node %s: output %s is also "
-			    "produced by node %s", n->name, n->out[k],
+			return stream_rec_err(rec, e, "node %s: output %s is "
+			    "also produced by node %s", n->name, n->out[k],
 			    ix->v[p].name);
 		if (strmap_get(ix->readers_, n->out[k], NULL))
-			return stream_rec_err(rec, e, "node %s: output %s is read "
-			    "before it is produced (node records out of "
-			    "topological order, or a cycle)", n->name, n->out[k]);
+			return stream_rec_err(rec, e, "node %s: output %s is "
+			    "read before it is produced (node records out of "
+			    "topological order, or a cycle)", n->name,
+			    n->out[k]);
 		if (strmap_put(ix->producer_, n->out[k], i) < 0)
 			return err_nomem(e);
 	}

@@ -134,8 +134,10 @@ check_bad(const char *body, const char *want)
 static void
 test_malformed(void)
 {
-	check_bad("node\tn\tin=x\tout=y", "s:2: key op: missing in node record");
-	check_bad("node\tn\top=Relu\tout=y", "s:2: key in: missing in node record");
+	check_bad("node\tn\tin=x\tout=y",
+	    "s:2: key op: missing in node record");
+	check_bad("node\tn\top=Relu\tout=y",
+	    "s:2: key in: missing in node record");
 	check_bad("qparam\tx\ttype=uint8\tscale=1\tzp=0",
 	    "s:2: key role is missing");
 	check_bad("qparam\tx\trole=foo\ttype=uint8\tscale=1\tzp=0",
