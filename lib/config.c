@@ -37,12 +37,6 @@ static const char *const key_names[CK_N] = {
 /* Per-channel lists longer than this are refused (no weight has more). */
 #define MAX_CHANNELS (1 << 24)
 
-const char *
-config_key_name(int key)
-{
-	return key >= 0 && key < CK_N ? key_names[key] : NULL;
-}
-
 /* A malloc'd printf; NULL when out of memory. */
 static char *
 vfmt(const char *fmt, va_list ap)
@@ -1215,84 +1209,102 @@ out:
 	free(tctx);
 }
 
-/* Global settings. */
+/* Global settings: read as settings_table (settings.h) describes them. */
 
-struct role {
-	int act;	/* activations (1) or weights (0) */
-};
-
+/* Where setting id was given. */
 static void
-role_pair(struct config_yaml *L, void *arg, const char *ks,
+mark(struct settings *g, int id, const yaml_node_t *kn)
+{
+	struct config_pos p = pos_of(kn);
+
+	g->pos[id].line = p.line;
+	g->pos[id].col = p.col;
+}
+
+/*
+ * Setting id's value v into c->g; ctx names it in messages. Numbers
+ * outside the table's bounds are refused with the bounds.
+ */
+static void
+read_setting(struct config_yaml *L, int id, const yaml_node_t *kn,
+    const yaml_node_t *v, const char *ctx)
+{
+	struct settings *g = &((struct config *)L->arg)->g;
+	const struct setting_info *si = &settings_table[id];
+	int iv, ok = 0;
+	int64_t i64;
+	double d;
+
+	switch (si->kind) {
+	case SETTING_BOOL:
+		ok = get_bool(L, v, ctx, &iv) == 0;
+		break;
+	case SETTING_TYPE:
+		ok = get_type(L, v, ctx, &iv) == 0;
+		break;
+	case SETTING_METHOD:
+		ok = get_method(L, v, ctx, &iv) == 0;
+		break;
+	case SETTING_INT:
+		if (get_int(L, v, ctx, &i64) < 0)
+			break;
+		if (!settings_in_bounds(id, (double)i64))
+			diag(L, v, ctx, "%lld is not in %.0f..%.0f",
+			    (long long)i64, si->lo, si->hi);
+		else {
+			iv = (int)i64;
+			ok = 1;
+		}
+		break;
+	case SETTING_REAL:
+		if (get_double(L, v, ctx, &d) < 0)
+			break;
+		if (settings_in_bounds(id, d)) {
+			settings_set_real(g, id, d);
+			mark(g, id, kn);
+		} else if (si->lo_open)
+			diag(L, v, ctx, "%g is not in (%g, %g]", d, si->lo,
+			    si->hi);
+		else
+			diag(L, v, ctx, "%g is not a float32 >= %g", d, si->lo);
+		return;
+	}
+	if (ok) {
+		settings_set_int(g, id, iv);
+		mark(g, id, kn);
+	}
+}
+
+/* The settings of a section: activations, weights, bias. */
+static void
+section_pair(struct config_yaml *L, void *arg, const char *ks,
     const yaml_node_t *kn,
     const yaml_node_t *v, const char *ctx)
 {
-	struct role *r = arg;
-	struct config_globals *g = &((struct config *)L->arg)->g;
-	char *kctx = fmt("%s: %s", ctx, ks);
-	int key = -1, ok = 0, iv;
-	int64_t i64;
+	const char *section = arg;
+	int id = settings_find(section, ks);
+	char *kctx, *pk;
 
-	if (kctx == NULL) {
-		L->nomem = 1;
+	if (id >= 0) {
+		if ((kctx = fmt("%s: %s", ctx, ks)) == NULL) {
+			L->nomem = 1;
+			return;
+		}
+		read_setting(L, id, kn, v, kctx);
+		free(kctx);
 		return;
 	}
-	if (strcmp(ks, "type") == 0) {
-		key = r->act ? CG_ACT_TYPE : CG_W_TYPE;
-		ok = get_type(L, v, kctx, r->act ? &g->act_type : &g->w_type)
-		    == 0;
-	} else if (strcmp(ks, "symmetric") == 0) {
-		key = r->act ? CG_ACT_SYMMETRIC : CG_W_SYMMETRIC;
-		ok = get_bool(L, v, kctx, r->act ? &g->act_symmetric :
-		    &g->w_symmetric) == 0;
-	} else if (strcmp(ks, "reduce_range") == 0) {
-		key = r->act ? CG_ACT_REDUCE_RANGE : CG_W_REDUCE_RANGE;
-		ok = get_bool(L, v, kctx, r->act ? &g->act_reduce_range :
-		    &g->w_reduce_range) == 0;
-	} else if (strcmp(ks, "power_of_two") == 0) {
-		key = r->act ? CG_ACT_POW2 : CG_W_POW2;
-		ok = get_bool(L, v, kctx, r->act ? &g->act_pow2 : &g->w_pow2)
-		    == 0;
-	} else if (!r->act && strcmp(ks, "per_channel") == 0) {
-		key = CG_PER_CHANNEL;
-		ok = get_bool(L, v, kctx, &g->per_channel) == 0;
-	} else if (r->act && strcmp(ks, "method") == 0) {
-		key = CG_METHOD;
-		ok = get_method(L, v, kctx, &g->method) == 0;
-	} else if (r->act && strcmp(ks, "moving_average") == 0) {
-		key = CG_MOVING_AVERAGE;
-		ok = get_bool(L, v, kctx, &g->moving_average) == 0;
-	} else if (r->act && strcmp(ks, "percentile") == 0) {
-		key = CG_PERCENTILE;
-		ok = get_percentile(L, v, kctx, &g->percentile) == 0;
-	} else if (r->act && strcmp(ks, "percentile_per_side") == 0) {
-		key = CG_PER_SIDE;
-		ok = get_bool(L, v, kctx, &g->per_side) == 0;
-	} else if (r->act && strcmp(ks, "entropy_bins") == 0) {
-		key = CG_ENTROPY_BINS;
-		if (get_int(L, v, kctx, &i64) == 0) {
-			if (i64 < 16 || i64 > RANGESEL_ENTROPY_BINS_MAX)
-				diag(L, v, kctx, "%lld is not in 16..%d",
-				    (long long)i64, RANGESEL_ENTROPY_BINS_MAX);
-			else {
-				iv = (int)i64;
-				g->entropy_bins = iv;
-				ok = 1;
-			}
-		}
-	} else {
-		char *pk = printable(ks);
-
+	pk = printable(ks);
+	if (strcmp(section, "bias") == 0)
+		diag(L, kn, ctx, "unknown key '%s' (weight_adjust)", pk ? pk :
+		    "?");
+	else
 		diag(L, kn, ctx, "unknown setting '%s'%s", pk ? pk : "?",
-		    !r->act && (strcmp(ks, "method") == 0 ||
+		    strcmp(section, "weights") == 0 &&
+		    (strcmp(ks, "method") == 0 ||
 		    strcmp(ks, "percentile") == 0) ? " (weights are "
 		    "quantized over their min and max)" : "");
-		free(pk);
-	}
-	if (ok) {
-		g->set |= 1u << key;
-		g->pos[key] = pos_of(kn);
-	}
-	free(kctx);
+	free(pk);
 }
 
 static void
@@ -1320,28 +1332,6 @@ sel_pair(struct config_yaml *L, void *arg, const char *ks,
 	free(kctx);
 }
 
-static void
-bias_pair(struct config_yaml *L, void *arg, const char *ks,
-    const yaml_node_t *kn,
-    const yaml_node_t *v, const char *ctx)
-{
-	struct config_globals *g = &((struct config *)L->arg)->g;
-
-	(void)arg;
-	if (strcmp(ks, "weight_adjust") == 0) {
-		if (get_bool(L, v, "bias: weight_adjust", &g->bias_adjust) == 0) {
-			g->set |= 1u << CG_BIAS_ADJUST;
-			g->pos[CG_BIAS_ADJUST] = pos_of(kn);
-		}
-	} else {
-		char *pk = printable(ks);
-
-		diag(L, kn, ctx, "unknown key '%s' (weight_adjust)", pk ? pk :
-		    "?");
-		free(pk);
-	}
-}
-
 static int
 want_map(struct config_yaml *L, const yaml_node_t *v, const char *ctx)
 {
@@ -1357,7 +1347,7 @@ top_pair(struct config_yaml *L, void *arg, const char *ks,
     const yaml_node_t *v, const char *ctx)
 {
 	struct config *c = L->arg;
-	struct role r;
+	int id;
 
 	(void)arg;
 	(void)ctx;
@@ -1367,29 +1357,12 @@ top_pair(struct config_yaml *L, void *arg, const char *ks,
 		if (get_int(L, v, "version", &ver) == 0 && ver != 1)
 			diag(L, v, "version", "version %lld is not supported "
 			    "(this reads 1)", (long long)ver);
-	} else if (strcmp(ks, "activations") == 0) {
-		r.act = 1;
+	} else if (strcmp(ks, "activations") == 0 ||
+	    strcmp(ks, "weights") == 0 || strcmp(ks, "bias") == 0) {
 		if (want_map(L, v, ks))
-			each_pair(L, v, ks, role_pair, &r);
-	} else if (strcmp(ks, "weights") == 0) {
-		r.act = 0;
-		if (want_map(L, v, ks))
-			each_pair(L, v, ks, role_pair, &r);
-	} else if (strcmp(ks, "bias") == 0) {
-		if (want_map(L, v, ks))
-			each_pair(L, v, ks, bias_pair, NULL);
-	} else if (strcmp(ks, "min_real_range") == 0) {
-		double d;
-
-		if (get_double(L, v, ks, &d) == 0) {
-			if (d < 0 || d > FLT_MAX)
-				diag(L, v, ks, "%g is not a float32 >= 0", d);
-			else {
-				c->g.min_real_range = d;
-				c->g.set |= 1u << CG_MIN_REAL_RANGE;
-				c->g.pos[CG_MIN_REAL_RANGE] = pos_of(kn);
-			}
-		}
+			each_pair(L, v, ks, section_pair, (void *)ks);
+	} else if ((id = settings_find(NULL, ks)) >= 0) {
+		read_setting(L, id, kn, v, ks);
 	} else if (strcmp(ks, "nodes") == 0 || strcmp(ks, "op_types") == 0) {
 		struct config_list lists[2] = { { 0 }, { 0 } };
 		struct config_list *in = ks[0] == 'n' ? &c->nodes_include :
@@ -1449,7 +1422,7 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
 		err_nomem(e);
 		return NULL;
 	}
-	c->g.bias_adjust = 1;
+	settings_default(&c->g);
 	L.name = name;
 	L.msgs = msgs;
 	L.arg = c;

@@ -26,6 +26,7 @@
 #include <yaml.h>
 
 #include "err.h"
+#include "settings.h"
 #include "tensor.h"
 
 /* Larger files are refused before parsing. */
@@ -64,9 +65,6 @@ enum config_key {
 	CK_N
 };
 
-/* The name a key has in the file. */
-const char *config_key_name(int key);
-
 struct config_spec {
 	unsigned set;			/* 1u << CK_* for every key given */
 	struct config_pos pos[CK_N];
@@ -93,38 +91,6 @@ struct config_tensor {
 	struct config_pos *recv_pos;
 };
 
-/* Global settings; a bit in `set` for each one the file gives. */
-enum config_global {
-	CG_ACT_TYPE,
-	CG_ACT_SYMMETRIC,
-	CG_ACT_REDUCE_RANGE,
-	CG_ACT_POW2,
-	CG_METHOD,
-	CG_MOVING_AVERAGE,
-	CG_PERCENTILE,
-	CG_PER_SIDE,
-	CG_ENTROPY_BINS,
-	CG_W_TYPE,
-	CG_W_SYMMETRIC,
-	CG_W_REDUCE_RANGE,
-	CG_W_POW2,
-	CG_PER_CHANNEL,
-	CG_BIAS_ADJUST,
-	CG_MIN_REAL_RANGE,
-	CG_N
-};
-
-struct config_globals {
-	unsigned set;
-	struct config_pos pos[CG_N];
-	int act_type, act_symmetric, act_reduce_range, act_pow2;
-	int method, moving_average, per_side, entropy_bins;
-	double percentile;
-	int w_type, w_symmetric, w_reduce_range, w_pow2, per_channel;
-	int bias_adjust;
-	double min_real_range;
-};
-
 struct config_list {
 	char **v;
 	struct config_pos *pos;
@@ -133,7 +99,8 @@ struct config_list {
 
 struct config {
 	char *path;
-	struct config_globals g;
+	struct settings g;		/* the file's global settings
+					   (settings.h): set, positions */
 	struct config_list nodes_include, nodes_exclude;
 	struct config_list ops_include, ops_exclude;
 	struct config_tensor *t;	/* in file order */

@@ -15,42 +15,12 @@
 #include "opset.h"
 #include "qdq.h"
 #include "qparams.h"
+#include "records.h"
 #include "strmap.h"
+#include "util.h"
 #include "weights.h"
 
 #define MS_DOMAIN "com.microsoft"
-
-enum role { ROLE_ACT, ROLE_WEIGHT, ROLE_BIAS };
-
-/* Parameters of one tensor: per tensor (axis < 0, n == 1) or per axis. */
-struct qparm {
-	int type;
-	int axis;		/* -1: per tensor */
-	size_t n;
-	float *scale;
-	int32_t *zp;
-};
-
-struct qp {
-	char *name;
-	enum role role;
-	struct qparm q;
-	long line;
-};
-
-struct cv {
-	char *name;
-	struct qparm q;
-	char **recv;		/* one block; NULL: all readers */
-	size_t nrecv;
-	long line;
-};
-
-struct fold {
-	char *node;
-	char *into;
-	long line;
-};
 
 struct st {
 	char *name;
@@ -61,44 +31,21 @@ struct st {
 struct qdq_plan {
 	char *file;		/* the stream's name, for messages */
 	char *sha256;
-	struct qp *qp;
+	struct qparam_rec *qp;
 	size_t nqp, capqp;
-	struct cv *cv;
+	struct convert_rec *cv;
 	size_t ncv, capcv;
-	struct fold *fd;
+	struct fold_rec *fd;
 	size_t nfd, capfd;
 	struct st *st;
 	size_t nst, capst;
 	struct strmap *qpidx, *cvidx, *stidx;
 };
 
-static const char *
-str_or_empty(const char *s)
-{
-	return s ? s : "";
-}
-
 static int
 is_default_domain(const char *d)
 {
 	return d == NULL || *d == '\0' || strcmp(d, "ai.onnx") == 0;
-}
-
-/* Grow an array of elements of size sz to hold one more. */
-static int
-grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	void *nv;
-	size_t ncap;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	if (ncap > SIZE_MAX / sz || (nv = realloc(*v, ncap * sz)) == NULL)
-		return -1;
-	*v = nv;
-	*cap = ncap;
-	return 0;
 }
 
 int
@@ -134,13 +81,6 @@ qdq_plan_new(void)
 	return p;
 }
 
-static void
-qparm_release(struct qparm *q)
-{
-	free(q->scale);
-	free(q->zp);
-}
-
 void
 qdq_plan_free(struct qdq_plan *p)
 {
@@ -148,19 +88,12 @@ qdq_plan_free(struct qdq_plan *p)
 
 	if (p == NULL)
 		return;
-	for (i = 0; i < p->nqp; i++) {
-		free(p->qp[i].name);
-		qparm_release(&p->qp[i].q);
-	}
-	for (i = 0; i < p->ncv; i++) {
-		free(p->cv[i].name);
-		free(p->cv[i].recv);
-		qparm_release(&p->cv[i].q);
-	}
-	for (i = 0; i < p->nfd; i++) {
-		free(p->fd[i].node);
-		free(p->fd[i].into);
-	}
+	for (i = 0; i < p->nqp; i++)
+		qparam_rec_release(&p->qp[i]);
+	for (i = 0; i < p->ncv; i++)
+		convert_rec_release(&p->cv[i]);
+	for (i = 0; i < p->nfd; i++)
+		fold_rec_release(&p->fd[i]);
 	for (i = 0; i < p->nst; i++)
 		free(p->st[i].name);
 	free(p->qp);
@@ -187,125 +120,27 @@ qdq_plan_size(const struct qdq_plan *p)
 	return p->nqp + p->ncv + p->nfd;
 }
 
-/* type=, scale=, zp=, axis= of a qparam or convert record into q. */
-static int
-read_qparm(const struct stream_rec *rec, int allow_int32, struct qparm *q,
-    struct err *e)
-{
-	char *tname = NULL;
-	int64_t *zp = NULL, axis, lo, hi;
-	size_t nz, i;
-
-	memset(q, 0, sizeof *q);
-	q->axis = -1;
-	if (stream_rec_name(rec, "type", &tname, e) != 0)
-		return -1;
-	q->type = qparams_type_parse(tname);
-	if (q->type == DT_UNDEFINED && allow_int32 &&
-	    strcmp(tname, "int32") == 0)
-		q->type = DT_INT32;
-	if (q->type == DT_UNDEFINED) {
-		stream_rec_err(rec, e, "key type: unsupported type '%.40s'",
-		    tname);
-		free(tname);
-		return -1;
-	}
-	free(tname);
-	if (stream_rec_floats(rec, "scale", &q->scale, &q->n, e) != 0 ||
-	    stream_rec_ints(rec, "zp", &zp, &nz, e) != 0)
-		goto fail;
-	if (q->n == 0 || nz != q->n) {
-		stream_rec_err(rec, e, "%zu scales and %zu zero points", q->n,
-		    nz);
-		goto fail;
-	}
-	if (stream_rec_has(rec, "axis")) {
-		if (stream_rec_int(rec, "axis", &axis, e) != 0)
-			goto fail;
-		if (axis < -TENSOR_MAX_RANK || axis >= TENSOR_MAX_RANK) {
-			stream_rec_err(rec, e, "key axis: %lld is out of range",
-			    (long long)axis);
-			goto fail;
-		}
-		q->axis = (int)axis;
-	} else if (q->n != 1) {
-		stream_rec_err(rec, e, "%zu scales but no axis", q->n);
-		goto fail;
-	}
-	if (q->type == DT_INT32)
-		lo = INT32_MIN, hi = INT32_MAX;
-	else
-		qparams_type_limits(q->type, &lo, &hi);
-	if ((q->zp = malloc(q->n * sizeof *q->zp)) == NULL) {
-		err_nomem(e);
-		goto fail;
-	}
-	for (i = 0; i < q->n; i++) {
-		if (!(q->scale[i] > 0) || !isfinite(q->scale[i])) {
-			stream_rec_err(rec, e, "key scale: %g is not a "
-			    "positive finite scale", q->scale[i]);
-			goto fail;
-		}
-		if (zp[i] < lo || zp[i] > hi) {
-			stream_rec_err(rec, e, "key zp: %lld is out of the "
-			    "range of %s", (long long)zp[i],
-			    dtype_name(q->type));
-			goto fail;
-		}
-		q->zp[i] = (int32_t)zp[i];
-	}
-	free(zp);
-	return 0;
-fail:
-	free(zp);
-	qparm_release(q);
-	memset(q, 0, sizeof *q);
-	return -1;
-}
-
+/*
+ * The records, as records.h reads them; a second qparam or convert
+ * record of a tensor is refused here.
+ */
 static int
 read_qparam(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
 {
-	struct qp *qp;
-	const char *role = stream_rec_get(rec, "role");
-	enum role r;
+	struct qparam_rec *qp;
 
-	if (role == NULL)
-		return stream_rec_err(rec, e, "key role is missing");
-	if (strcmp(role, "act") == 0)
-		r = ROLE_ACT;
-	else if (strcmp(role, "weight") == 0)
-		r = ROLE_WEIGHT;
-	else if (strcmp(role, "bias") == 0)
-		r = ROLE_BIAS;
-	else
-		return stream_rec_err(rec, e, "key role: unknown role '%.40s'",
-		    role);
-	if (strmap_get(p->qpidx, rec->subject, NULL))
-		return stream_rec_err(rec, e, "a second qparam record for %s",
-		    rec->subject);
-	if (grow((void **)&p->qp, &p->capqp, p->nqp, sizeof *p->qp) != 0)
+	if (array_grow(&p->qp, &p->capqp, p->nqp, sizeof *p->qp) != 0)
 		return err_nomem(e);
 	qp = &p->qp[p->nqp];
-	memset(qp, 0, sizeof *qp);
-	qp->role = r;
-	qp->line = rec->line;
-	if (read_qparm(rec, r == ROLE_BIAS, &qp->q, e) != 0)
+	if (qparam_rec_read(qp, rec, e) != 0)
 		return -1;
-	if ((r == ROLE_BIAS) != (qp->q.type == DT_INT32)) {
-		qparm_release(&qp->q);
-		return stream_rec_err(rec, e, "role %s with type %s", role,
-		    dtype_name(qp->q.type));
+	if (strmap_get(p->qpidx, qp->name, NULL)) {
+		qparam_rec_release(qp);
+		return stream_rec_err(rec, e, "a second qparam record for %s",
+		    rec->subject);
 	}
-	if (r == ROLE_ACT && qp->q.axis >= 0 && qp->q.n > 1) {
-		qparm_release(&qp->q);
-		return stream_rec_err(rec, e, "an activation quantized per "
-		    "axis");
-	}
-	if ((qp->name = strdup(rec->subject)) == NULL ||
-	    strmap_put(p->qpidx, qp->name, (int)p->nqp) != 0) {
-		free(qp->name);
-		qparm_release(&qp->q);
+	if (strmap_put(p->qpidx, qp->name, (int)p->nqp) != 0) {
+		qparam_rec_release(qp);
 		return err_nomem(e);
 	}
 	p->nqp++;
@@ -315,32 +150,18 @@ read_qparam(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
 static int
 read_convert(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
 {
-	struct cv *cv;
+	struct convert_rec *cv;
 
 	if (strmap_get(p->cvidx, rec->subject, NULL))
 		return stream_rec_err(rec, e, "a second convert record for %s",
 		    rec->subject);
-	if (grow((void **)&p->cv, &p->capcv, p->ncv, sizeof *p->cv) != 0)
+	if (array_grow(&p->cv, &p->capcv, p->ncv, sizeof *p->cv) != 0)
 		return err_nomem(e);
 	cv = &p->cv[p->ncv];
-	memset(cv, 0, sizeof *cv);
-	cv->line = rec->line;
-	if (read_qparm(rec, 0, &cv->q, e) != 0)
+	if (convert_rec_read(cv, rec, e) != 0)
 		return -1;
-	if (cv->q.n != 1) {
-		qparm_release(&cv->q);
-		return stream_rec_err(rec, e, "a conversion per axis");
-	}
-	if (stream_rec_has(rec, "recv") && stream_rec_names(rec, "recv",
-	    &cv->recv, &cv->nrecv, e) != 0) {
-		qparm_release(&cv->q);
-		return -1;
-	}
-	if ((cv->name = strdup(rec->subject)) == NULL ||
-	    strmap_put(p->cvidx, cv->name, (int)p->ncv) != 0) {
-		free(cv->name);
-		free(cv->recv);
-		qparm_release(&cv->q);
+	if (strmap_put(p->cvidx, cv->name, (int)p->ncv) != 0) {
+		convert_rec_release(cv);
 		return err_nomem(e);
 	}
 	p->ncv++;
@@ -350,19 +171,10 @@ read_convert(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
 static int
 read_fold(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
 {
-	struct fold *f;
-
-	if (grow((void **)&p->fd, &p->capfd, p->nfd, sizeof *p->fd) != 0)
+	if (array_grow(&p->fd, &p->capfd, p->nfd, sizeof *p->fd) != 0)
 		return err_nomem(e);
-	f = &p->fd[p->nfd];
-	memset(f, 0, sizeof *f);
-	f->line = rec->line;
-	if (stream_rec_name(rec, "into", &f->into, e) != 0)
+	if (fold_rec_read(&p->fd[p->nfd], rec, e) != 0)
 		return -1;
-	if ((f->node = strdup(rec->subject)) == NULL) {
-		free(f->into);
-		return err_nomem(e);
-	}
 	p->nfd++;
 	return 0;
 }
@@ -378,7 +190,7 @@ read_stat(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
 
 	if (strmap_get(p->stidx, rec->subject, NULL))
 		return 0;
-	if (grow((void **)&p->st, &p->capst, p->nst, sizeof *p->st) != 0)
+	if (array_grow(&p->st, &p->capst, p->nst, sizeof *p->st) != 0)
 		return err_nomem(e);
 	s = &p->st[p->nst];
 	s->dtype = dt ? dtype_from_name(dt) : DT_UNDEFINED;
@@ -683,7 +495,7 @@ nomem:
 
 /* Scale and zero-point initializers of q, named after base. */
 static int
-add_params(struct ctx *c, const char *base, const struct qparm *q,
+add_params(struct ctx *c, const char *base, const struct qparam *q,
     char **sname, char **zname, struct err *e)
 {
 	struct tensor s = { 0 }, z = { 0 };
@@ -793,7 +605,7 @@ free_names(char **v, size_t n)
 }
 
 static int
-check_fold(struct ctx *c, const struct fold *f, int *node, int *into,
+check_fold(struct ctx *c, const struct fold_rec *f, int *node, int *into,
     struct err *e)
 {
 	const Onnx__NodeProto *n, *p;
@@ -894,7 +706,7 @@ apply_folds(struct ctx *c, struct err *e)
 	char **params;
 
 	for (i = 0; i < c->p->nfd; i++) {
-		const struct fold *f = &c->p->fd[i];
+		const struct fold_rec *f = &c->p->fd[i];
 		Onnx__NodeProto *n, *p;
 		char *out;
 
@@ -1002,7 +814,7 @@ read_as_param(const struct ctx *c, const char *name)
 
 /* The opset the default-domain QuantizeLinear/DequantizeLinear need for q. */
 static int
-need_opset(const struct qparm *q)
+need_opset(const struct qparam *q)
 {
 	if (q->type == DT_UINT16 || q->type == DT_INT16 ||
 	    q->type == DT_UINT4 || q->type == DT_INT4)
@@ -1014,7 +826,7 @@ need_opset(const struct qparm *q)
 
 /* A per-axis record must fit its constant: the axis, a value per channel. */
 static int
-check_channels(struct ctx *c, const struct qp *qp,
+check_channels(struct ctx *c, const struct qparam_rec *qp,
     const Onnx__TensorProto *init, struct err *e)
 {
 	int rank = (int)init->n_dims, axis = qp->q.axis;
@@ -1045,7 +857,7 @@ classify(struct ctx *c, int *need, struct err *e)
 
 	*need = 0;
 	for (i = 0; i < p->nqp; i++) {
-		const struct qp *qp = &p->qp[i];
+		const struct qparam_rec *qp = &p->qp[i];
 		struct graph_value *v = graph_value(c->gr, qp->name);
 
 		if (v == NULL) {
@@ -1114,7 +926,7 @@ classify(struct ctx *c, int *need, struct err *e)
 			note(c, "%s: no parameters: left in float",
 			    p->st[i].name);
 	for (i = 0; i < p->ncv; i++) {
-		const struct cv *cv = &p->cv[i];
+		const struct convert_rec *cv = &p->cv[i];
 
 		if (graph_value(c->gr, cv->name) == NULL)
 			return rec_err(c, cv->line, e, "tensor %s is not in %s",
@@ -1255,7 +1067,7 @@ ms:
 
 /* Quantize t (float) with q into a new tensor of q->type. */
 static int
-quantize_tensor(const struct tensor *t, const struct qparm *q, int axis,
+quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
     int bias, struct tensor *out, struct err *e)
 {
 	const float *x = t->data;
@@ -1306,7 +1118,7 @@ remove_initializer(struct ctx *c, const char *name)
 }
 
 static int
-apply_weight(struct ctx *c, const struct qp *qp, size_t limit, struct err *e)
+apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct err *e)
 {
 	struct graph_value *v = graph_value(c->gr, qp->name);
 	struct tensor t = { 0 }, q = { 0 };
@@ -1315,7 +1127,7 @@ apply_weight(struct ctx *c, const struct qp *qp, size_t limit, struct err *e)
 	int bias = qp->role == ROLE_BIAS, axis = -1, rc = -1;
 	int keep, *rd = NULL;
 	size_t nrd = 0, i;
-	struct qparm qa;
+	struct qparam qa;
 
 	if ((name = strdup(qp->name)) == NULL)
 		return err_nomem(e);
@@ -1448,7 +1260,7 @@ add_pair(struct ctx *c, const char *base, const char *src, const char *sname,
  * clone, Q2 and DQ2 for the receiving nodes.
  */
 static int
-apply_convert(struct ctx *c, const struct qp *qp, const struct cv *cv,
+apply_convert(struct ctx *c, const struct qparam_rec *qp, const struct convert_rec *cv,
     const char *src, int is_out, const int *rd, size_t nrd,
     const char *sname, const char *zname, struct err *e)
 {
@@ -1533,7 +1345,7 @@ done:
 }
 
 static int
-apply_act(struct ctx *c, const struct qp *qp, size_t limit, struct err *e)
+apply_act(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct err *e)
 {
 	const char *x = qp->name;
 	struct graph_value *v = graph_value(c->gr, x);

@@ -37,12 +37,6 @@ type_index(int type)
 	return -1;
 }
 
-int
-qparams_type_ok(int type)
-{
-	return type_index(type) >= 0;
-}
-
 const char *
 qparams_type_name(int type)
 {

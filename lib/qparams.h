@@ -50,8 +50,6 @@ struct qparams_opts {
 	float min_real_range;	/* 0 (or less): none */
 };
 
-/* 1 for the six types activations and weights can be quantized to. */
-int qparams_type_ok(int type);
 /* "uint8", ...; NULL for other types. */
 const char *qparams_type_name(int type);
 /*

@@ -129,7 +129,7 @@ test_good_recipe(void)
 	struct err e = { "" };
 	struct config *c = config_load(DIR "good-recipe.yaml", &m, &e);
 	const struct config_tensor *t;
-	const struct config_globals *g;
+	const struct settings *g;
 
 	CHECK_EQ_STR(e.msg, "");
 	CHECK_EQ_INT(m.n, 0);

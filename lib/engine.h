@@ -1,0 +1,108 @@
+/*
+ * engine: the decisions of the quantization-parameter stage
+ * (onnx-qparams(1)). From the records onnx-calib wrote (node, weight,
+ * bias, stat, hist: onnxq-stream(5)), the settings in effect (settings.h)
+ * and a recipe's selections and per-tensor overrides (config.h), it
+ * decides
+ *
+ *   - selection: which nodes, hence which tensors, are quantized (the
+ *     node and op-type include/exclude lists; by default the operators
+ *     that carry a constant weight, ENGINE_DEFAULT_OPS);
+ *   - activations: a range per tensor (rangesel.h), ORT's adjustments
+ *     for Relu, Clip and Softmax, scales and zero points (qparams.h),
+ *     data movement sharing its input's parameters, a recipe's converts;
+ *   - weights: per channel along the stream's axis, or per tensor;
+ *   - biases: int32 scales that never clip, raising weight scales as ORT
+ *     does;
+ *   - folds: the Relu and Clip nodes whose clamp the quantization of
+ *     their output makes redundant;
+ *
+ * and writes the stream back with the qparam, convert and fold records
+ * (records.h); qparam and fold records of an earlier run are replaced,
+ * every other record is passed through unchanged.
+ *
+ * The engine owns what it reads; engine_free() releases it. Errors go
+ * to struct err; notes (under verbose) to the caller's note function.
+ */
+#ifndef ONNXQ_ENGINE_H
+#define ONNXQ_ENGINE_H
+
+#include <stdarg.h>
+
+#include "config.h"
+#include "err.h"
+#include "qparams.h"
+#include "records.h"
+#include "settings.h"
+#include "stats.h"
+#include "stream.h"
+
+/* The op types quantized when no op-type or node list is given. */
+#define ENGINE_DEFAULT_OPS "Conv", "ConvTranspose", "Gemm", "MatMul"
+
+/* The selection lists, in the order of engine_opts.lists. */
+enum engine_list {
+	ENGINE_NODES_INCLUDE, ENGINE_NODES_EXCLUDE,
+	ENGINE_OPS_INCLUDE, ENGINE_OPS_EXCLUDE, ENGINE_NLISTS
+};
+
+struct engine_opts {
+	struct settings s;		/* in effect: defaults, recipe, CLI */
+	const struct config *cfg;	/* the recipe, or NULL (borrowed) */
+	/* Comma lists that replace the recipe's, NULL when not given. */
+	const char *lists[ENGINE_NLISTS];
+	int keep_acts;			/* no fold records */
+	int all_ops;			/* no default op-type list */
+	/* Notes (what was left out and why); NULL: none. */
+	void (*note)(const char *fmt, va_list ap);
+};
+
+struct engine;
+
+/* NULL when out of memory. opts (and its recipe) must outlive it. */
+struct engine *engine_new(const struct engine_opts *opts, struct err *e);
+void engine_free(struct engine *g);
+
+/*
+ * Read a whole stream: its header lines and records are kept to be
+ * written back (but for qparam and fold records, which are replaced);
+ * node, weight, bias, stat and hist records are checked and taken in.
+ */
+int engine_read(struct engine *g, struct stream_reader *rd, struct err *e);
+/* Check the recipe against the stream (config_validate); problems. */
+size_t engine_check_recipe(struct engine *g, struct config_msgs *msgs);
+/* Every decision, in order: selection, activations, weights, folds. */
+int engine_decide(struct engine *g, struct err *e);
+/* The header lines read (the caller adds its #prog line after them). */
+void engine_put_headers(const struct engine *g, struct stream_writer *w);
+/* The records read and the decisions (write errors are the writer's). */
+void engine_put_records(const struct engine *g, struct stream_writer *w);
+
+/*
+ * One tensor, outside a stream (onnx-mixprec re-deciding a tensor for
+ * another type uses these, so both stages decide alike):
+ *
+ * engine_act_opts, engine_weight_opts: the settings' qparams options for
+ * activations and weights.
+ *
+ * engine_select_range: an activation's range from its statistics (ts,
+ * with its histogram if any) under settings s and the recipe's spec for
+ * it (NULL: none); method_default says no method was asked for, so a
+ * tensor without histogram falls back to minmax. *method is the one used.
+ *
+ * engine_decide_range: the parameters of one tensor for range
+ * [lo, hi] under the recipe's spec (NULL: none) over the options o:
+ * the spec's type, flags, rmin/rmax, or its fixed scale and zero point
+ * (*fixed set). method is what the record will say ("mse", "minmax"...).
+ * To decide for another type, set o.type (a spec's quant_type wins).
+ */
+struct qparams_opts engine_act_opts(const struct settings *s);
+struct qparams_opts engine_weight_opts(const struct settings *s);
+int engine_select_range(const struct settings *s,
+    const struct config_spec *sp, const struct tstats *ts,
+    int method_default, float *lo, float *hi, int *method, struct err *e);
+int engine_decide_range(struct qparam *q, int *fixed,
+    const struct config_spec *sp, struct qparams_opts o, float lo, float hi,
+    const char *method, struct err *e);
+
+#endif

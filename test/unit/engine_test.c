@@ -1,0 +1,242 @@
+/*
+ * engine: the decisions on a small stream (test/data/qparams/graph.stream:
+ * conv -> relu -> softmax -> reshape -> mul by a constant): default
+ * selection, weights per channel, int32 biases, folds, shared grids;
+ * the settings table; one tensor decided outside a stream.
+ */
+#include <stdio.h>
+
+#include "engine.h"
+#include "rangesel.h"
+#include "unit.h"
+
+static const char graph[] =
+    "#onnxq\t1.0\n"
+    "node\tconv\top=Conv\tin=x,W,B\tout=c\n"
+    "node\trelu\top=Relu\tin=c\tout=r\n"
+    "node\tsm\top=Softmax\tin=r\tout=s\n"
+    "node\trs\top=Reshape\tin=s,shp\tout=q\n"
+    "node\tmul\top=Mul\tin=q,k\tout=m\n"
+    "weight\tW\tnode=conv\top=Conv\tdtype=float\tshape=2x1x1x1\t"
+    "min=-0.5\tmax=2\taxis=0\tcmin=-0.5,-1\tcmax=0.25,2\n"
+    "bias\tB\tnode=conv\top=Conv\tinput=x\tweight=W\tdtype=float\t"
+    "shape=2\tmin=-1\tmax=3\taxis=0\tcmin=3,-1\tcmax=3,-1\n"
+    "weight\tk\tnode=mul\top=Mul\tdtype=float\tshape=scalar\tmin=-1\t"
+    "max=3\n"
+    "stat\tx\tdtype=float\tn=4\tnan=0\tinf=0\tmin=-1\tmax=3\tbatches=1\t"
+    "bmin=-1\tbmax=3\tsum=4\tsumsq=14\n"
+    "stat\tc\tdtype=float\tn=8\tnan=0\tinf=0\tmin=-2\tmax=10\tbatches=1\t"
+    "bmin=-2\tbmax=10\tsum=10\tsumsq=100\n"
+    "stat\tr\tdtype=float\tn=8\tnan=0\tinf=0\tmin=0\tmax=6\tbatches=1\t"
+    "bmin=0\tbmax=6\tsum=12\tsumsq=40\n"
+    "stat\ts\tdtype=float\tn=8\tnan=0\tinf=0\tmin=0.01\tmax=0.6\t"
+    "batches=1\tbmin=0.01\tbmax=0.6\tsum=1\tsumsq=0.5\n"
+    "stat\tq\tdtype=float\tn=8\tnan=0\tinf=0\tmin=0.01\tmax=0.6\t"
+    "batches=1\tbmin=0.01\tbmax=0.6\tsum=1\tsumsq=0.5\n"
+    "stat\tm\tdtype=float\tn=8\tnan=0\tinf=0\tmin=-0.5\tmax=1.8\t"
+    "batches=1\tbmin=-0.5\tbmax=1.8\tsum=2\tsumsq=4\n"
+    "end\t14\n";
+
+/* Run the engine over text; the stream written (malloc'd) or NULL. */
+static char *
+run(const char *text, struct engine_opts *o, struct err *e)
+{
+	FILE *in = fmemopen((void *)text, strlen(text), "r"), *out;
+	struct stream_reader *rd = NULL;
+	struct stream_writer *w = NULL;
+	struct engine *g = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int ok = 0;
+
+	if (in == NULL || (out = open_memstream(&buf, &len)) == NULL)
+		return NULL;
+	if ((rd = stream_reader_new(in, "s", e)) != NULL &&
+	    (g = engine_new(o, e)) != NULL && engine_read(g, rd, e) == 0 &&
+	    engine_decide(g, e) == 0 &&
+	    (w = stream_writer_new(out, "out")) != NULL) {
+		engine_put_headers(g, w);
+		engine_put_records(g, w);
+		ok = stream_write_end(w, e) == 0;
+	}
+	stream_writer_free(w);
+	engine_free(g);
+	stream_reader_free(rd);
+	fclose(out);
+	if (!ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The record line of type and subject in s, without its LF, or "". */
+static const char *
+line(const char *s, const char *type, const char *subject)
+{
+	static char buf[512];
+	char key[128];
+	const char *p, *q;
+
+	snprintf(key, sizeof key, "\n%s\t%s\t", type, subject);
+	if (s == NULL || (p = strstr(s, key)) == NULL)
+		return "";
+	p++;
+	q = strchr(p, '\n');
+	snprintf(buf, sizeof buf, "%.*s", (int)(q - p), p);
+	return buf;
+}
+
+static void
+opts_default(struct engine_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	settings_default(&o->s);
+}
+
+static void
+test_default_selection(void)
+{
+	struct engine_opts o;
+	struct err e = { "" };
+	char *s;
+
+	opts_default(&o);
+	s = run(graph, &o, &e);
+	REQUIRE(s != NULL);
+	CHECK_EQ_STR(e.msg, "");
+	/* Only conv: its input and output, its weight and bias. */
+	CHECK_EQ_STR(line(s, "qparam", "x"), "qparam\tx\trole=act\t"
+	    "type=uint8\tscale=0.015686275\tzp=64\tmethod=minmax\t"
+	    "rmin=-1\trmax=3");
+	CHECK(*line(s, "qparam", "c"));
+	CHECK_EQ_STR(line(s, "qparam", "r"), "");
+	CHECK_EQ_STR(line(s, "qparam", "k"), "");
+	CHECK_EQ_STR(line(s, "qparam", "W"), "qparam\tW\trole=weight\t"
+	    "type=int8\taxis=0\tscale=0.003937008,0.015748031\tzp=0,0\t"
+	    "method=minmax\trmin=-0.5,-1\trmax=0.25,2");
+	CHECK_EQ_STR(line(s, "qparam", "B"), "qparam\tB\trole=bias\t"
+	    "type=int32\taxis=0\tscale=6.175699e-05,0.00024702796\t"
+	    "zp=0,0\tinput=x\tweight=W");
+	CHECK_EQ_STR(line(s, "fold", "relu"), "");
+	free(s);
+}
+
+static void
+test_all_ops(void)
+{
+	struct engine_opts o;
+	struct err e = { "" };
+	char *s;
+
+	opts_default(&o);
+	o.all_ops = 1;
+	s = run(graph, &o, &e);
+	REQUIRE(s != NULL);
+	/* Relu's only input takes its output's range; the quantization of
+	 * r clamps at 0, so the Relu folds and c has no record. */
+	CHECK_EQ_STR(line(s, "fold", "relu"), "fold\trelu\tinto=conv");
+	CHECK_EQ_STR(line(s, "qparam", "c"), "");
+	CHECK_EQ_STR(line(s, "qparam", "s"), "qparam\ts\trole=act\t"
+	    "type=uint8\tscale=0.003921569\tzp=0\tmethod=minmax\t"
+	    "rmin=0\trmax=1");
+	CHECK_EQ_STR(line(s, "qparam", "q"), "qparam\tq\trole=act\t"
+	    "type=uint8\tscale=0.003921569\tzp=0\tmethod=shared\tfrom=s");
+	/* Mul's constant is quantized as an activation. */
+	CHECK_EQ_STR(line(s, "qparam", "k"), "qparam\tk\trole=weight\t"
+	    "type=uint8\tscale=0.015686275\tzp=64\tmethod=minmax\t"
+	    "rmin=-1\trmax=3");
+	free(s);
+
+	o.keep_acts = 1;
+	s = run(graph, &o, &e);
+	REQUIRE(s != NULL);
+	CHECK_EQ_STR(line(s, "fold", "relu"), "");
+	CHECK(*line(s, "qparam", "c"));
+	free(s);
+}
+
+static void
+test_selection_needs_nodes(void)
+{
+	struct engine_opts o;
+	struct err e = { "" };
+
+	opts_default(&o);
+	o.lists[ENGINE_OPS_EXCLUDE] = "Conv";
+	CHECK(run("#onnxq\t1.0\nstat\tx\tdtype=float\tn=0\tnan=0\tinf=0\t"
+	    "min=inf\tmax=-inf\tbatches=0\tbmin=0\tbmax=0\tsum=0\tsumsq=0\n"
+	    "end\t1\n", &o, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "s: node and op-type selections need node "
+	    "records");
+}
+
+static void
+test_settings(void)
+{
+	struct settings a, b;
+
+	CHECK_EQ_INT(settings_find("activations", "type"), CG_ACT_TYPE);
+	CHECK_EQ_INT(settings_find("weights", "type"), CG_W_TYPE);
+	CHECK_EQ_INT(settings_find(NULL, "min_real_range"), CG_MIN_REAL_RANGE);
+	CHECK_EQ_INT(settings_find("bias", "weight_adjust"), CG_BIAS_ADJUST);
+	CHECK_EQ_INT(settings_find("weights", "method"), -1);
+	CHECK_EQ_INT(settings_find(NULL, "type"), -1);
+	CHECK(!settings_in_bounds(CG_PERCENTILE, 0));
+	CHECK(settings_in_bounds(CG_PERCENTILE, 100));
+	CHECK(!settings_in_bounds(CG_ENTROPY_BINS, 15));
+	settings_default(&a);
+	settings_default(&b);
+	settings_set_int(&b, CG_W_TYPE, DT_UINT8);
+	settings_set_real(&b, CG_PERCENTILE, 99);
+	b.pos[CG_W_TYPE].line = 3;
+	b.act_type = DT_INT16;		/* not set: not taken */
+	settings_apply(&a, &b);
+	CHECK(a.w_type == DT_UINT8 && a.percentile == 99);
+	CHECK(a.act_type == DT_UINT8 && a.pos[CG_W_TYPE].line == 3);
+	CHECK(a.set == ((1u << CG_W_TYPE) | (1u << CG_PERCENTILE)));
+}
+
+/* What onnx-mixprec does to decide a tensor for another type. */
+static void
+test_one_tensor(void)
+{
+	struct settings s;
+	struct tstats ts;
+	struct qparams_opts o;
+	struct qparam q = { 0 };
+	struct err e = { "" };
+	float x[4] = { -1, 0, 2, 3 }, lo, hi;
+	int method, fixed;
+
+	settings_default(&s);
+	REQUIRE(tstats_init(&ts, 7, &e) == 0);
+	REQUIRE(tstats_add_batch(&ts, x, 4, &e) == 0);
+	CHECK(engine_select_range(&s, NULL, &ts, 0, &lo, &hi, &method,
+	    &e) == 0);
+	CHECK_EQ_INT(method, RANGESEL_MSE);
+	CHECK(lo <= 0 && hi > 2);
+	/* Without a histogram, the default method falls back to minmax. */
+	tstats_release(&ts);
+	REQUIRE(tstats_init(&ts, -1, &e) == 0);
+	REQUIRE(tstats_add_batch(&ts, x, 4, &e) == 0);
+	CHECK(engine_select_range(&s, NULL, &ts, 1, &lo, &hi, &method,
+	    &e) == 0);
+	CHECK(method == RANGESEL_MINMAX && lo == -1 && hi == 3);
+	CHECK(engine_select_range(&s, NULL, &ts, 0, &lo, &hi, &method,
+	    &e) < 0);
+	CHECK_EQ_STR(e.msg, "method mse needs its hist records");
+	tstats_release(&ts);
+
+	o = engine_act_opts(&s);
+	o.type = DT_UINT16;
+	CHECK(engine_decide_range(&q, &fixed, NULL, o, -1, 3, "minmax",
+	    &e) == 0);
+	CHECK(q.type == DT_UINT16 && q.n == 1 && q.axis == -1 && !fixed);
+	CHECK(q.zp[0] == 16384 && q.rmin[0] == -1 && q.rmax[0] == 3);
+	CHECK_EQ_STR(q.method, "minmax");
+	qparam_release(&q);
+}
+
+UNIT_MAIN(test_default_selection, test_all_ops, test_selection_needs_nodes,
+    test_settings, test_one_tensor)
