@@ -43,10 +43,14 @@
  * up in different types is dropped, so the Relu/Clip stays and the edge
  * between them gets its convert.
  *
+ * Modules: mixprec.c reads and links the stream and answers the queries
+ * and requests, mixresolve.c resolves, mixwrite.c writes; regions.h
+ * reads REGIONS.yaml files.
+ *
  * Ownership: struct mixprec owns every record it read; the strings the
- * query functions return live as long as it. struct mixprec_regions owns
- * its strings. Messages are malloc'd strings in struct config_msgs,
- * released with config_msgs_release() (config.h).
+ * query functions return live as long as it. Messages are malloc'd
+ * strings in struct config_msgs, released with config_msgs_release()
+ * (config.h).
  */
 #ifndef ONNXQ_MIXPREC_H
 #define ONNXQ_MIXPREC_H
@@ -56,44 +60,8 @@
 
 #include "config.h"
 #include "err.h"
+#include "regions.h"
 #include "stream.h"
-
-/* Larger regions files are refused before parsing. */
-#define MIXPREC_REGIONS_MAX_BYTES ((long)16 << 20)
-
-/*
- * What a region asks for: a type (DT_UINT16, ... or DT_FLOAT) and,
- * optionally, the grid's flags (-1: each tensor keeps its own).
- */
-struct mixprec_type {
-	int type;
-	int symmetric, reduce_range, pow2;
-};
-
-/* Regions as a REGIONS.yaml file gives them (onnxq-regions(5)). */
-struct mixprec_region {
-	char *label;			/* "region 2" or "region 2 (NAME)" */
-	int line, col;			/* of the region in the file; 0: none */
-	struct mixprec_type t;
-	struct config_list nodes, tensors, ops;	/* names, positions */
-};
-
-struct mixprec_regions {
-	char *path;
-	struct mixprec_region *v;
-	size_t n;
-};
-
-/*
- * Load and check a regions file. On any problem: NULL, every problem in
- * msgs ("FILE:LINE:COL: region 2: type: unknown type 'uint9'") and a
- * summary in e; I/O errors and out of memory only in e.
- */
-struct mixprec_regions *mixprec_regions_load(const char *path,
-    struct config_msgs *msgs, struct err *e);
-struct mixprec_regions *mixprec_regions_load_mem(const char *name,
-    const char *text, size_t len, struct config_msgs *msgs, struct err *e);
-void mixprec_regions_free(struct mixprec_regions *rg);
 
 /* The stream, read whole. */
 struct mixprec;
@@ -114,7 +82,6 @@ void mixprec_set_note(struct mixprec *mp, mixprec_note_fn fn, void *ctx);
 
 /* Nodes, in the stream's (topological) order. */
 int mixprec_nnodes(const struct mixprec *mp);
-const char *mixprec_node_name(const struct mixprec *mp, int node);
 const char *mixprec_node_op(const struct mixprec *mp, int node);
 /* -1 when there is no such node. */
 int mixprec_node_find(const struct mixprec *mp, const char *name);
@@ -196,7 +163,11 @@ struct mixprec_summary {
 };
 
 void mixprec_summarize(const struct mixprec *mp, struct mixprec_summary *s);
-/* The produced type of a tensor after the last resolve. */
+/*
+ * The type a tensor is produced in after the last successful resolve (as
+ * read before one; DT_FLOAT when left in float, DT_UNDEFINED when not
+ * quantized).
+ */
 int mixprec_tensor_result_type(const struct mixprec *mp, int t);
 
 struct mixprec_write_opts {
