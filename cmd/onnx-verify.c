@@ -24,6 +24,7 @@
 #include "ops.h"
 #include "outfile.h"
 #include "prep.h"
+#include "qdqerr.h"
 #include "progress.h"
 #include "stream.h"
 #include "strmap.h"
@@ -34,10 +35,6 @@
 
 enum { EXIT_SAME = 0, EXIT_DIFFERENT = 1, EXIT_TROUBLE = 2 };
 enum format { FMT_TABLE, FMT_TSV, FMT_JSON };
-enum sortkey { SORT_OWN, SORT_SNR, SORT_GRAPH };
-enum role { ROLE_ACT, ROLE_WEIGHT, ROLE_BIAS };
-
-static const char *const role_names[] = { "act", "weight", "bias" };
 
 /* --min-snr DB (name NULL: every output) or NAME=DB. */
 struct snr_gate {
@@ -92,57 +89,6 @@ struct outrow {
 	const char *status;
 };
 
-/*
- * Per tensor: one quantized tensor of QMODEL (a DequantizeLinear output)
- * matched to the fp32 tensor it stands for.
- */
-struct qt {
-	const char *name;	/* fp32 tensor (points into a model) */
-	const char *dq;		/* the DequantizeLinear output in QMODEL */
-	int role;		/* enum role */
-	int qtype;		/* the integer type */
-	int order;		/* position along QMODEL's graph */
-	int src;		/* index into pertensor.src (activations), -1 */
-	/* The pair, to quantize the fp32 tensor alone (activations). */
-	const Onnx__NodeProto *qnode, *dqnode;
-	const struct op_def *qdef, *dqdef;
-	int qopset, dqopset;
-	struct tensor qp[2], dqp[2];	/* scale, zero point (may be empty) */
-	int has_own;		/* the pair's parameters are constants */
-	struct compare carried;	/* QMODEL's DQ output against fp32 */
-	struct compare own;	/* the pair alone against fp32 */
-	int64_t counted, clipped;	/* elements seen, and clipped */
-	int64_t qlo, qhi;	/* integers seen */
-	int64_t tlo, thi;	/* the type's range */
-};
-
-/* An fp32 activation some quantized tensors stand for. */
-struct source {
-	const char *name;
-	struct tensor held;	/* this sample's value, until QMODEL ran */
-	int clamp;		/* only Relu/Clip read it: compare clamped */
-	double lo, hi;
-	int users, pending;
-	int *qts;		/* indices into pertensor.t */
-	int nqts;
-};
-
-struct pertensor {
-	const struct opts *o;
-	struct qt *t;
-	int n;
-	struct source *src;
-	int nsrc;
-	struct strmap *by_src;	/* fp32 name -> source */
-	struct strmap *by_dq;	/* DQ output -> qt (activations) */
-	const char **unmatched;	/* DQ outputs not matched */
-	int nunmatched;
-	const struct model *fm;	/* the fp32 model */
-	struct model *prepped;	/* fp32 model as onnx-qdq-insert sees it */
-	struct graph *qg, *fg, *pg;
-	int64_t sample;
-};
-
 static const char usage_text[] =
     "usage: onnx-verify -d DIR [-d DIR ...] [--atol A] [--rtol R] "
     "[--min-snr [NAME=]DB]\n"
@@ -163,21 +109,6 @@ static void
 clear_bar(void)
 {
 	progress_clear(&bar);
-}
-
-static const char *
-str_or_empty(const char *s)
-{
-	return s ? s : "";
-}
-
-static int
-is_op(const Onnx__NodeProto *n, const char *op)
-{
-	const char *d = str_or_empty(n->domain);
-
-	return strcmp(str_or_empty(n->op_type), op) == 0 && (*d == '\0' ||
-	    strcmp(d, "ai.onnx") == 0 || strcmp(d, "com.microsoft") == 0);
 }
 
 static void
@@ -347,738 +278,6 @@ out:
 	if (ret < 0)
 		labels_free(l);
 	return ret;
-}
-
-/* Per tensor: matching QMODEL's quantized tensors to fp32 tensors. */
-
-static const Onnx__NodeProto *
-node_at(const struct graph *g, int i)
-{
-	return graph_proto(g)->node[i];
-}
-
-/* The QuantizeLinear node producing name in g, or NULL. */
-static const Onnx__NodeProto *
-q_producer(const struct graph *g, const char *name)
-{
-	const struct graph_value *v = graph_value(g, name);
-
-	if (!v || v->producer < 0 || !is_op(node_at(g, v->producer),
-	    "QuantizeLinear"))
-		return NULL;
-	return node_at(g, v->producer);
-}
-
-/* A value the fp32 run computes (and observes): an input or a node output. */
-static int
-is_activation(const struct graph *g, const char *name)
-{
-	const struct graph_value *v = graph_value(g, name);
-
-	return v && (v->kind == VALUE_INPUT || v->kind == VALUE_NODE);
-}
-
-static int
-is_constant(const struct graph *g, const char *name)
-{
-	const struct graph_value *v = graph_value(g, name);
-
-	return v && v->init;
-}
-
-/*
- * The node of g that corresponds to QMODEL's node qn: the producer of one
- * of qn's output names, of the same op type; else the node of the same
- * name and op type.
- */
-static const Onnx__NodeProto *
-node_like(const struct graph *g, const Onnx__NodeProto *qn)
-{
-	const Onnx__GraphProto *gp = graph_proto(g);
-
-	for (size_t i = 0; i < qn->n_output; i++) {
-		const struct graph_value *v = graph_value(g, qn->output[i]);
-		const Onnx__NodeProto *p;
-
-		if (!v || v->producer < 0)
-			continue;
-		p = node_at(g, v->producer);
-		if (strcmp(str_or_empty(p->op_type),
-		    str_or_empty(qn->op_type)) == 0)
-			return p;
-	}
-	if (!qn->name || !*qn->name)
-		return NULL;
-	for (size_t i = 0; i < gp->n_node; i++)
-		if (gp->node[i]->name &&
-		    strcmp(gp->node[i]->name, qn->name) == 0 &&
-		    strcmp(str_or_empty(gp->node[i]->op_type),
-		    str_or_empty(qn->op_type)) == 0)
-			return gp->node[i];
-	return NULL;
-}
-
-/*
- * Through QMODEL's consumers of dq: the name the corresponding fp32 node
- * reads at the same input slot, if want() accepts it in g.
- */
-static const char *
-via_consumers(const struct graph *qg, const char *dq, const struct graph *g,
-    int (*want)(const struct graph *, const char *))
-{
-	const struct graph_value *v = graph_value(qg, dq);
-
-	for (int c = 0; v && c < v->nconsumers; c++) {
-		const Onnx__NodeProto *qn = node_at(qg, v->consumers[c]), *fn;
-
-		if (!(fn = node_like(g, qn)))
-			continue;
-		for (size_t s = 0; s < qn->n_input && s < fn->n_input; s++)
-			if (strcmp(str_or_empty(qn->input[s]), dq) == 0 &&
-			    fn->input[s] && want(g, fn->input[s]))
-				return fn->input[s];
-	}
-	return NULL;
-}
-
-/*
- * The fp32 activation a quantized activation stands for: follow Q's
- * input back through DQ -> Q chains (a tensor converted to a second
- * type) to a name the fp32 model computes; else the DQ output's own name
- * (a graph output keeps its name, its producer being renamed); else the
- * input the fp32 twin of a consumer reads.
- */
-static const char *
-match_activation(const struct pertensor *pt, const Onnx__NodeProto *qn,
-    const char *dq)
-{
-	const char *name = qn->input[0];
-
-	for (int depth = 0; name && depth < 64; depth++) {
-		const struct graph_value *v;
-		const Onnx__NodeProto *p, *q;
-
-		if (is_activation(pt->fg, name))
-			return name;
-		v = graph_value(pt->qg, name);
-		if (!v || v->producer < 0)
-			break;
-		p = node_at(pt->qg, v->producer);
-		if (!is_op(p, "DequantizeLinear") || p->n_input < 1 ||
-		    !(q = q_producer(pt->qg, p->input[0])) || q->n_input < 1)
-			break;
-		name = q->input[0];
-	}
-	if (is_activation(pt->fg, dq))
-		return dq;
-	return via_consumers(pt->qg, dq, pt->fg, is_activation);
-}
-
-/* The fp32 constant a quantized weight or bias stands for. */
-static const char *
-match_constant(const struct pertensor *pt, const Onnx__NodeProto *qn,
-    const char *dq)
-{
-	const char *name;
-
-	if ((name = via_consumers(pt->qg, dq, pt->pg, is_constant)))
-		return name;
-	if (is_constant(pt->pg, dq))
-		return dq;
-	if (qn && qn->n_input > 0 && is_constant(pt->pg, qn->input[0]))
-		return qn->input[0];
-	return NULL;
-}
-
-static int
-decode_const(const struct model *m, const struct graph *g, const char *name,
-    struct tensor *t, struct err *e)
-{
-	const struct graph_value *v = graph_value(g, name);
-
-	if (!v || !v->init)
-		return err_set(e, "%s is not a constant", name);
-	return model_tensor_read(m, v->init, t, e);
-}
-
-/* Run a QuantizeLinear or DequantizeLinear kernel on x with params p. */
-static int
-run_kernel(const struct op_def *def, const Onnx__NodeProto *n, int opset,
-    const struct tensor *x, const struct tensor *p, int threads,
-    struct tensor *out, struct err *e)
-{
-	const struct tensor *in[3] = { x, p[0].data ? &p[0] : NULL,
-	    p[1].data ? &p[1] : NULL };
-	struct op_ctx c;
-	void *state = NULL;
-	int r;
-
-	memset(&c, 0, sizeof c);
-	memset(out, 0, sizeof *out);
-	c.node = n;
-	c.opset = opset;
-	c.nin = 3;
-	c.in = in;
-	c.nout = 1;
-	c.out = out;
-	c.threads = threads;
-	c.state = &state;
-	c.err = e;
-	e->msg[0] = '\0';
-	r = def->run(&c);
-	if (state && def->free_state)
-		def->free_state(state);
-	if (r != 0) {
-		if (!e->msg[0])
-			err_set(e, "kernel failed");
-		tensor_release(out);
-		return -1;
-	}
-	return 0;
-}
-
-static int64_t
-int_at(const struct tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case DT_UINT8:
-	case DT_UINT4:
-		return ((const uint8_t *)t->data)[i];
-	case DT_INT8:
-	case DT_INT4:
-		return ((const int8_t *)t->data)[i];
-	default:
-		return (int64_t)tensor_get(t, i);
-	}
-}
-
-static double
-float_at(const struct tensor *t, int64_t i)
-{
-	return t->dtype == DT_FLOAT ? ((const float *)t->data)[i] :
-	    tensor_get(t, i);
-}
-
-/*
- * Elements of x the pair clips: quantized to an end of the type's range
- * and beyond the end of the grid by more than half a step, so that the
- * error exceeds what rounding alone makes. Scales per tensor or per axis;
- * blocked scales are not counted.
- */
-static void
-count_clipped(struct qt *q, const struct tensor *x, const struct tensor *qv,
-    const struct tensor *dq)
-{
-	const struct tensor *s = &q->dqp[0];
-	int64_t inner = 1, A = 1;
-
-	if (q->thi <= q->tlo || !s->data || x->nelem != qv->nelem ||
-	    x->nelem != dq->nelem)
-		return;
-	if (s->nelem != 1) {
-		int64_t axis = 1;
-
-		for (size_t i = 0; i < q->dqnode->n_attribute; i++)
-			if (strcmp(str_or_empty(q->dqnode->attribute[i]->name),
-			    "axis") == 0)
-				axis = q->dqnode->attribute[i]->i;
-		if (axis < 0)
-			axis += x->rank;
-		if (s->rank != 1 || axis < 0 || axis >= x->rank ||
-		    s->nelem != x->dims[axis])
-			return;
-		A = s->nelem;
-		for (int d = (int)axis + 1; d < x->rank; d++)
-			inner *= x->dims[d];
-	}
-	/* Locals, so the loop keeps them in registers. */
-	int64_t counted = 0, clipped = 0, lo = q->qlo, hi = q->qhi;
-	int64_t tlo = q->tlo, thi = q->thi;
-	const float *xf = x->dtype == DT_FLOAT ? x->data : NULL;
-	const uint8_t *u8 = qv->dtype == DT_UINT8 ? qv->data : NULL;
-
-	for (int64_t i = 0; i < x->nelem; i++) {
-		double xv = xf ? xf[i] : tensor_get(x, i), dv, half;
-		int64_t k = u8 ? u8[i] : int_at(qv, i);
-
-		if (isnan(xv))
-			continue;
-		counted++;
-		lo = k < lo ? k : lo;
-		hi = k > hi ? k : hi;
-		if (k > tlo && k < thi)
-			continue;
-		dv = float_at(dq, i);
-		half = fabs(tensor_get(s, A == 1 ? 0 : i / inner % A)) / 2;
-		if ((k <= tlo && xv < dv - half) || (k >= thi && xv > dv + half))
-			clipped++;
-	}
-	q->counted += counted;
-	q->clipped += clipped;
-	q->qlo = lo;
-	q->qhi = hi;
-}
-
-/*
- * The integer type of a pair: its zero point's, else Q's output_dtype,
- * else uint8.
- */
-static int
-pair_type(const struct qt *q, const Onnx__NodeProto *qn)
-{
-	if (q->dqp[1].data)
-		return q->dqp[1].dtype;
-	if (qn) {
-		for (size_t i = 0; i < qn->n_attribute; i++)
-			if (strcmp(str_or_empty(qn->attribute[i]->name),
-			    "output_dtype") == 0 && qn->attribute[i]->i)
-				return (int)qn->attribute[i]->i;
-	}
-	return DT_UINT8;
-}
-
-static int
-load_params(const struct pertensor *pt, const struct model *qm,
-    const Onnx__NodeProto *n, struct tensor *p, struct err *e)
-{
-	for (size_t i = 1; i < 3 && i < n->n_input; i++) {
-		if (!n->input[i] || !*n->input[i])
-			continue;
-		if (!is_constant(pt->qg, n->input[i]))
-			return 1;
-		if (decode_const(qm, pt->qg, n->input[i], &p[i - 1], e) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* Dequantize a weight or bias once and compare it with the fp32 constant. */
-static int
-weight_error(struct pertensor *pt, struct qt *q, const struct model *qm,
-    const char *qin, struct err *e)
-{
-	struct tensor ref = { 0 }, in = { 0 }, qv = { 0 }, dq = { 0 };
-	int r = -1;
-
-	if (decode_const(pt->prepped, pt->pg, q->name, &ref, e) < 0 ||
-	    decode_const(qm, pt->qg, qin, &in, e) < 0)
-		goto out;
-	if (q->qnode) {
-		if (run_kernel(q->qdef, q->qnode, q->qopset, &in, q->qp,
-		    pt->o->threads, &qv, e) < 0)
-			goto out;
-	} else
-		tensor_move(&qv, &in);
-	if (run_kernel(q->dqdef, q->dqnode, q->dqopset, &qv, q->dqp,
-	    pt->o->threads, &dq, e) < 0)
-		goto out;
-	q->qtype = qv.dtype;
-	dtype_int_range(qv.dtype, &q->tlo, &q->thi);
-	compare_add(&q->own, &dq, &ref, -1);	/* no sample: compared once */
-	q->carried = q->own;
-	count_clipped(q, &ref, &qv, &dq);
-	r = 0;
-out:
-	tensor_release(&ref);
-	tensor_release(&in);
-	tensor_release(&qv);
-	tensor_release(&dq);
-	return r;
-}
-
-static void
-pertensor_free(struct pertensor *pt)
-{
-	for (int i = 0; i < pt->n; i++) {
-		release_all(pt->t[i].qp, 2);
-		release_all(pt->t[i].dqp, 2);
-	}
-	for (int i = 0; i < pt->nsrc; i++) {
-		tensor_release(&pt->src[i].held);
-		free(pt->src[i].qts);
-	}
-	free(pt->t);
-	free(pt->src);
-	free(pt->unmatched);
-	strmap_free(pt->by_src);
-	strmap_free(pt->by_dq);
-	graph_free(pt->qg);
-	graph_free(pt->fg);
-	graph_free(pt->pg);
-	model_free(pt->prepped);
-	memset(pt, 0, sizeof *pt);
-}
-
-static int
-same_tensor(const struct tensor *a, const struct tensor *b)
-{
-	if (!a->data || !b->data)
-		return !a->data && !b->data;
-	return a->dtype == b->dtype && shape_equal(a, b) &&
-	    memcmp(a->data, b->data,
-	    (size_t)a->nelem * dtype_size(a->dtype)) == 0;
-}
-
-/*
- * An activation already listed with the same fp32 source and parameters
- * (one pair per reader): reported once.
- */
-static int
-duplicate(const struct pertensor *pt, const struct qt *q)
-{
-	for (int i = 0; i < pt->n; i++) {
-		const struct qt *o = &pt->t[i];
-
-		if (o->role == ROLE_ACT && strcmp(o->name, q->name) == 0 &&
-		    same_tensor(&o->dqp[0], &q->dqp[0]) &&
-		    same_tensor(&o->dqp[1], &q->dqp[1]) &&
-		    same_tensor(&o->qp[0], &q->qp[0]) &&
-		    same_tensor(&o->qp[1], &q->qp[1]))
-			return 1;
-	}
-	return 0;
-}
-
-/* A Clip bound: an attribute before opset 11, a constant input since. */
-static int
-clip_bound(const struct pertensor *pt, const Onnx__NodeProto *n, int slot,
-    const char *attr, double def, double *v, struct err *e)
-{
-	struct tensor t = { 0 };
-	int64_t n1;
-
-	*v = def;
-	if (model_opset(pt->fm, "") < 11) {
-		if (attr_find(n, attr))
-			*v = attr_float(n, attr, 0);
-		return 0;
-	}
-	if ((size_t)slot >= n->n_input || !n->input[slot] || !*n->input[slot])
-		return 0;
-	if (!is_constant(pt->fg, n->input[slot]))
-		return 1;
-	if (decode_const(pt->fm, pt->fg, n->input[slot], &t, e) < 0)
-		return -1;
-	if ((n1 = t.nelem) == 1)
-		*v = tensor_get(&t, 0);
-	tensor_release(&t);
-	return n1 == 1 ? 0 : 1;
-}
-
-/*
- * A tensor that only Relu or Clip nodes of the same bounds read (and that
- * is no graph output) matters downstream only within those bounds; the
- * quantizer may use that (ORT gives such a tensor the clamp's range), so
- * it is compared clamped, both sides. 1 and the bounds when so.
- */
-static int
-clamp_of(const struct pertensor *pt, const char *name, double *lo,
-    double *hi, struct err *e)
-{
-	const struct graph_value *v = graph_value(pt->fg, name);
-
-	if (!v || v->is_output || v->nconsumers == 0)
-		return 0;
-	for (int c = 0; c < v->nconsumers; c++) {
-		const Onnx__NodeProto *n = node_at(pt->fg, v->consumers[c]);
-		double a, b;
-		int r;
-
-		if (is_op(n, "Relu"))
-			a = 0, b = INFINITY;
-		else if (is_op(n, "Clip") && n->n_input > 0 &&
-		    strcmp(str_or_empty(n->input[0]), name) == 0) {
-			r = clip_bound(pt, n, 1, "min", -INFINITY, &a, e);
-			if (r == 0)
-				r = clip_bound(pt, n, 2, "max", INFINITY, &b,
-				    e);
-			if (r != 0)
-				return r < 0 ? -1 : 0;
-		} else
-			return 0;
-		if (c > 0 && (a != *lo || b != *hi))
-			return 0;
-		*lo = a;
-		*hi = b;
-	}
-	return 1;
-}
-
-static int
-add_source(struct pertensor *pt, struct qt *q, int qi, struct err *e)
-{
-	struct source *s;
-	int k, *nq;
-
-	if (!strmap_get(pt->by_src, q->name, &k)) {
-		k = pt->nsrc++;
-		if (strmap_put(pt->by_src, q->name, k) < 0)
-			return err_nomem(e);
-		s = &pt->src[k];
-		memset(s, 0, sizeof *s);
-		s->name = q->name;
-		if ((s->clamp = clamp_of(pt, q->name, &s->lo, &s->hi, e)) < 0)
-			return -1;
-	}
-	s = &pt->src[k];
-	if (!(nq = realloc(s->qts, (size_t)(s->nqts + 1) * sizeof *nq)))
-		return err_nomem(e);
-	s->qts = nq;
-	s->qts[s->nqts++] = qi;
-	s->users++;
-	q->src = k;
-	return 0;
-}
-
-/* Where a quantized tensor sits: its first reader, else its DQ node. */
-static int
-graph_position(const struct graph *qg, const int *rank, int dqnode,
-    const char *dq)
-{
-	const struct graph_value *v = graph_value(qg, dq);
-	int best = rank[dqnode];
-
-	for (int c = 0; v && c < v->nconsumers; c++)
-		if (c == 0 || rank[v->consumers[c]] < best)
-			best = rank[v->consumers[c]];
-	return best;
-}
-
-/*
- * Find every DequantizeLinear of QMODEL, what it stands for in the fp32
- * model, and the parameters to quantize that alone; weights and biases
- * are compared once, here.
- */
-static int
-pertensor_init(struct pertensor *pt, const struct opts *o,
-    struct runner *fr, struct runner *qr, struct err *e)
-{
-	Onnx__GraphProto *qgp = qr->m->proto->graph;
-	const int *topo;
-	int *rank = NULL, nn;
-
-	memset(pt, 0, sizeof *pt);
-	pt->o = o;
-	pt->fm = fr->m;
-	if (!qgp || !fr->m->proto->graph)
-		return err_set(e, "model without a graph");
-	nn = (int)qgp->n_node;
-	if (!(pt->qg = graph_new(qgp, e)) ||
-	    !(pt->fg = graph_new(fr->m->proto->graph, e)))
-		return -1;
-	/* Weights as onnx-qdq-insert saw them: BatchNormalization folded. */
-	if (!(pt->prepped = model_load(o->model, e)) ||
-	    prep_model(pt->prepped, NULL, e) < 0 ||
-	    !(pt->pg = graph_new(pt->prepped->proto->graph, e)))
-		return -1;
-	pt->t = calloc((size_t)nn + 1, sizeof *pt->t);
-	pt->src = calloc((size_t)nn + 1, sizeof *pt->src);
-	pt->unmatched = calloc((size_t)nn + 1, sizeof *pt->unmatched);
-	rank = calloc((size_t)nn + 1, sizeof *rank);
-	pt->by_src = strmap_new();
-	pt->by_dq = strmap_new();
-	if (!pt->t || !pt->src || !pt->unmatched || !rank || !pt->by_src ||
-	    !pt->by_dq) {
-		free(rank);
-		return err_nomem(e);
-	}
-	topo = graph_topo(pt->qg);
-	for (int i = 0; i < nn; i++)
-		rank[topo[i]] = i;
-	for (int k = 0; k < nn; k++) {
-		int ni = topo[k];
-		const Onnx__NodeProto *dn = qgp->node[ni], *qn;
-		const char *dq, *qin, *dom;
-		struct qt *q = &pt->t[pt->n];
-		int r;
-
-		if (!is_op(dn, "DequantizeLinear") || dn->n_input < 1 ||
-		    dn->n_output < 1 || !dn->output[0] || !*dn->output[0])
-			continue;
-		dq = dn->output[0];
-		qn = q_producer(pt->qg, dn->input[0]);
-		if (qn)
-			qin = qn->n_input > 0 ? qn->input[0] : NULL;
-		else
-			qin = dn->input[0];
-		/* Neither a Q -> DQ pair nor a stored weight: not ours. */
-		if (!qin || (!qn && !is_constant(pt->qg, qin)))
-			continue;
-		memset(q, 0, sizeof *q);
-		compare_init(&q->carried);
-		compare_init(&q->own);
-		q->qlo = INT64_MAX;
-		q->qhi = INT64_MIN;
-		q->src = -1;
-		q->dq = dq;
-		q->dqnode = dn;
-		q->qnode = qn;
-		q->order = graph_position(pt->qg, rank, ni, dq);
-		dom = str_or_empty(dn->domain);
-		q->dqopset = model_opset(qr->m, dom);
-		if (!(q->dqdef = ops_find(dom, dn->op_type)))
-			continue;
-		if (qn) {
-			dom = str_or_empty(qn->domain);
-			q->qopset = model_opset(qr->m, dom);
-			if (!(q->qdef = ops_find(dom, qn->op_type)))
-				continue;
-		}
-		r = load_params(pt, qr->m, dn, q->dqp, e);
-		if (qn && r == 0)
-			r = load_params(pt, qr->m, qn, q->qp, e);
-		if (r < 0) {
-			release_all(q->qp, 2);
-			release_all(q->dqp, 2);
-			goto fail;
-		}
-		q->has_own = r == 0;
-		q->qtype = pair_type(q, qn);
-		dtype_int_range(q->qtype, &q->tlo, &q->thi);
-		if (!is_constant(pt->qg, qin)) {
-			q->role = ROLE_ACT;
-			if (!(q->name = match_activation(pt, qn, dq))) {
-				pt->unmatched[pt->nunmatched++] = dq;
-				release_all(q->qp, 2);
-				release_all(q->dqp, 2);
-				continue;
-			}
-			if (duplicate(pt, q)) {
-				release_all(q->qp, 2);
-				release_all(q->dqp, 2);
-				continue;
-			}
-			if (strmap_put(pt->by_dq, dq, pt->n) < 0 ||
-			    add_source(pt, q, pt->n, e) < 0) {
-				pt->n++;
-				goto fail;
-			}
-			pt->n++;
-			continue;
-		}
-		q->role = q->qtype == DT_INT32 ? ROLE_BIAS : ROLE_WEIGHT;
-		if (!(q->name = match_constant(pt, qn, dq)) || !q->has_own) {
-			pt->unmatched[pt->nunmatched++] = dq;
-			release_all(q->qp, 2);
-			release_all(q->dqp, 2);
-			continue;
-		}
-		pt->n++;
-		if (weight_error(pt, q, qr->m, qin, e) < 0) {
-			err_prefix(e, "tensor %s", q->name);
-			goto fail;
-		}
-	}
-	free(rank);
-	return 0;
-fail:
-	free(rank);
-	return -1;
-}
-
-/* Clamp a float tensor in place to [lo, hi]. */
-static void
-clamp_tensor(struct tensor *t, double lo, double hi)
-{
-	for (int64_t i = 0; i < t->nelem; i++) {
-		double v = float_at(t, i);
-
-		if (v < lo)
-			tensor_set(t, i, lo);
-		else if (v > hi)
-			tensor_set(t, i, hi);
-	}
-}
-
-/* t clamped when the source says so: *use is t, or c, a clamped copy. */
-static int
-clamped(const struct source *s, const struct tensor *t, struct tensor *c,
-    const struct tensor **use, struct err *e)
-{
-	*use = t;
-	if (!s->clamp || !dtype_is_float(t->dtype))
-		return 0;
-	if (tensor_copy(c, t, e) < 0)
-		return -1;
-	clamp_tensor(c, s->lo, s->hi);
-	*use = c;
-	return 0;
-}
-
-/*
- * fp32 run: hold what QMODEL's run will be compared with, and quantize
- * it with each pair alone.
- */
-static int
-observe_fp32(void *ctx, const char *name, const struct tensor *t,
-    struct err *e)
-{
-	struct pertensor *pt = ctx;
-	struct source *s;
-	int k;
-
-	if (!strmap_get(pt->by_src, name, &k))
-		return 0;
-	s = &pt->src[k];
-	tensor_release(&s->held);
-	if (tensor_copy(&s->held, t, e) < 0)
-		return -1;
-	if (s->clamp && dtype_is_float(t->dtype))
-		clamp_tensor(&s->held, s->lo, s->hi);
-	s->pending = s->users;
-	for (int i = 0; i < s->nqts; i++) {
-		struct qt *q = &pt->t[s->qts[i]];
-		struct tensor qv = { 0 }, dq = { 0 };
-
-		if (!q->has_own)
-			continue;
-		if (run_kernel(q->qdef, q->qnode, q->qopset, t, q->qp,
-		    pt->o->threads, &qv, e) < 0 ||
-		    run_kernel(q->dqdef, q->dqnode, q->dqopset, &qv, q->dqp,
-		    pt->o->threads, &dq, e) < 0) {
-			tensor_release(&qv);
-			return err_prefix(e, "tensor %s quantized alone", name);
-		}
-		if (s->clamp && dtype_is_float(dq.dtype))
-			clamp_tensor(&dq, s->lo, s->hi);
-		compare_add(&q->own, &dq, &s->held, pt->sample);
-		count_clipped(q, &s->held, &qv, &dq);
-		q->qtype = qv.dtype;
-		tensor_release(&qv);
-		tensor_release(&dq);
-	}
-	return 0;
-}
-
-/* QMODEL run: compare each DQ output with the fp32 tensor held. */
-static int
-observe_q(void *ctx, const char *name, const struct tensor *t, struct err *e)
-{
-	struct pertensor *pt = ctx;
-	struct tensor c = { 0 };
-	const struct tensor *use;
-	struct source *s;
-	int k;
-
-	if (!strmap_get(pt->by_dq, name, &k))
-		return 0;
-	s = &pt->src[pt->t[k].src];
-	if (!s->held.data)
-		return 0;
-	if (clamped(s, t, &c, &use, e) < 0)
-		return -1;
-	compare_add(&pt->t[k].carried, use, &s->held, pt->sample);
-	tensor_release(&c);
-	if (--s->pending <= 0)
-		tensor_release(&s->held);
-	return 0;
-}
-
-static void
-pertensor_drop_held(struct pertensor *pt)
-{
-	for (int i = 0; pt && i < pt->nsrc; i++)
-		tensor_release(&pt->src[i].held);
 }
 
 /* Formatting. */
@@ -1286,80 +485,10 @@ struct report {
 	struct outrow *rows;
 	int two;		/* the two-model form */
 	int show_top1;		/* top-1 columns in the table */
-	struct pertensor *pt;	/* NULL without --per-tensor */
-	int *sorted;		/* pt->t indices in report order */
+	struct qdqerr *pt;	/* NULL without --per-tensor */
+	int *sorted;		/* pair indices in report order */
 };
 
-static double
-own_snr(const struct qt *q)
-{
-	return q->has_own && q->own.samples ? compare_snr(&q->own) : NAN;
-}
-
-static double
-clip_pct(const struct qt *q)
-{
-	if (!q->counted)
-		return NAN;
-	return 100.0 * (double)q->clipped / (double)q->counted;
-}
-
-static double
-grid_pct(const struct qt *q)
-{
-	if (!q->counted || q->thi <= q->tlo || q->role == ROLE_BIAS)
-		return NAN;
-	return 100.0 * (double)(q->qhi - q->qlo) / (double)(q->thi - q->tlo);
-}
-
-static double
-carried_snr(const struct qt *q)
-{
-	return q->carried.samples ? compare_snr(&q->carried) : NAN;
-}
-
-struct sortent {
-	double key;
-	int order, idx;
-};
-
-/* By key, NaN last; ties in graph order. */
-static int
-cmp_sortent(const void *x, const void *y)
-{
-	const struct sortent *a = x, *b = y;
-
-	if (isnan(a->key) != isnan(b->key))
-		return isnan(a->key) - isnan(b->key);
-	if (!isnan(a->key) && a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->order != b->order)
-		return a->order < b->order ? -1 : 1;
-	return a->idx - b->idx;
-}
-
-/* pt->t indices into out[pt->n], in the order of key. */
-static int
-sort_qts(const struct pertensor *pt, int key, int *out)
-{
-	struct sortent *v = calloc((size_t)pt->n + 1, sizeof *v);
-
-	if (!v)
-		return -1;
-	for (int i = 0; i < pt->n; i++) {
-		const struct qt *q = &pt->t[i];
-
-		v[i].key = key == SORT_OWN ? own_snr(q) : key == SORT_SNR ?
-		    carried_snr(q) : 0;
-		v[i].order = q->order;
-		v[i].idx = i;
-	}
-	qsort(v, (size_t)pt->n, sizeof *v, cmp_sortent);
-	for (int i = 0; i < pt->n; i++)
-		out[i] = v[i].idx;
-	free(v);
-	return 0;
-}
 
 static const char *
 sample_name(const struct report *rp, int64_t i)
@@ -1443,29 +572,30 @@ tensors_table(const struct report *rp)
 	    "worst_db", "mse", "max_abs", "cosine", "own_snr_db", "clip_%",
 	    "grid_%" };
 	struct table t = { 0 };
-	const struct pertensor *pt = rp->pt;
+	const struct qdqerr *pt = rp->pt;
 
 	t.ncols = 11;
 	t.head = head;
 	t.left = "lllrrrrrrrr";
-	for (int i = 0; i < pt->n; i++) {
-		const struct qt *q = &pt->t[rp->sorted[i]];
-		const struct compare *c = &q->carried;
-		const char *ty = dtype_name(q->qtype);
+	for (int i = 0; i < pt->match.npairs; i++) {
+		int j = rp->sorted[i];
+		const struct qdqmatch_pair *q = &pt->match.pairs[j];
+		const struct compare *c = &pt->stats[j].carried;
+		const char *ty = dtype_name(pt->stats[j].qtype);
 		char *row[11];
 		int k = 0;
 
 		row[k++] = fmt_name(q->name);
-		row[k++] = xstrdup(role_names[q->role]);
+		row[k++] = xstrdup(qdqmatch_role_name(q->role));
 		row[k++] = xstrdup(ty ? ty : "?");
-		row[k++] = fmt_num(carried_snr(q), "%.1f");
+		row[k++] = fmt_num(qdqerr_carried_snr(pt, j), "%.1f");
 		row[k++] = fmt_num(compare_worst_snr(c), "%.1f");
 		row[k++] = fmt_num(compare_mse(c), "%.3g");
 		row[k++] = fmt_num(compare_max_abs(c), "%.3g");
 		row[k++] = fmt_num(compare_cosine(c), "%.6f");
-		row[k++] = fmt_num(own_snr(q), "%.1f");
-		row[k++] = fmt_num(clip_pct(q), "%.2f");
-		row[k++] = fmt_num(grid_pct(q), "%.1f");
+		row[k++] = fmt_num(qdqerr_own_snr(pt, j), "%.1f");
+		row[k++] = fmt_num(qdqerr_clip_pct(pt, j), "%.2f");
+		row[k++] = fmt_num(qdqerr_grid_pct(pt, j), "%.1f");
 		table_add(&t, row);
 	}
 	table_print(&t, stdout, 0);
@@ -1529,27 +659,28 @@ tsv_report(const struct report *rp)
 				row[k] = xstrdup("-");
 		table_add(&t, row);
 	}
-	for (int i = 0; rp->pt && i < rp->pt->n; i++) {
-		const struct qt *q = &rp->pt->t[rp->sorted[i]];
-		const char *ty = dtype_name(q->qtype);
+	for (int i = 0; rp->pt && i < rp->pt->match.npairs; i++) {
+		const struct qdqerr *pt = rp->pt;
+		int j = rp->sorted[i];
+		const struct qdqmatch_pair *q = &pt->match.pairs[j];
+		const char *ty = dtype_name(pt->stats[j].qtype);
 		char *row[TV_N];
 
 		for (int k = 0; k < TV_N; k++)
 			row[k] = NULL;
 		row[TV_KIND] = xstrdup("tensor");
 		row[TV_NAME] = fmt_name(q->name);
-		tsv_compare(row, rp, &q->carried);
+		tsv_compare(row, rp, &pt->stats[j].carried);
 		row[TV_DQ] = fmt_name(q->dq);
-		row[TV_ROLE] = xstrdup(role_names[q->role]);
+		row[TV_ROLE] = xstrdup(qdqmatch_role_name(q->role));
 		row[TV_TYPE] = xstrdup(ty ? ty : "?");
 		row[TV_ORDER] = fmt("%d", q->order);
-		row[TV_OWN_SNR] = fmt_num(own_snr(q), "%.9g");
-		row[TV_OWN_MSE] = fmt_num(q->has_own ?
-		    compare_mse(&q->own) : NAN, "%.9g");
-		row[TV_OWN_MAX_ABS] = fmt_num(q->has_own ?
-		    compare_max_abs(&q->own) : NAN, "%.9g");
-		row[TV_CLIP] = fmt_num(clip_pct(q), "%.9g");
-		row[TV_GRID] = fmt_num(grid_pct(q), "%.9g");
+		row[TV_OWN_SNR] = fmt_num(qdqerr_own_snr(pt, j), "%.9g");
+		row[TV_OWN_MSE] = fmt_num(qdqerr_own_mse(pt, j), "%.9g");
+		row[TV_OWN_MAX_ABS] = fmt_num(qdqerr_own_max_abs(pt, j),
+		    "%.9g");
+		row[TV_CLIP] = fmt_num(qdqerr_clip_pct(pt, j), "%.9g");
+		row[TV_GRID] = fmt_num(qdqerr_grid_pct(pt, j), "%.9g");
 		for (int k = 0; k < TV_N; k++)
 			if (!row[k])
 				row[k] = xstrdup("-");
@@ -1607,44 +738,47 @@ json_report(const struct report *rp, int worse)
 	}
 	fputs("\n ]", fp);
 	if (rp->pt) {
-		const struct pertensor *pt = rp->pt;
+		const struct qdqerr *pt = rp->pt;
 
 		fputs(",\n \"tensors\": [", fp);
-		for (int i = 0; i < pt->n; i++) {
-			const struct qt *q = &pt->t[rp->sorted[i]];
-			const char *ty = dtype_name(q->qtype);
+		for (int i = 0; i < pt->match.npairs; i++) {
+			int j = rp->sorted[i];
+			const struct qdqmatch_pair *q = &pt->match.pairs[j];
+			const struct qdqmatch_source *src = q->src < 0 ? NULL :
+			    &pt->match.sources[q->src];
+			const char *ty = dtype_name(pt->stats[j].qtype);
 
 			first = 1;
 			fprintf(fp, "%s\n  {", i ? "," : "");
 			json_skey(fp, "name", q->name, &first);
 			json_skey(fp, "dq", q->dq, &first);
-			json_skey(fp, "role", role_names[q->role], &first);
+			json_skey(fp, "role", qdqmatch_role_name(q->role),
+			    &first);
 			json_skey(fp, "type", ty, &first);
 			json_key(fp, "order", q->order, &first);
-			json_compare(fp, rp, &q->carried, &first);
-			json_key(fp, "own_snr_db", own_snr(q), &first);
-			json_key(fp, "own_worst_snr_db", q->has_own ?
-			    compare_worst_snr(&q->own) : NAN, &first);
-			json_key(fp, "own_mse", q->has_own ?
-			    compare_mse(&q->own) : NAN, &first);
-			json_key(fp, "own_max_abs", q->has_own ?
-			    compare_max_abs(&q->own) : NAN, &first);
-			json_key(fp, "clip_pct", clip_pct(q), &first);
-			json_key(fp, "grid_pct", grid_pct(q), &first);
-			if (q->src >= 0 && pt->src[q->src].clamp) {
+			json_compare(fp, rp, &pt->stats[j].carried, &first);
+			json_key(fp, "own_snr_db", qdqerr_own_snr(pt, j), &first);
+			json_key(fp, "own_worst_snr_db",
+			    qdqerr_own_worst_snr(pt, j), &first);
+			json_key(fp, "own_mse", qdqerr_own_mse(pt, j), &first);
+			json_key(fp, "own_max_abs", qdqerr_own_max_abs(pt, j),
+			    &first);
+			json_key(fp, "clip_pct", qdqerr_clip_pct(pt, j), &first);
+			json_key(fp, "grid_pct", qdqerr_grid_pct(pt, j), &first);
+			if (src && src->clamp) {
 				fputs(", \"clamp\": [", fp);
-				json_num(fp, pt->src[q->src].lo);
+				json_num(fp, src->lo);
 				fputs(", ", fp);
-				json_num(fp, pt->src[q->src].hi);
+				json_num(fp, src->hi);
 				fputs("]", fp);
 			} else
 				fputs(", \"clamp\": null", fp);
 			fputs("}", fp);
 		}
 		fputs("\n ],\n \"unmatched\": [", fp);
-		for (int i = 0; i < pt->nunmatched; i++) {
+		for (int i = 0; i < pt->match.nunmatched; i++) {
 			fputs(i ? ", " : "", fp);
-			json_str(fp, pt->unmatched[i]);
+			json_str(fp, pt->match.unmatched[i]);
 		}
 		fputs("]", fp);
 	}
@@ -1654,8 +788,8 @@ json_report(const struct report *rp, int worse)
 static int
 write_plot(const struct report *rp, struct err *e)
 {
-	const struct pertensor *pt = rp->pt;
-	size_t n = (size_t)pt->n;
+	const struct qdqerr *pt = rp->pt;
+	size_t n = (size_t)pt->match.npairs;
 	double *x = calloc(3 * n + 3, sizeof *x), *y = x ? x + n + 1 : NULL,
 	    *y2 = x ? y + n + 1 : NULL;
 	double *wx = calloc(2 * n + 2, sizeof *wx);
@@ -1674,27 +808,29 @@ write_plot(const struct report *rp, struct err *e)
 		err_nomem(e);
 		goto out;
 	}
-	if (sort_qts(pt, SORT_GRAPH, order) < 0) {
+	if (qdqerr_sort(pt, QDQERR_SORT_GRAPH, order) < 0) {
 		err_nomem(e);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct qt *q = &pt->t[order[i]];
+		int j = order[i];
+		const struct qdqmatch_pair *q = &pt->match.pairs[j];
+		const char *ty = dtype_name(pt->stats[j].qtype);
+		double snr = qdqerr_carried_snr(pt, j);
+		double own = qdqerr_own_snr(pt, j);
 		char tip[512];
 
-		const char *ty = dtype_name(q->qtype);
-
 		snprintf(tip, sizeof tip, "%zu %s (%s %s): snr %.1f dB, "
-		    "own %.1f dB", i, q->name, role_names[q->role],
-		    ty ? ty : "?", carried_snr(q), own_snr(q));
-		if (q->role == ROLE_ACT) {
+		    "own %.1f dB", i, q->name, qdqmatch_role_name(q->role),
+		    ty ? ty : "?", snr, own);
+		if (q->role == QDQMATCH_ACT) {
 			ax[na] = (double)i;
-			y[na] = carried_snr(q);
-			y2[na] = own_snr(q);
+			y[na] = snr;
+			y2[na] = own;
 			tips[na++] = xstrdup(tip);
 		} else {
 			wx[nw] = (double)i;
-			wy[nw] = own_snr(q);
+			wy[nw] = own;
 			wtips[nw++] = xstrdup(tip);
 		}
 	}
@@ -1816,15 +952,18 @@ report(struct report *rp)
 		}
 	}
 	if (rp->pt) {
-		rp->sorted = calloc((size_t)rp->pt->n + 1, sizeof *rp->sorted);
-		if (!rp->sorted || sort_qts(rp->pt, o->sort, rp->sorted) < 0) {
+		const struct qdqmatch *m = &rp->pt->match;
+
+		rp->sorted = calloc((size_t)m->npairs + 1, sizeof *rp->sorted);
+		if (!rp->sorted || qdqerr_sort(rp->pt, o->sort,
+		    rp->sorted) < 0) {
 			cli_warn("out of memory");
 			return EXIT_TROUBLE;
 		}
-		if (rp->pt->nunmatched && !o->quiet)
+		if (m->nunmatched && !o->quiet)
 			cli_warn("per-tensor: %d quantized tensors not matched "
-			    "to the fp32 model (first: %s)", rp->pt->nunmatched,
-			    rp->pt->unmatched[0]);
+			    "to the fp32 model (first: %s)", m->nunmatched,
+			    m->unmatched[0]);
 	}
 	if (o->plot && write_plot(rp, &e) < 0) {
 		cli_warn("%s", e.msg);
@@ -1848,6 +987,22 @@ report(struct report *rp)
 }
 
 /* Runs. */
+
+/*
+ * The fp32 model as onnx-qdq-insert saw it (BatchNormalization folded),
+ * for its weights. TODO: the model-loading helper lib/model.h is getting.
+ */
+static struct model *
+load_prepped(const char *path, struct err *e)
+{
+	struct model *m = model_load(path, e);
+
+	if (m && prep_model(m, NULL, e) < 0) {
+		model_free(m);
+		return NULL;
+	}
+	return m;
+}
 
 /*
  * Two data directories holding samples of the same name would overwrite
@@ -2090,7 +1245,8 @@ static int
 run_pair(const struct opts *o)
 {
 	struct runner f = { 0 }, q = { 0 };
-	struct pertensor pt = { 0 }, *ptp = NULL;
+	struct qdqerr pt = { 0 }, *ptp = NULL;
+	struct model *pm = NULL;
 	struct dataset *ds = NULL;
 	struct outrow *rows = NULL;
 	struct tensor *in = NULL, *qin = NULL, *fout = NULL, *qout = NULL;
@@ -2101,9 +1257,9 @@ run_pair(const struct opts *o)
 	int ret = EXIT_TROUBLE, ni = 0, no = 0, nqo = 0;
 
 	if (runner_init(&f, o->model, o->threads, o->per_tensor ?
-	    observe_fp32 : NULL, &pt, &e) < 0 ||
+	    qdqerr_observe_fp32 : NULL, &pt, &e) < 0 ||
 	    runner_init(&q, o->qmodel, o->threads, o->per_tensor ?
-	    observe_q : NULL, &pt, &e) < 0) {
+	    qdqerr_observe_q : NULL, &pt, &e) < 0) {
 		cli_warn("%s", e.msg);
 		goto out;
 	}
@@ -2146,7 +1302,8 @@ run_pair(const struct opts *o)
 		goto out;
 	}
 	if (o->per_tensor) {
-		if (pertensor_init(&pt, o, &f, &q, &e) < 0) {
+		if (!(pm = load_prepped(o->model, &e)) ||
+		    qdqerr_init(&pt, f.m, pm, q.m, o->threads, &e) < 0) {
 			cli_warn("per-tensor: %s", e.msg);
 			goto out;
 		}
@@ -2174,7 +1331,8 @@ run_pair(const struct opts *o)
 			cli_warn("%s: %s: %s", sname, o->qmodel, e.msg);
 			goto out;
 		}
-		pertensor_drop_held(ptp);
+		if (ptp)
+			qdqerr_drop_held(ptp);
 		for (int k = 0; k < no; k++) {
 			const struct tensor *x = &qout[outpos[k]];
 
@@ -2198,7 +1356,8 @@ run_pair(const struct opts *o)
 	ret = report(&rp);
 out:
 	progress_end(&bar);
-	pertensor_drop_held(ptp);
+	if (ptp)
+		qdqerr_drop_held(ptp);
 	if (in)
 		release_all(in, ni);
 	if (fout)
@@ -2214,7 +1373,8 @@ out:
 	free(rows);
 	free(rp.sorted);
 	labels_free(&lb);
-	pertensor_free(&pt);
+	qdqerr_free(&pt);
+	model_free(pm);
 	dataset_free(ds);
 	runner_free(&q);
 	runner_free(&f);
@@ -2349,11 +1509,11 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_SORT:
 			if (strcmp(optarg, "own") == 0)
-				o->sort = SORT_OWN;
+				o->sort = QDQERR_SORT_OWN;
 			else if (strcmp(optarg, "snr") == 0)
-				o->sort = SORT_SNR;
+				o->sort = QDQERR_SORT_SNR;
 			else if (strcmp(optarg, "graph") == 0)
-				o->sort = SORT_GRAPH;
+				o->sort = QDQERR_SORT_GRAPH;
 			else {
 				cli_warn("--sort: own, snr or graph, not %s",
 				    optarg);
