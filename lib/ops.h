@@ -13,7 +13,7 @@
  * Gather, ...), op_nn.c (Conv, ConvTranspose, Gemm, MatMul, Einsum,
  * pooling, normalizations, Resize), op_quant.c (QuantizeLinear,
  * DequantizeLinear, both domains), op_control.c (If, Loop, Scan: they
- * run the node's subgraphs through interp.h).
+ * run the node's subgraphs through interp.h), op_rnn.c (RNN, GRU, LSTM).
  */
 #ifndef ONNXQ_OPS_H
 #define ONNXQ_OPS_H
@@ -67,6 +67,7 @@ extern const struct op_def op_shape_defs[];
 extern const struct op_def op_nn_defs[];
 extern const struct op_def op_quant_defs[];
 extern const struct op_def op_control_defs[];
+extern const struct op_def op_rnn_defs[];
 
 /* Helpers kernels share (ops.c). */
 /* Numpy-style broadcast of two shapes into out; -1 with a message if impossible. */
