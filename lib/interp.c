@@ -6,6 +6,10 @@
  * tensor, the decoded constant, or ip->vals[s] for node outputs; ptr[s]
  * points at whichever it is. Each step knows which slots nobody reads
  * after it, and releases them.
+ *
+ * A subgraph is a struct interp of its own, planned with the node that
+ * owns it and linked to its parent: its outer-scope names are slots
+ * whose ptr is the parent's at each run.
  */
 #include <omp.h>
 #include <stdio.h>
