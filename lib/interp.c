@@ -6,6 +6,10 @@
  * tensor, the decoded constant, or ip->vals[s] for node outputs; ptr[s]
  * points at whichever it is. Each step knows which slots nobody reads
  * after it, and releases them.
+ *
+ * A subgraph is a struct interp of its own, planned with the node that
+ * owns it and linked to its parent: its outer-scope names are slots
+ * whose ptr is the parent's at each run.
  */
 #include <omp.h>
 #include <stdio.h>
@@ -21,6 +25,7 @@
 #include "interp.h"
 #include "ops.h"
 #include "strmap.h"
+#include "util.h"
 
 #define OPSET_MIN 1	/* opsets below 7 run where kernels know the old forms */
 #define OPSET_MAX 21
@@ -36,10 +41,11 @@ struct step {
 	int *in;			/* slot per input, -1 when absent */
 	int *out;			/* slot per output, -1 for "" */
 	int *release;			/* slots to free after this step */
-	int nrelease;
+	int nrelease, release_cap;
 	void *state;			/* kernel's per-node state */
 	const struct tensor **args;	/* scratch for op_ctx.in */
 	struct tensor *res;		/* scratch for op_ctx.out */
+	struct interp **graphs;		/* per attribute: its subgraph, planned */
 };
 
 struct interp {
@@ -58,8 +64,22 @@ struct interp {
 	int noutputs;
 	int *output_slot;
 	int threads;
-	interp_observe_fn observe;
+	interp_observe_fn observe;	/* NULL in subgraphs */
 	void *observe_ctx;
+	const struct tensor **in_args;	/* interp_run's inputs, by pointer */
+	/*
+	 * A subgraph (If branch, Loop or Scan body) is planned like the main
+	 * graph. The names it reads from enclosing graphs become extra inputs
+	 * of scoped (a shallow copy of its GraphProto), bound at each run to
+	 * the parent's tensors: outer_slot[i] here is outer_from[i] there.
+	 */
+	const struct interp *parent;
+	int nouter;
+	int *outer_slot;
+	int *outer_from;
+	Onnx__GraphProto scoped;
+	Onnx__ValueInfoProto **scoped_input;
+	Onnx__ValueInfoProto *outer_info;
 };
 
 /* Copy s for a one-line message: control bytes become '?', long names are cut. */
@@ -197,6 +217,35 @@ slot_of(struct strmap *map, const char *name)
 	return s;
 }
 
+static struct interp *plan_graph(const struct model *m, Onnx__GraphProto *g,
+    const struct interp *parent, struct strmap *pmap, int threads,
+    struct err *e);
+
+/* Plan the graph attributes of st's node once, with the node. */
+static int
+plan_subgraphs(struct interp *ip, struct step *st, struct strmap *map,
+    struct err *e)
+{
+	const Onnx__NodeProto *nd = st->node;
+	char label[512], name[160];
+
+	for (size_t i = 0; i < nd->n_attribute; i++) {
+		const Onnx__AttributeProto *a = nd->attribute[i];
+
+		if (!a->g)
+			continue;
+		if (!st->graphs && !(st->graphs = calloc(nd->n_attribute,
+		    sizeof *st->graphs)))
+			return err_nomem(e);
+		if (!(st->graphs[i] = plan_graph(ip->m, a->g, ip, map,
+		    ip->threads, e)))
+			return err_prefix(e, "%s: %s", node_label(nd, st->index,
+			    label, sizeof label), safe_str(a->name, name,
+			    sizeof name));
+	}
+	return 0;
+}
+
 static int
 plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
     struct err *e)
@@ -236,10 +285,9 @@ plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
 		st->nout = (int)nd->n_output;
 		st->in = malloc((st->nin + 1) * sizeof *st->in);
 		st->out = malloc((st->nout + 1) * sizeof *st->out);
-		st->release = malloc((st->nin + st->nout + 1) * sizeof *st->release);
 		st->args = malloc((st->nin + 1) * sizeof *st->args);
 		st->res = calloc(st->nout + 1, sizeof *st->res);
-		if (!st->in || !st->out || !st->release || !st->args || !st->res)
+		if (!st->in || !st->out || !st->args || !st->res)
 			goto nomem;
 		for (int j = 0; j < st->nin; j++) {
 			st->in[j] = slot_of(map, nd->input[j]);
@@ -252,6 +300,16 @@ plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
 		}
 		for (int j = 0; j < st->nout; j++)
 			st->out[j] = slot_of(map, nd->output[j]);
+		if (plan_subgraphs(ip, st, map, e) < 0)
+			goto fail;
+		/* Values read only by its subgraphs may be released here too. */
+		st->release_cap = st->nin + st->nout;
+		for (size_t i = 0; st->graphs && i < nd->n_attribute; i++)
+			if (st->graphs[i])
+				st->release_cap += st->graphs[i]->nouter;
+		st->release = malloc((st->release_cap + 1) * sizeof *st->release);
+		if (!st->release)
+			goto nomem;
 	}
 	/*
 	 * Release node outputs after their last reader; those nobody reads
@@ -275,7 +333,7 @@ plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
 		int dup = 0;
 		for (int r = 0; r < st->nrelease; r++)
 			dup |= st->release[r] == v;
-		if (!dup && st->nrelease < st->nin + st->nout)
+		if (!dup && st->nrelease < st->release_cap)
 			st->release[st->nrelease++] = v;
 	}
 	free(pos);
@@ -289,22 +347,33 @@ fail:
 	return -1;
 }
 
+/* The graph's own inputs (the first nformal), then its outer names. */
 static int
-setup_io(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
-    struct err *e)
+setup_io(struct interp *ip, Onnx__GraphProto *g, size_t nformal,
+    struct strmap *map, struct strmap *pmap, struct err *e)
 {
 	const char *kind;
 
 	ip->input_slot = malloc((g->n_input + 1) * sizeof *ip->input_slot);
 	ip->input_info = malloc((g->n_input + 1) * sizeof *ip->input_info);
 	ip->output_slot = malloc((g->n_output + 1) * sizeof *ip->output_slot);
-	if (!ip->input_slot || !ip->input_info || !ip->output_slot)
+	ip->in_args = malloc((g->n_input + 1) * sizeof *ip->in_args);
+	ip->outer_slot = malloc((g->n_input + 1) * sizeof *ip->outer_slot);
+	ip->outer_from = malloc((g->n_input + 1) * sizeof *ip->outer_from);
+	if (!ip->input_slot || !ip->input_info || !ip->output_slot ||
+	    !ip->in_args || !ip->outer_slot || !ip->outer_from)
 		return err_nomem(e);
 	for (size_t i = 0; i < g->n_input; i++) {
 		int s = slot_of(map, g->input[i]->name);
 
 		if (s < 0 || graph_value_at(ip->gr, s)->kind != VALUE_INPUT)
 			continue;
+		if (i >= nformal) {
+			ip->outer_slot[ip->nouter] = s;
+			ip->outer_from[ip->nouter++] = slot_of(pmap,
+			    g->input[i]->name);
+			continue;
+		}
 		if ((kind = non_tensor_kind(g->input[i])))
 			return err_set(e, "input %s: type is %s, only tensors are "
 			    "supported", g->input[i]->name, kind);
@@ -344,28 +413,126 @@ decode_constants(struct interp *ip, struct err *e)
 	return 0;
 }
 
-struct interp *
-interp_new(const struct model *m, const struct interp_opts *opts,
+/* Add name to the outer names of a subgraph when an enclosing graph has it. */
+static int
+add_outer(const char *name, struct strmap *def, struct strmap *pmap,
+    struct strmap *seen, const char ***v, size_t *n, size_t *cap)
+{
+	if (!name || !name[0] || strmap_get(def, name, NULL) ||
+	    strmap_get(seen, name, NULL) || !strmap_get(pmap, name, NULL))
+		return 0;
+	if (strmap_put(seen, name, 0) < 0 || array_grow(v, cap, *n,
+	    sizeof **v) < 0)
+		return -1;
+	(*v)[(*n)++] = name;
+	return 0;
+}
+
+/* The names g and the graphs nested in it read from enclosing graphs. */
+static int
+collect_outer(const Onnx__GraphProto *g, struct strmap *def,
+    struct strmap *pmap, struct strmap *seen, const char ***v, size_t *n,
+    size_t *cap)
+{
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *nd = g->node[i];
+
+		for (size_t j = 0; j < nd->n_input; j++)
+			if (add_outer(nd->input[j], def, pmap, seen, v, n, cap) < 0)
+				return -1;
+		for (size_t j = 0; j < nd->n_attribute; j++)
+			if (nd->attribute[j]->g && collect_outer(nd->attribute[j]->g,
+			    def, pmap, seen, v, n, cap) < 0)
+				return -1;
+	}
+	for (size_t i = 0; i < g->n_output; i++)
+		if (add_outer(g->output[i]->name, def, pmap, seen, v, n, cap) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * ip->scoped: subgraph g with the names it reads from enclosing graphs
+ * (those pmap knows and g does not define) appended to its inputs, so
+ * the graph index sees them defined.
+ */
+static int
+scope_subgraph(struct interp *ip, Onnx__GraphProto *g, struct strmap *pmap,
+    struct err *e)
+{
+	struct strmap *def = strmap_new(), *seen = strmap_new();
+	const char **v = NULL;
+	size_t n = 0, cap = 0;
+	int r = -1;
+
+	if (!def || !seen)
+		goto nomem;
+	for (size_t i = 0; i < g->n_input; i++)
+		if (strmap_put(def, str_or_empty(g->input[i]->name), 0) < 0)
+			goto nomem;
+	for (size_t i = 0; i < g->n_initializer; i++)
+		if (strmap_put(def, str_or_empty(g->initializer[i]->name), 0) < 0)
+			goto nomem;
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t j = 0; j < g->node[i]->n_output; j++)
+			if (strmap_put(def, str_or_empty(g->node[i]->output[j]),
+			    0) < 0)
+				goto nomem;
+	if (collect_outer(g, def, pmap, seen, &v, &n, &cap) < 0)
+		goto nomem;
+	ip->scoped = *g;
+	ip->scoped_input = malloc((g->n_input + n + 1) *
+	    sizeof *ip->scoped_input);
+	ip->outer_info = calloc(n + 1, sizeof *ip->outer_info);
+	if (!ip->scoped_input || !ip->outer_info)
+		goto nomem;
+	if (g->n_input)
+		memcpy(ip->scoped_input, g->input, g->n_input *
+		    sizeof *g->input);
+	for (size_t i = 0; i < n; i++) {
+		onnx__value_info_proto__init(&ip->outer_info[i]);
+		ip->outer_info[i].name = (char *)v[i];
+		ip->scoped_input[g->n_input + i] = &ip->outer_info[i];
+	}
+	ip->scoped.input = ip->scoped_input;
+	ip->scoped.n_input = g->n_input + n;
+	r = 0;
+	goto done;
+nomem:
+	err_nomem(e);
+done:
+	free(v);
+	strmap_free(def);
+	strmap_free(seen);
+	return r;
+}
+
+/*
+ * Plan graph g: the main graph (parent NULL) or a subgraph of a node of
+ * parent, whose names pmap maps to parent's slots.
+ */
+static struct interp *
+plan_graph(const struct model *m, Onnx__GraphProto *g,
+    const struct interp *parent, struct strmap *pmap, int threads,
     struct err *e)
 {
 	struct interp *ip;
 	struct strmap *map = NULL;
-	Onnx__GraphProto *g;
+	size_t nformal = g->n_input;
 
-	if (!m->proto || !m->proto->graph) {
-		err_set(e, "%s: the model has no graph", m->path);
-		return NULL;
-	}
-	g = m->proto->graph;
 	if (!(ip = calloc(1, sizeof *ip))) {
 		err_nomem(e);
 		return NULL;
 	}
 	ip->m = m;
-	ip->threads = opts && opts->threads > 0 ? opts->threads : 2;
-	ip->observe = opts ? opts->observe : NULL;
-	ip->observe_ctx = opts ? opts->observe_ctx : NULL;
-	if (check_opsets(m, g, e) < 0 || check_kernels(ip, g, e) < 0)
+	ip->threads = threads;
+	ip->parent = parent;
+	if (parent) {
+		if (scope_subgraph(ip, g, pmap, e) < 0)
+			goto fail;
+		g = &ip->scoped;
+	}
+	if (check_kernels(ip, g, e) < 0)
 		goto fail;
 	if (!(ip->gr = graph_new(g, e)))
 		goto fail;
@@ -384,10 +551,34 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 			err_nomem(e);
 			goto fail;
 		}
-	if (setup_io(ip, g, map, e) < 0 || plan(ip, g, map, e) < 0 ||
-	    decode_constants(ip, e) < 0)
+	if (setup_io(ip, g, nformal, map, pmap, e) < 0 ||
+	    plan(ip, g, map, e) < 0 || decode_constants(ip, e) < 0)
 		goto fail;
 	strmap_free(map);
+	return ip;
+fail:
+	strmap_free(map);
+	interp_free(ip);
+	return NULL;
+}
+
+struct interp *
+interp_new(const struct model *m, const struct interp_opts *opts,
+    struct err *e)
+{
+	struct interp *ip;
+
+	if (!m->proto || !m->proto->graph) {
+		err_set(e, "%s: the model has no graph", m->path);
+		return NULL;
+	}
+	if (check_opsets(m, m->proto->graph, e) < 0 ||
+	    !(ip = plan_graph(m, m->proto->graph, NULL, NULL, opts &&
+	    opts->threads > 0 ? opts->threads : 2, e)))
+		return NULL;
+	/* Only the main graph is observed; see interp.h. */
+	ip->observe = opts ? opts->observe : NULL;
+	ip->observe_ctx = opts ? opts->observe_ctx : NULL;
 	/*
 	 * The kernels run their own OpenMP threads and keep OpenBLAS on one
 	 * (gemm.h), so two thread pools never spin against each other.
@@ -405,10 +596,6 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
 	return ip;
-fail:
-	strmap_free(map);
-	interp_free(ip);
-	return NULL;
 }
 
 void
@@ -426,6 +613,9 @@ interp_free(struct interp *ip)
 		free(st->release);
 		free(st->args);
 		free(st->res);
+		for (size_t i = 0; st->graphs && i < st->node->n_attribute; i++)
+			interp_free(st->graphs[i]);
+		free(st->graphs);
 	}
 	free(ip->steps);
 	for (int v = 0; ip->consts && v < ip->nvalues; v++)
@@ -439,6 +629,11 @@ interp_free(struct interp *ip)
 	free(ip->input_slot);
 	free(ip->input_info);
 	free(ip->output_slot);
+	free(ip->in_args);
+	free(ip->outer_slot);
+	free(ip->outer_from);
+	free(ip->scoped_input);
+	free(ip->outer_info);
 	graph_free(ip->gr);
 	free(ip);
 }
@@ -569,6 +764,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.out = st->res;
 	c.threads = ip->threads;
 	c.state = &st->state;
+	c.graphs = st->graphs;
 	c.err = e;
 	e->msg[0] = '\0';
 	r = st->def->run(&c);
@@ -601,6 +797,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 			continue;
 		}
 		tensor_move(&ip->vals[s], &st->res[j]);
+		/* Subgraph tensors are not observed (observe is NULL there). */
 		if (ip->observe && ip->vals[s].data &&
 		    ip->observe(ip->observe_ctx, graph_value_at(ip->gr, s)->name,
 		    &ip->vals[s], e) != 0)
@@ -611,23 +808,20 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	return 0;
 }
 
-int
-interp_run(struct interp *ip, const struct tensor *inputs,
+/* Run graph ip (main or subgraph) on inputs in[i]; see interp_run. */
+static int
+run_graph(struct interp *ip, const struct tensor *const *in,
     struct tensor *outputs, struct err *e)
 {
-	struct err scratch;
-
-	if (!e)
-		e = &scratch;
-	if (check_inputs(ip, inputs, e) < 0)
-		return -1;
 	for (int v = 0; v < ip->nvalues; v++)
 		ip->ptr[v] = ip->is_const[v] ? &ip->consts[v] : &ip->vals[v];
 	for (int i = 0; i < ip->ninputs; i++)
-		ip->ptr[ip->input_slot[i]] = &inputs[i];
+		ip->ptr[ip->input_slot[i]] = in[i];
+	for (int i = 0; i < ip->nouter; i++)
+		ip->ptr[ip->outer_slot[i]] = ip->parent->ptr[ip->outer_from[i]];
 	for (int i = 0; ip->observe && i < ip->ninputs; i++)
 		if (ip->observe(ip->observe_ctx, interp_input_name(ip, i),
-		    &inputs[i], e) != 0)
+		    in[i], e) != 0)
 			return -1;
 	for (int k = 0; k < ip->nsteps; k++)
 		if (run_step(ip, &ip->steps[k], e) < 0) {
@@ -665,6 +859,28 @@ fail:
 		tensor_release(&outputs[i]);
 	release_run(ip);
 	return -1;
+}
+
+int
+interp_run(struct interp *ip, const struct tensor *inputs,
+    struct tensor *outputs, struct err *e)
+{
+	struct err scratch;
+
+	if (!e)
+		e = &scratch;
+	if (check_inputs(ip, inputs, e) < 0)
+		return -1;
+	for (int i = 0; i < ip->ninputs; i++)
+		ip->in_args[i] = &inputs[i];
+	return run_graph(ip, ip->in_args, outputs, e);
+}
+
+int
+interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
+    struct tensor *outputs, struct err *e)
+{
+	return run_graph(sub, inputs, outputs, e);
 }
 
 void

@@ -8,8 +8,8 @@
  * peak memory follows the live set. Dynamic dimensions are taken from the
  * actual inputs at run time.
  *
- * The observe callback sees every tensor a node produces (and the graph
- * inputs), before it can be freed; it must not keep the pointer. A
+ * The observe callback sees every tensor a node of the main graph
+ * produces (and the graph inputs), before it can be freed; it must not keep the pointer. A
  * non-zero return stops the run with that error.
  */
 #ifndef ONNXQ_INTERP_H
@@ -50,6 +50,21 @@ const char *interp_output_name(const struct interp *ip, int i);
  * caller releases.
  */
 int interp_run(struct interp *ip, const struct tensor *inputs,
+    struct tensor *outputs, struct err *e);
+
+/*
+ * Subgraphs, for the control-flow kernels (op_control.c). interp_new()
+ * plans the graph attributes of every node (If branches, Loop and Scan
+ * bodies, nested to any depth) once, with the node; the kernel finds
+ * them in op_ctx.graphs and runs them as often as it needs. A subgraph
+ * reads the values of enclosing graphs it names (outer scope) as they are
+ * when its node runs. interp_ninputs(), interp_noutputs() and the names
+ * work on a subgraph too; its tensors are not observed.
+ *
+ * Run subgraph sub on inputs[i] (interp_ninputs(sub) of them, not
+ * checked against declared types); outputs as for interp_run().
+ */
+int interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
     struct tensor *outputs, struct err *e);
 
 /*

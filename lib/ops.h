@@ -12,7 +12,8 @@
  * Softmax family), op_shape.c (shape and data movement, Constant, Cast,
  * Gather, ...), op_nn.c (Conv, ConvTranspose, Gemm, MatMul, Einsum,
  * pooling, normalizations, Resize), op_quant.c (QuantizeLinear,
- * DequantizeLinear, both domains).
+ * DequantizeLinear, both domains), op_control.c (If, Loop, Scan: they
+ * run the node's subgraphs through interp.h), op_rnn.c (RNN, GRU, LSTM).
  */
 #ifndef ONNXQ_OPS_H
 #define ONNXQ_OPS_H
@@ -20,6 +21,8 @@
 #include "err.h"
 #include "onnx/onnx.pb-c.h"
 #include "tensor.h"
+
+struct interp;
 
 struct op_ctx {
 	const Onnx__NodeProto *node;
@@ -34,6 +37,12 @@ struct op_ctx {
 	 * weights, precomputed indices); freed with op_def.free_state.
 	 */
 	void **state;
+	/*
+	 * The node's graph attributes, planned (interp.h), by attribute
+	 * index; NULL entries for other attributes. NULL when the node has
+	 * none or the kernel runs outside the interpreter.
+	 */
+	struct interp *const *graphs;
 	struct err *err;
 };
 
@@ -57,6 +66,8 @@ extern const struct op_def op_reduce_defs[];
 extern const struct op_def op_shape_defs[];
 extern const struct op_def op_nn_defs[];
 extern const struct op_def op_quant_defs[];
+extern const struct op_def op_control_defs[];
+extern const struct op_def op_rnn_defs[];
 
 /* Helpers kernels share (ops.c). */
 /* Numpy-style broadcast of two shapes into out; -1 with a message if impossible. */

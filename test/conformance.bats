@@ -6,6 +6,8 @@
 # do not register are skipped and counted, as are cases with non-tensor or
 # string inputs/outputs. Opsets below 7 run too (the pytorch suites use
 # opset 6). Prints one "conformance: SUITE: ..." line per suite.
+# MUST_PASS lists cases that must pass rather than skip (If, Loop, Scan,
+# LSTM, GRU, RNN).
 # Needs: /usr/share/libonnx-testdata, onnxq-conform (test/tools), and
 # /usr/bin/python3 with onnx for the self-checks.
 
@@ -53,6 +55,31 @@ suite() {
 @test "conformance: pytorch-converted" { suite pytorch-converted; }
 @test "conformance: pytorch-operator" { suite pytorch-operator; }
 @test "conformance: simple" { suite simple; }
+
+# Cases that must run and pass, not skip: a kernel that goes missing
+# would otherwise only move a count from passed to skipped.
+MUST_PASS=(
+	test_if test_loop11 test_scan_sum test_scan9_sum
+	test_range_float_type_positive_delta_expanded
+	test_range_int32_type_negative_delta_expanded
+	test_lstm_defaults test_lstm_with_initial_bias test_lstm_with_peepholes
+	test_lstm_batchwise test_gru_defaults test_gru_with_initial_bias
+	test_gru_seq_length test_gru_batchwise test_rnn_seq_length
+	test_simple_rnn_defaults test_simple_rnn_with_initial_bias
+	test_simple_rnn_batchwise
+)
+
+@test "conformance: control flow and recurrent layers pass" {
+	local dirs=()
+
+	for c in "${MUST_PASS[@]}"; do
+		dirs+=("$DATA/node/$c")
+	done
+	run --separate-stderr onnxq-conform -v -l must "${dirs[@]}"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[-1]}" = "conformance: must: ${#MUST_PASS[@]} passed, 0 failed, 0 skipped (unsupported ops), 0 skipped (non-tensor or string data), 0 skipped (bad test data)" ] ||
+	    fail "got: $output"
+}
 
 # copy_case NAME: a writable copy of a node test case in $T/NAME.
 copy_case() {

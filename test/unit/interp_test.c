@@ -4,7 +4,8 @@
  * inputs and outputs, graph inputs and initializers as outputs, the
  * observe callback, absent optional inputs, repeated runs, and the error
  * messages for missing kernels, opsets, input types and shapes and
- * kernel failures.
+ * kernel failures. Subgraphs run on test/data/control/loop.onnx (a Loop
+ * reading outer-scope values): only main-graph tensors are observed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,4 +186,57 @@ test_optional_and_errors(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_io, test_missing, test_optional_and_errors)
+static void
+test_subgraphs(void)
+{
+	struct seen s = { .fail_at = -1 };
+	struct interp_opts o = { .threads = 1, .observe = observe,
+	    .observe_ctx = &s };
+	struct model *m = load("test/data/control/loop.onnx");
+	static const char *const names[] = { "x", "n", "limit", "s", "states",
+	    "gy", "gh" };
+	struct interp *ip;
+	struct tensor in[3] = { { 0 } }, out[3];
+	struct err e;
+	int64_t d[2] = { 1, 6 };
+	Onnx__GraphProto *body;
+
+	REQUIRE(m != NULL);
+	ip = interp_new(m, &o, &e);
+	REQUIRE(ip != NULL);
+	REQUIRE(interp_ninputs(ip) == 3 && interp_noutputs(ip) == 3);
+	REQUIRE(tensor_alloc(&in[0], DT_FLOAT, 2, d, &e) == 0);
+	REQUIRE(tensor_alloc(&in[1], DT_INT64, 0, NULL, &e) == 0);
+	REQUIRE(tensor_alloc(&in[2], DT_FLOAT, 0, NULL, &e) == 0);
+	((float *)in[0].data)[0] = 1;
+	*(int64_t *)in[1].data = 3;
+	*(float *)in[2].data = 100;
+	if (CHECK(interp_run(ip, in, out, &e) == 0)) {
+		/* Three iterations, the first scan output scaled by 0. */
+		CHECK_EQ_INT(out[1].rank, 3);
+		CHECK_EQ_INT(out[1].dims[0], 3);
+		CHECK_NEAR(((float *)out[1].data)[0], 0, 0);
+		CHECK(((float *)out[1].data)[6] != 0);
+		CHECK_EQ_INT(s.n, 7);
+		for (int i = 0; i < 7 && i < s.n; i++)
+			CHECK_EQ_STR(s.names[i], names[i]);
+		for (int k = 0; k < 3; k++)
+			tensor_release(&out[k]);
+	} else
+		fprintf(stderr, "%s\n", e.msg);
+	interp_free(ip);
+
+	/* A missing kernel inside the body names the path to it. */
+	body = m->proto->graph->node[0]->attribute[0]->g;
+	REQUIRE(body != NULL);
+	free(body->node[0]->op_type);
+	body->node[0]->op_type = strdup("NoSuchOp");
+	CHECK(interp_new(m, &o, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "node loop (Loop): body: unsupported operators: "
+	    "node mm (NoSuchOp)");
+	for (int k = 0; k < 3; k++)
+		tensor_release(&in[k]);
+	model_free(m);
+}
+
+UNIT_MAIN(test_io, test_missing, test_optional_and_errors, test_subgraphs)
