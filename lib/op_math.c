@@ -29,34 +29,6 @@
 #define CHUNK 16384		/* elements per work item */
 
 static int
-is_half(int dt)
-{
-	return dt == DT_FLOAT16 || dt == DT_BFLOAT16;
-}
-
-static const char *
-tname(int dt)
-{
-	const char *s = dtype_name(dt);
-
-	return s ? s : "unknown";
-}
-
-/* Input i, or NULL when absent (past the end or an empty name). */
-static const struct tensor *
-input(const struct op_ctx *c, int i)
-{
-	return i < c->nin ? c->in[i] : NULL;
-}
-
-static int
-want_output(const struct op_ctx *c, int i)
-{
-	return i < c->nout && i < (int)c->node->n_output &&
-	    c->node->output[i] && c->node->output[i][0];
-}
-
-static int
 need_inputs(struct op_ctx *c, int lo, int hi)
 {
 	if (c->nin < lo || c->nin > hi) {
@@ -79,7 +51,7 @@ need_inputs(struct op_ctx *c, int lo, int hi)
 static int
 work_type(int dt)
 {
-	int w = is_half(dt) ? DT_FLOAT : dt;
+	int w = ops_is_half(dt) ? DT_FLOAT : dt;
 
 	return w > 0 && w < NDT ? w : -1;
 }
@@ -576,7 +548,7 @@ static int
 as_float(const struct tensor *t, struct tensor *tmp, const struct tensor **use,
     struct err *e)
 {
-	if (!is_half(t->dtype)) {
+	if (!ops_is_half(t->dtype)) {
 		*use = t;
 		return 0;
 	}
@@ -590,7 +562,7 @@ as_float(const struct tensor *t, struct tensor *tmp, const struct tensor **use,
 static int
 store_as(struct tensor *out, struct tensor *res, int dt, struct err *e)
 {
-	if (res->dtype == dt || !is_half(dt)) {
+	if (res->dtype == dt || !ops_is_half(dt)) {
 		tensor_move(out, res);
 		return 0;
 	}
@@ -617,10 +589,10 @@ run_binary(struct op_ctx *c, const bin_fn *fns, int cmp, int64_t par_min)
 	dt = a->dtype;
 	if (b->dtype != dt)
 		return err_set(c->err, "input types %s and %s differ",
-		    tname(dt), tname(b->dtype));
+		    ops_type_name(dt), ops_type_name(b->dtype));
 	if (work_type(dt) < 0 || !fns[work_type(dt)])
 		return err_set(c->err, "element type %s is not supported",
-		    tname(dt));
+		    ops_type_name(dt));
 	if (as_float(a, &ta, &ua, c->err) < 0 ||
 	    as_float(b, &tb, &ub, c->err) < 0 ||
 	    legacy_view(c, ua, ub, &bv) < 0)
@@ -637,11 +609,7 @@ out:
 }
 
 #define BINARY_OP(name, fns, cmp)					\
-static int								\
-name(struct op_ctx *c)							\
-{									\
-	return run_binary(c, fns, cmp, PAR_CHEAP);			\
-}
+	OPS_KERNEL(name, run_binary, fns, cmp, PAR_CHEAP)
 
 BINARY_OP(run_add, add_fns, 0)
 BINARY_OP(run_sub, sub_fns, 0)
@@ -765,14 +733,14 @@ run_pow(struct op_ctx *c)
 	    (!dtype_is_float(y->dtype) && dtype_int_range(y->dtype, NULL,
 	    NULL) < 0))
 		return err_set(c->err, "exponent type %s is not supported",
-		    tname(y->dtype));
-	if (dt == DT_FLOAT || dt == DT_DOUBLE || is_half(dt))
-		wdt = is_half(dt) ? DT_FLOAT : dt;
+		    ops_type_name(y->dtype));
+	if (dt == DT_FLOAT || dt == DT_DOUBLE || ops_is_half(dt))
+		wdt = ops_is_half(dt) ? DT_FLOAT : dt;
 	else if (dt == DT_INT32 || dt == DT_INT64)
 		wdt = dtype_is_float(y->dtype) ? DT_DOUBLE : dt;
 	else
 		return err_set(c->err, "element type %s is not supported",
-		    tname(dt));
+		    ops_type_name(dt));
 	ux = x;
 	uy = y;
 	if (dt != wdt) {
@@ -810,7 +778,7 @@ run_pow(struct op_ctx *c)
 	} else if (broadcast2(c, ux, &yv, &res, wdt, pow_fns[wdt],
 	    PAR_HEAVY) < 0)
 		goto out;
-	if (res.dtype == DT_DOUBLE && dt != DT_DOUBLE && !is_half(dt)) {
+	if (res.dtype == DT_DOUBLE && dt != DT_DOUBLE && !ops_is_half(dt)) {
 		rc = truncate_to(&c->out[0], &res, dt, c->err);
 		goto out;
 	}
@@ -837,13 +805,13 @@ run_variadic(struct op_ctx *c, const bin_fn *fns, int mean)
 			return err_set(c->err, "input %d is missing", i);
 		if (c->in[i]->dtype != c->in[0]->dtype)
 			return err_set(c->err, "input %d: type %s differs from "
-			    "input 0's %s", i, tname(c->in[i]->dtype),
-			    tname(c->in[0]->dtype));
+			    "input 0's %s", i, ops_type_name(c->in[i]->dtype),
+			    ops_type_name(c->in[0]->dtype));
 	}
 	dt = c->in[0]->dtype;
 	if (work_type(dt) < 0 || !fns[work_type(dt)])
 		return err_set(c->err, "element type %s is not supported",
-		    tname(dt));
+		    ops_type_name(dt));
 	if (c->nin == 1)
 		return tensor_copy(&c->out[0], c->in[0], c->err);
 	if (as_float(c->in[0], &ta, &ua, c->err) < 0)
@@ -879,11 +847,7 @@ out:
 	return rc;
 }
 
-static int
-run_sum(struct op_ctx *c)
-{
-	return run_variadic(c, add_fns, 0);
-}
+OPS_KERNEL(run_sum, run_variadic, add_fns, 0)
 
 static int
 run_mean(struct op_ctx *c)
@@ -893,17 +857,8 @@ run_mean(struct op_ctx *c)
 	return run_variadic(c, fns, 1);
 }
 
-static int
-run_max(struct op_ctx *c)
-{
-	return run_variadic(c, max_fns, 0);
-}
-
-static int
-run_min(struct op_ctx *c)
-{
-	return run_variadic(c, min_fns, 0);
-}
+OPS_KERNEL(run_max, run_variadic, max_fns, 0)
+OPS_KERNEL(run_min, run_variadic, min_fns, 0)
 
 /* Where(cond, X, Y): type-agnostic, by element size. */
 struct where_job {
@@ -959,10 +914,10 @@ run_where(struct op_ctx *c)
 	y = c->in[2];
 	if (cond->dtype != DT_BOOL)
 		return err_set(c->err, "condition must be bool, not %s",
-		    tname(cond->dtype));
+		    ops_type_name(cond->dtype));
 	if (x->dtype != y->dtype)
 		return err_set(c->err, "input types %s and %s differ",
-		    tname(x->dtype), tname(y->dtype));
+		    ops_type_name(x->dtype), ops_type_name(y->dtype));
 	if (ops_broadcast_shape(cond->rank, cond->dims, x->rank, x->dims, &r1,
 	    d1, c->err) < 0 ||
 	    ops_broadcast_shape(r1, d1, y->rank, y->dims, &rank, dims,
@@ -1267,7 +1222,7 @@ run_unary(struct op_ctx *c, const un_fn *fns, const struct uparam *p, int odt,
 	dt = x->dtype;
 	if ((wdt = work_type(dt)) < 0 || !fns[wdt])
 		return err_set(c->err, "element type %s is not supported",
-		    tname(dt));
+		    ops_type_name(dt));
 	if (as_float(x, &tx, &ux, c->err) < 0)
 		return -1;
 	if (tensor_alloc_like_uninit(&res, odt ? odt : wdt, ux, c->err) < 0)
@@ -1337,13 +1292,14 @@ run_isinf(struct op_ctx *c)
 static int
 clip_bound(struct op_ctx *c, int i, double *f, int64_t *bits)
 {
-	const struct tensor *t = input(c, i);
+	const struct tensor *t = ops_input(c, i);
 
 	if (!t)
 		return 0;
 	if (t->dtype != c->in[0]->dtype)
 		return err_set(c->err, "input %d: type %s differs from the "
-		    "input's %s", i, tname(t->dtype), tname(c->in[0]->dtype));
+		    "input's %s", i, ops_type_name(t->dtype),
+		    ops_type_name(c->in[0]->dtype));
 	if (t->nelem != 1)
 		return err_set(c->err, "input %d: expected a scalar, got %lld "
 		    "elements", i, (long long)t->nelem);
@@ -1385,7 +1341,7 @@ run_clip(struct op_ctx *c)
 		/* integer types came with opset 12 */
 		if (!dtype_is_float(dt))
 			return err_set(c->err, "element type %s is not "
-			    "supported", tname(dt));
+			    "supported", ops_type_name(dt));
 		p.alpha = attr_float(c->node, "min", -FLT_MAX);
 		p.beta = attr_float(c->node, "max", FLT_MAX);
 	} else if (clip_bound(c, 1, &p.alpha, &p.ilo) < 0 ||
@@ -1417,9 +1373,9 @@ run_dropout(struct op_ctx *c)
 	if (c->nin < 1 || !c->in[0])
 		return err_set(c->err, "input 0 is missing");
 	x = c->in[0];
-	if ((ratio = input(c, 1)) && ratio->nelem != 1)
+	if ((ratio = ops_input(c, 1)) && ratio->nelem != 1)
 		return err_set(c->err, "ratio must be a scalar");
-	if ((train = input(c, 2)) && (train->dtype != DT_BOOL ||
+	if ((train = ops_input(c, 2)) && (train->dtype != DT_BOOL ||
 	    train->nelem != 1))
 		return err_set(c->err, "training_mode must be a bool scalar");
 	if (train && ((const uint8_t *)train->data)[0]) {
@@ -1430,7 +1386,7 @@ run_dropout(struct op_ctx *c)
 	}
 	if (tensor_copy(&c->out[0], x, c->err) < 0)
 		return -1;
-	if (want_output(c, 1)) {
+	if (ops_want_output(c, 1)) {
 		mdt = c->opset >= 10 ? DT_BOOL : x->dtype;
 		if (tensor_alloc_like(&c->out[1], mdt, x, c->err) < 0)
 			return -1;

@@ -60,33 +60,11 @@
  */
 #define MAC_PAR_MIN ((int64_t)1 << 20)
 
-/* Input i, or NULL when absent (past the end or an empty name). */
-static const struct tensor *
-input(const struct op_ctx *c, int i)
-{
-	return i < c->nin ? c->in[i] : NULL;
-}
-
-static int
-want_output(const struct op_ctx *c, int i)
-{
-	return i < c->nout && i < (int)c->node->n_output &&
-	    c->node->output[i] && c->node->output[i][0];
-}
-
-static const char *
-tname(int dt)
-{
-	const char *s = dtype_name(dt);
-
-	return s ? s : "unknown";
-}
-
 /* Input i must be present; float unless any_type. */
 static const struct tensor *
 need(struct op_ctx *c, int i)
 {
-	const struct tensor *t = input(c, i);
+	const struct tensor *t = ops_input(c, i);
 
 	if (!t) {
 		err_set(c->err, "input %d is missing", i);
@@ -102,7 +80,7 @@ need_float(struct op_ctx *c, int i)
 
 	if (t && t->dtype != DT_FLOAT) {
 		err_set(c->err, "input %d: element type %s is not supported "
-		    "(float only)", i, tname(t->dtype));
+		    "(float only)", i, ops_type_name(t->dtype));
 		return NULL;
 	}
 	return t;
@@ -112,10 +90,10 @@ need_float(struct op_ctx *c, int i)
 static int
 opt_float(struct op_ctx *c, int i, const struct tensor **t)
 {
-	*t = input(c, i);
+	*t = ops_input(c, i);
 	if (*t && (*t)->dtype != DT_FLOAT)
 		return err_set(c->err, "input %d: element type %s is not "
-		    "supported (float only)", i, tname((*t)->dtype));
+		    "supported (float only)", i, ops_type_name((*t)->dtype));
 	return 0;
 }
 
@@ -1701,12 +1679,12 @@ gemm_run(struct op_ctx *c)
 
 	if (!(a = need(c, 0)) || !(b = need(c, 1)))
 		return -1;
-	cc = input(c, 2);
+	cc = ops_input(c, 2);
 	if (a->dtype != b->dtype || (cc && cc->dtype != a->dtype))
 		return err_set(c->err, "inputs have different element types");
 	if (a->dtype != DT_FLOAT && !generic_type(a->dtype))
 		return err_set(c->err, "element type %s is not supported",
-		    tname(a->dtype));
+		    ops_type_name(a->dtype));
 	if (a->rank != 2 || b->rank != 2)
 		return err_set(c->err, "inputs 0 and 1 must be 2-D, got ranks "
 		    "%d and %d", a->rank, b->rank);
@@ -1783,7 +1761,7 @@ matmul_run(struct op_ctx *c)
 		return err_set(c->err, "inputs have different element types");
 	if (a->dtype != DT_FLOAT && !generic_type(a->dtype))
 		return err_set(c->err, "element type %s is not supported",
-		    tname(a->dtype));
+		    ops_type_name(a->dtype));
 	if (a->rank < 1 || b->rank < 1)
 		return err_set(c->err, "inputs must have rank 1 or more");
 	/* 1-D operands get a unit axis that is dropped from the result. */
@@ -2277,7 +2255,7 @@ einsum_run(struct op_ctx *c)
 		    t->dtype != DT_INT8 && t->dtype != DT_UINT8 &&
 		    t->dtype != DT_INT16 && t->dtype != DT_UINT16)
 			return err_set(c->err, "input %d: element type %s is "
-			    "not supported", i, tname(t->dtype));
+			    "not supported", i, ops_type_name(t->dtype));
 		er = t->rank - nl;
 		if (terms[i].ell < 0 ? er != 0 : er < 0)
 			return err_set(c->err, "input %d: rank %d does not "
@@ -2731,7 +2709,7 @@ pool_run(struct op_ctx *c, int kind)
 	    (x->dtype == DT_UINT8 || x->dtype == DT_INT8 ||
 	    x->dtype == DT_FLOAT16)))
 		return err_set(c->err, "input 0: element type %s is not "
-		    "supported", tname(x->dtype));
+		    "supported", ops_type_name(x->dtype));
 	if (x->rank < 3)
 		return err_set(c->err, "input 0: expected rank 3 or more "
 		    "(N x C x spatial), got %d", x->rank);
@@ -2754,7 +2732,7 @@ pool_run(struct op_ctx *c, int kind)
 	pl.order = pl.g.nd <= 2 ? avg_order(&pl.g) : AVG_DOUBLE;
 	if (tensor_alloc(&c->out[0], x->dtype, x->rank, ydims, c->err) == -1)
 		return -1;
-	if (kind == POOL_MAX && want_output(c, 1)) {
+	if (kind == POOL_MAX && ops_want_output(c, 1)) {
 		if (tensor_alloc(&c->out[1], DT_INT64, x->rank, ydims,
 		    c->err) == -1)
 			return -1;
@@ -2796,23 +2774,9 @@ pool_run(struct op_ctx *c, int kind)
 	return 0;
 }
 
-static int
-maxpool_run(struct op_ctx *c)
-{
-	return pool_run(c, POOL_MAX);
-}
-
-static int
-avgpool_run(struct op_ctx *c)
-{
-	return pool_run(c, POOL_AVG);
-}
-
-static int
-lppool_run(struct op_ctx *c)
-{
-	return pool_run(c, POOL_LP);
-}
+OPS_KERNEL(maxpool_run, pool_run, POOL_MAX)
+OPS_KERNEL(avgpool_run, pool_run, POOL_AVG)
+OPS_KERNEL(lppool_run, pool_run, POOL_LP)
 
 static int
 global_pool(struct op_ctx *c, int kind)
@@ -2864,23 +2828,9 @@ global_pool(struct op_ctx *c, int kind)
 	return 0;
 }
 
-static int
-gavgpool_run(struct op_ctx *c)
-{
-	return global_pool(c, POOL_AVG);
-}
-
-static int
-gmaxpool_run(struct op_ctx *c)
-{
-	return global_pool(c, POOL_MAX);
-}
-
-static int
-glppool_run(struct op_ctx *c)
-{
-	return global_pool(c, POOL_LP);
-}
+OPS_KERNEL(gavgpool_run, global_pool, POOL_AVG)
+OPS_KERNEL(gmaxpool_run, global_pool, POOL_MAX)
+OPS_KERNEL(glppool_run, global_pool, POOL_LP)
 
 /* ---------------------------------------------------------------- */
 /* Normalisations */
@@ -2923,7 +2873,7 @@ batchnorm_run(struct op_ctx *c)
 	    !(mu = need_vec(c, 3, np)) || !(va = need_vec(c, 4, np)))
 		return -1;
 	training = c->opset >= 14 ? attr_int(c->node, "training_mode", 0) != 0
-	    : want_output(c, 1);
+	    : ops_want_output(c, 1);
 	if (training && !spatial)
 		return err_set(c->err, "training mode needs spatial=1");
 	if (tensor_alloc_like_uninit(&c->out[0], DT_FLOAT, x, c->err) == -1)
@@ -2989,7 +2939,7 @@ batchnorm_run(struct op_ctx *c)
 			int64_t d[1] = { C };
 			float *p;
 
-			if (!want_output(c, o))
+			if (!ops_want_output(c, o))
 				continue;
 			if (tensor_alloc(&c->out[o], DT_FLOAT, 1, d,
 			    c->err) == -1) {
@@ -3084,11 +3034,11 @@ layernorm_run(struct op_ctx *c)
 	for (int i = axis; i < x->rank; i++)
 		sdims[i] = 1;
 	for (int o = 1; o <= 2; o++)
-		if (want_output(c, o) && tensor_alloc(&c->out[o], DT_FLOAT,
+		if (ops_want_output(c, o) && tensor_alloc(&c->out[o], DT_FLOAT,
 		    x->rank, sdims, c->err) == -1)
 			return -1;
-	mean = want_output(c, 1) ? c->out[1].data : NULL;
-	inv = want_output(c, 2) ? c->out[2].data : NULL;
+	mean = ops_want_output(c, 1) ? c->out[1].data : NULL;
+	inv = ops_want_output(c, 2) ? c->out[2].data : NULL;
 	if (!(scale = malloc(sizeof *scale * (size_t)(D ? D : 1))) ||
 	    !(bias = calloc((size_t)(D ? D : 1), sizeof *bias))) {
 		free(scale);
@@ -3669,7 +3619,7 @@ rz_float_list(struct op_ctx *c, const struct tensor *t, int which,
 	if (t->dtype != DT_FLOAT && t->dtype != DT_DOUBLE &&
 	    t->dtype != DT_FLOAT16)
 		return err_set(c->err, "input %d: expected float values, got "
-		    "%s", which, tname(t->dtype));
+		    "%s", which, ops_type_name(t->dtype));
 	if (t->nelem > 2 * TENSOR_MAX_RANK)
 		return err_set(c->err, "input %d: too many values", which);
 	for (int64_t i = 0; i < t->nelem; i++)
@@ -3704,7 +3654,7 @@ resize_common(struct op_ctx *c, int upsample)
 		return -1;
 	if (dtype_size(x->dtype) == 0)
 		return err_set(c->err, "input 0: element type %s is not "
-		    "supported", tname(x->dtype));
+		    "supported", ops_type_name(x->dtype));
 	r.rank = x->rank;
 	memcpy(r.in, x->dims, sizeof(int64_t) * x->rank);
 	if (upsample) {
@@ -3771,9 +3721,9 @@ resize_common(struct op_ctx *c, int upsample)
 		if (!(sct = need(c, 1)))
 			return -1;
 	} else {
-		roi = input(c, 1);
-		sct = input(c, 2);
-		szt = input(c, 3);
+		roi = ops_input(c, 1);
+		sct = ops_input(c, 2);
+		szt = ops_input(c, 3);
 		if (sct && sct->nelem == 0)
 			sct = NULL;
 		if (szt && szt->nelem == 0)
@@ -3926,17 +3876,8 @@ out:
 	return rc;
 }
 
-static int
-resize_run(struct op_ctx *c)
-{
-	return resize_common(c, 0);
-}
-
-static int
-upsample_run(struct op_ctx *c)
-{
-	return resize_common(c, 1);
-}
+OPS_KERNEL(resize_run, resize_common, 0)
+OPS_KERNEL(upsample_run, resize_common, 1)
 
 const struct op_def op_nn_defs[] = {
 	{ "", "Conv", conv_run, nn_state_free },

@@ -20,20 +20,6 @@
 
 #define PAR_MIN 65536		/* elements below which one thread */
 
-static const char *
-tname(int dt)
-{
-	const char *s = dtype_name(dt);
-
-	return s ? s : "unknown";
-}
-
-static const struct tensor *
-input(const struct op_ctx *c, int i)
-{
-	return i < c->nin ? c->in[i] : NULL;
-}
-
 static int
 is_float8(int dt)
 {
@@ -189,8 +175,8 @@ qparams(struct op_ctx *c, const struct tensor *s, const struct tensor *zp,
 static int
 quantize(struct op_ctx *c, int contrib)
 {
-	const struct tensor *x = input(c, 0), *s = input(c, 1),
-	    *zp = input(c, 2);
+	const struct tensor *x = ops_input(c, 0), *s = ops_input(c, 1),
+	    *zp = ops_input(c, 2);
 	int64_t odt = contrib ? 0 : attr_int(c->node, "output_dtype", 0);
 	int64_t lo, hi;
 	struct qlayout l;
@@ -203,19 +189,20 @@ quantize(struct op_ctx *c, int contrib)
 	if (x->dtype != DT_FLOAT && x->dtype != DT_FLOAT16 &&
 	    x->dtype != DT_BFLOAT16 && x->dtype != DT_INT32)
 		return err_set(c->err, "input 0: element type %s is not "
-		    "supported", tname(x->dtype));
+		    "supported", ops_type_name(x->dtype));
 	if (!scale_type_ok(s->dtype))
 		return err_set(c->err, "input 1: scale type %s is not "
-		    "supported", tname(s->dtype));
+		    "supported", ops_type_name(s->dtype));
 	dt = zp ? zp->dtype : odt ? (int)odt : DT_UINT8;
 	if (zp && odt && odt != zp->dtype)
 		return err_set(c->err, "output_dtype %s differs from the zero "
-		    "point's %s", tname((int)odt), tname(zp->dtype));
+		    "point's %s", ops_type_name((int)odt),
+		    ops_type_name(zp->dtype));
 	if (is_float8(dt))
 		return err_set(c->err, "float8 quantization is not supported");
 	if (!qtype_ok(dt, contrib, c->opset))
 		return err_set(c->err, "quantized type %s is not supported",
-		    tname(dt));
+		    ops_type_name(dt));
 	if (qlayout(c, x, s, zp, contrib, &l) == -1)
 		return -1;
 	if (tensor_alloc_like(&c->out[0], dt, x, c->err) == -1)
@@ -274,8 +261,8 @@ quantize(struct op_ctx *c, int contrib)
 static int
 dequantize(struct op_ctx *c, int contrib)
 {
-	const struct tensor *x = input(c, 0), *s = input(c, 1),
-	    *zp = input(c, 2);
+	const struct tensor *x = ops_input(c, 0), *s = ops_input(c, 1),
+	    *zp = ops_input(c, 2);
 	struct qlayout l;
 	float *sf, *yf;
 	int32_t *zi;
@@ -288,13 +275,14 @@ dequantize(struct op_ctx *c, int contrib)
 		    "supported");
 	if (x->dtype != DT_INT32 && !qtype_ok(x->dtype, contrib, c->opset))
 		return err_set(c->err, "input 0: element type %s is not "
-		    "supported", tname(x->dtype));
+		    "supported", ops_type_name(x->dtype));
 	if (!scale_type_ok(s->dtype))
 		return err_set(c->err, "input 1: scale type %s is not "
-		    "supported", tname(s->dtype));
+		    "supported", ops_type_name(s->dtype));
 	if (zp && zp->dtype != x->dtype)
 		return err_set(c->err, "input 2: zero point type %s differs "
-		    "from input 0's %s", tname(zp->dtype), tname(x->dtype));
+		    "from input 0's %s", ops_type_name(zp->dtype),
+		    ops_type_name(x->dtype));
 	if (qlayout(c, x, s, zp, contrib, &l) == -1)
 		return -1;
 	/* Before opset 19 the result is float whatever the scale. */
@@ -342,29 +330,10 @@ dequantize(struct op_ctx *c, int contrib)
 	return 0;
 }
 
-static int
-quantize_run(struct op_ctx *c)
-{
-	return quantize(c, 0);
-}
-
-static int
-dequantize_run(struct op_ctx *c)
-{
-	return dequantize(c, 0);
-}
-
-static int
-ms_quantize_run(struct op_ctx *c)
-{
-	return quantize(c, 1);
-}
-
-static int
-ms_dequantize_run(struct op_ctx *c)
-{
-	return dequantize(c, 1);
-}
+OPS_KERNEL(quantize_run, quantize, 0)
+OPS_KERNEL(dequantize_run, dequantize, 0)
+OPS_KERNEL(ms_quantize_run, quantize, 1)
+OPS_KERNEL(ms_dequantize_run, dequantize, 1)
 
 const struct op_def op_quant_defs[] = {
 	{ "", "QuantizeLinear", quantize_run, NULL },

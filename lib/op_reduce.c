@@ -18,26 +18,6 @@
 #define PAR_MIN (1 << 16)	/* fewer elements than this: one thread */
 #define ROWBUF 4096		/* doubles converted at a time */
 
-static const char *
-tname(int dt)
-{
-	const char *s = dtype_name(dt);
-
-	return s ? s : "unknown";
-}
-
-static const struct tensor *
-input(const struct op_ctx *c, int i)
-{
-	return i < c->nin ? c->in[i] : NULL;
-}
-
-static int
-is_half(int dt)
-{
-	return dt == DT_FLOAT16 || dt == DT_BFLOAT16;
-}
-
 /* Numeric element types (bool counts as 0/1). */
 static int
 is_numeric(int dt)
@@ -53,7 +33,7 @@ first_input(struct op_ctx *c, const struct tensor **x)
 	*x = c->in[0];
 	if (!is_numeric((*x)->dtype))
 		return err_set(c->err, "element type %s is not supported",
-		    tname((*x)->dtype));
+		    ops_type_name((*x)->dtype));
 	return 0;
 }
 
@@ -290,7 +270,7 @@ reduce_axes(struct op_ctx *c, int from_input, int64_t **axes, int64_t *n)
 	*axes = NULL;
 	*n = 0;
 	if (from_input) {
-		if (!(t = input(c, 1)))
+		if (!(t = ops_input(c, 1)))
 			return 0;
 		if (ops_read_ints(t, axes, n, c->err) < 0)
 			return err_prefix(c->err, "axes");
@@ -402,23 +382,16 @@ out:
 	return rc;
 }
 
-#define REDUCE_OP(name, mode)						\
-static int								\
-name(struct op_ctx *c)							\
-{									\
-	return reduce(c, mode);						\
-}
-
-REDUCE_OP(run_reduce_sum, R_SUM)
-REDUCE_OP(run_reduce_mean, R_MEAN)
-REDUCE_OP(run_reduce_max, R_MAX)
-REDUCE_OP(run_reduce_min, R_MIN)
-REDUCE_OP(run_reduce_prod, R_PROD)
-REDUCE_OP(run_reduce_l1, R_L1)
-REDUCE_OP(run_reduce_l2, R_L2)
-REDUCE_OP(run_reduce_log_sum, R_LOGSUM)
-REDUCE_OP(run_reduce_log_sum_exp, R_LOGSUMEXP)
-REDUCE_OP(run_reduce_sum_square, R_SUMSQ)
+OPS_KERNEL(run_reduce_sum, reduce, R_SUM)
+OPS_KERNEL(run_reduce_mean, reduce, R_MEAN)
+OPS_KERNEL(run_reduce_max, reduce, R_MAX)
+OPS_KERNEL(run_reduce_min, reduce, R_MIN)
+OPS_KERNEL(run_reduce_prod, reduce, R_PROD)
+OPS_KERNEL(run_reduce_l1, reduce, R_L1)
+OPS_KERNEL(run_reduce_l2, reduce, R_L2)
+OPS_KERNEL(run_reduce_log_sum, reduce, R_LOGSUM)
+OPS_KERNEL(run_reduce_log_sum_exp, reduce, R_LOGSUMEXP)
+OPS_KERNEL(run_reduce_sum_square, reduce, R_SUMSQ)
 
 /*
  * ArgMax, ArgMin: int64 indices along one axis; ties go to the first
@@ -481,17 +454,8 @@ arg_extreme(struct op_ctx *c, int want_max)
 	return 0;
 }
 
-static int
-run_argmax(struct op_ctx *c)
-{
-	return arg_extreme(c, 1);
-}
-
-static int
-run_argmin(struct op_ctx *c)
-{
-	return arg_extreme(c, 0);
-}
+OPS_KERNEL(run_argmax, arg_extreme, 1)
+OPS_KERNEL(run_argmin, arg_extreme, 0)
 
 /*
  * Softmax, LogSoftmax, Hardmax over outer x len x inner. Before opset 13
@@ -592,10 +556,10 @@ softmax(struct op_ctx *c, enum smkind kind)
 	if (first_input(c, &x) < 0)
 		return -1;
 	dt = x->dtype;
-	wdt = is_half(dt) ? DT_FLOAT : dt;
+	wdt = ops_is_half(dt) ? DT_FLOAT : dt;
 	if (wdt != DT_FLOAT && wdt != DT_DOUBLE)
 		return err_set(c->err, "element type %s is not supported",
-		    tname(dt));
+		    ops_type_name(dt));
 	if ((axis = ops_axis(attr_int(c->node, "axis", c->opset < 13 ? 1 : -1),
 	    x->rank, c->err)) < 0)
 		return -1;
@@ -652,23 +616,9 @@ out:
 	return rc;
 }
 
-static int
-run_softmax(struct op_ctx *c)
-{
-	return softmax(c, SM_SOFT);
-}
-
-static int
-run_log_softmax(struct op_ctx *c)
-{
-	return softmax(c, SM_LOG);
-}
-
-static int
-run_hardmax(struct op_ctx *c)
-{
-	return softmax(c, SM_HARD);
-}
+OPS_KERNEL(run_softmax, softmax, SM_SOFT)
+OPS_KERNEL(run_log_softmax, softmax, SM_LOG)
+OPS_KERNEL(run_hardmax, softmax, SM_HARD)
 
 /*
  * TopK: the k largest (or smallest) along axis, values and int64
@@ -726,7 +676,7 @@ run_topk(struct op_ctx *c)
 			return err_set(c->err, "attribute k is missing");
 		k = attr_int(c->node, "k", 0);
 	} else {
-		if (!(kt = input(c, 1)))
+		if (!(kt = ops_input(c, 1)))
 			return err_set(c->err, "input 1 (k) is missing");
 		if (ops_read_ints(kt, &kv_, &nk, c->err) < 0)
 			return err_prefix(c->err, "k");
@@ -832,7 +782,7 @@ run_cumsum(struct op_ctx *c)
 		return err_set(c->err, "expected 2 inputs");
 	x = c->in[0];
 	dt = x->dtype;
-	wdt = is_half(dt) ? DT_FLOAT : dt;
+	wdt = ops_is_half(dt) ? DT_FLOAT : dt;
 	switch (wdt) {
 	case DT_FLOAT: fn = cumsum_f32; break;
 	case DT_DOUBLE: fn = cumsum_f64; break;
@@ -842,7 +792,7 @@ run_cumsum(struct op_ctx *c)
 	case DT_UINT64: fn = cumsum_u64; break;
 	default:
 		return err_set(c->err, "element type %s is not supported",
-		    tname(dt));
+		    ops_type_name(dt));
 	}
 	if (ops_read_ints(c->in[1], &av, &na, c->err) < 0)
 		return err_prefix(c->err, "axis");
@@ -892,7 +842,7 @@ run_lp_normalization(struct op_ctx *c)
 		return -1;
 	if (!dtype_is_float(x->dtype))
 		return err_set(c->err, "element type %s is not supported",
-		    tname(x->dtype));
+		    ops_type_name(x->dtype));
 	p = attr_int(c->node, "p", 2);
 	if (p != 1 && p != 2)
 		return err_set(c->err, "p must be 1 or 2, not %lld",

@@ -56,28 +56,13 @@ need_inputs(struct op_ctx *c, int min)
 	return 0;
 }
 
-/* Optional input i, or NULL when absent or not given. */
-static const struct tensor *
-opt_input(const struct op_ctx *c, int i)
-{
-	return i < c->nin ? c->in[i] : NULL;
-}
-
-static const char *
-type_name(int dtype)
-{
-	const char *n = dtype_name(dtype);
-
-	return n != NULL ? n : "unknown";
-}
-
 static int
 elem_size(const struct tensor *t, size_t *esz, struct err *e)
 {
 	*esz = dtype_size(t->dtype);
 	if (*esz == 0)
 		return err_set(e, "element type %s is not supported",
-		    type_name(t->dtype));
+		    ops_type_name(t->dtype));
 	return 0;
 }
 
@@ -170,7 +155,7 @@ check_index_type(const struct tensor *t, const char *what, struct err *e)
 {
 	if (t->dtype != DT_INT32 && t->dtype != DT_INT64)
 		return err_set(e, "%s must be int32 or int64, not %s", what,
-		    type_name(t->dtype));
+		    ops_type_name(t->dtype));
 	return 0;
 }
 
@@ -224,7 +209,7 @@ static int
 read_opt_ints(struct op_ctx *c, int i, const char *what, int64_t **vals,
     int64_t *n)
 {
-	const struct tensor *t = opt_input(c, i);
+	const struct tensor *t = ops_input(c, i);
 
 	*vals = NULL;
 	*n = -1;
@@ -639,7 +624,7 @@ read_shape_input(struct op_ctx *c, int i, int64_t *dims, int *rank)
 
 	if (t->dtype != DT_INT64)
 		return err_set(c->err, "shape must be int64, not %s",
-		    type_name(t->dtype));
+		    ops_type_name(t->dtype));
 	if (t->rank != 1)
 		return err_set(c->err, "shape must be 1-D, not rank %d",
 		    t->rank);
@@ -739,7 +724,8 @@ run_range(struct op_ctx *c)
 			return err_set(c->err, "%s must be a scalar", what[i]);
 		if (t->dtype != dtype)
 			return err_set(c->err, "%s is %s but start is %s",
-			    what[i], type_name(t->dtype), type_name(dtype));
+			    what[i], ops_type_name(t->dtype),
+			    ops_type_name(dtype));
 	}
 	if (dtype == DT_FLOAT || dtype == DT_DOUBLE) {
 		double s = tensor_get(c->in[0], 0), l = tensor_get(c->in[1], 0);
@@ -801,7 +787,7 @@ run_range(struct op_ctx *c)
 		return 0;
 	}
 	return err_set(c->err, "element type %s is not supported (float, "
-	    "double, int16, int32, int64)", type_name(dtype));
+	    "double, int16, int32, int64)", ops_type_name(dtype));
 }
 
 /* ------------------------------------------------------------------ */
@@ -817,11 +803,12 @@ cast_to(struct op_ctx *c, const struct tensor *x, int64_t to)
 		return err_set(c->err, "float8 types are not supported");
 	if (to <= DT_UNDEFINED || to > INT_MAX || dtype_size((int)to) == 0)
 		return err_set(c->err, "cannot cast to %s (type %lld)",
-		    to > 0 && to <= INT_MAX ? type_name((int)to) : "unknown",
+		    to > 0 && to <= INT_MAX ?
+		    ops_type_name((int)to) : "unknown",
 		    (long long)to);
 	if (dtype_size(x->dtype) == 0)
 		return err_set(c->err, "cannot cast from %s",
-		    type_name(x->dtype));
+		    ops_type_name(x->dtype));
 	if (x->dtype == to)
 		return tensor_copy(&c->out[0], x, c->err);
 	return tensor_cast(&c->out[0], x, (int)to, c->err);
@@ -862,7 +849,7 @@ run_reshape(struct op_ctx *c)
 	allowzero = c->opset >= 14 ? (int)attr_int(c->node, "allowzero", 0) : 0;
 	if (s->dtype != DT_INT64)
 		return err_set(c->err, "shape must be int64, not %s",
-		    type_name(s->dtype));
+		    ops_type_name(s->dtype));
 	if (s->rank != 1)
 		return err_set(c->err, "shape must be 1-D, not rank %d",
 		    s->rank);
@@ -1179,17 +1166,8 @@ space_depth(struct op_ctx *c, int to_space)
 	return 0;
 }
 
-static int
-run_depth_to_space(struct op_ctx *c)
-{
-	return space_depth(c, 1);
-}
-
-static int
-run_space_to_depth(struct op_ctx *c)
-{
-	return space_depth(c, 0);
-}
+OPS_KERNEL(run_depth_to_space, space_depth, 1)
+OPS_KERNEL(run_space_to_depth, space_depth, 0)
 
 /* ------------------------------------------------------------------ */
 /* Concat, Split, Slice */
@@ -1221,7 +1199,8 @@ run_concat(struct op_ctx *c)
 		x = c->in[i];
 		if (x->dtype != f->dtype)
 			return err_set(c->err, "input %d is %s, input 0 is %s",
-			    i, type_name(x->dtype), type_name(f->dtype));
+			    i, ops_type_name(x->dtype),
+			    ops_type_name(f->dtype));
 		if (x->rank != f->rank)
 			return err_set(c->err, "input %d has rank %d, input 0 "
 			    "has rank %d", i, x->rank, f->rank);
@@ -1877,7 +1856,7 @@ check_reducible(int dtype, int red, struct err *e)
 		return 0;
 	}
 	return err_set(e, "reduction on %s is not supported",
-	    type_name(dtype));
+	    ops_type_name(dtype));
 }
 
 static int
@@ -1904,7 +1883,7 @@ run_scatter_elements(struct op_ctx *c)
 		return -1;
 	if (upd->dtype != x->dtype)
 		return err_set(c->err, "updates are %s, data %s",
-		    type_name(upd->dtype), type_name(x->dtype));
+		    ops_type_name(upd->dtype), ops_type_name(x->dtype));
 	if (!shape_equal(ind, upd))
 		return err_set(c->err, "indices and updates differ in shape");
 	if ((axis = ops_axis(attr_int(c->node, "axis", 0), x->rank,
@@ -1950,7 +1929,7 @@ run_scatter_nd(struct op_ctx *c)
 		return -1;
 	if (upd->dtype != x->dtype)
 		return err_set(c->err, "updates are %s, data %s",
-		    type_name(upd->dtype), type_name(x->dtype));
+		    ops_type_name(upd->dtype), ops_type_name(x->dtype));
 	if (nd_offsets(x, ind, 0, &offs, &nt, &m, c->err) == -1)
 		return -1;
 	for (k = 0; k < ind->rank - 1; k++)
@@ -2034,7 +2013,7 @@ run_tile(struct op_ctx *c)
 		return -1;
 	if (rt->dtype != DT_INT64)
 		return err_set(c->err, "repeats must be int64, not %s",
-		    type_name(rt->dtype));
+		    ops_type_name(rt->dtype));
 	if (rt->rank != 1 || rt->nelem != x->rank)
 		return err_set(c->err, "repeats must be 1-D with %d entries",
 		    x->rank);
@@ -2261,7 +2240,7 @@ run_pad(struct op_ctx *c)
 		return -1;
 	if (esz > sizeof(value))
 		return err_set(c->err, "element type %s is not supported",
-		    type_name(x->dtype));
+		    ops_type_name(x->dtype));
 	ms = attr_string(c->node, "mode", "constant", mbuf, sizeof(mbuf));
 	if (strcmp(ms, "constant") == 0)
 		mode = 0;
@@ -2314,11 +2293,12 @@ run_pad(struct op_ctx *c)
 	}
 	/* The fill value, as the bytes of one element of x's type. */
 	if (mode == 0) {
-		cv = c->opset >= 11 ? opt_input(c, 2) : NULL;
+		cv = c->opset >= 11 ? ops_input(c, 2) : NULL;
 		if (cv != NULL && cv->nelem > 0) {
 			if (cv->dtype != x->dtype) {
 				err_set(c->err, "constant_value is %s, data %s",
-				    type_name(cv->dtype), type_name(x->dtype));
+				    ops_type_name(cv->dtype),
+				    ops_type_name(x->dtype));
 				goto out;
 			}
 			memcpy(value, cv->data, esz);
@@ -2359,7 +2339,7 @@ run_center_crop_pad(struct op_ctx *c)
 		return -1;
 	if (esz > sizeof(zero))
 		return err_set(c->err, "element type %s is not supported",
-		    type_name(x->dtype));
+		    ops_type_name(x->dtype));
 	aa = attr_ints(c->node, "axes", &cnt);
 	if (attr_find(c->node, "axes") == NULL) {
 		cnt = (size_t)r;
@@ -2544,7 +2524,7 @@ run_trilu(struct op_ctx *c)
 	if (x->rank < 2)
 		return err_set(c->err, "input must have rank >= 2, not %d",
 		    x->rank);
-	if ((kt = opt_input(c, 1)) != NULL) {
+	if ((kt = ops_input(c, 1)) != NULL) {
 		if (kt->dtype != DT_INT64 || kt->nelem != 1)
 			return err_set(c->err, "k must be an int64 scalar");
 		memcpy(&k, kt->data, 8);

@@ -92,7 +92,7 @@ ops_read_ints(const struct tensor *t, int64_t **vals, int64_t *count,
 
 	if (t->dtype != DT_INT64 && t->dtype != DT_INT32)
 		return err_set(e, "expected an int64 or int32 tensor, got %s",
-		    dtype_name(t->dtype) ? dtype_name(t->dtype) : "unknown");
+		    ops_type_name(t->dtype));
 	if (t->rank > 1)
 		return err_set(e, "expected a 1-D tensor, got rank %d", t->rank);
 	if (!(v = malloc((t->nelem ? (size_t)t->nelem : 1) * sizeof *v)))

@@ -69,7 +69,54 @@ extern const struct op_def op_quant_defs[];
 extern const struct op_def op_control_defs[];
 extern const struct op_def op_rnn_defs[];
 
-/* Helpers kernels share (ops.c). */
+/*
+ * Helpers kernels share. The small ones are inline: they sit on every
+ * kernel's path.
+ */
+
+/* Input i, or NULL when absent (past the end or an empty name). */
+static inline const struct tensor *
+ops_input(const struct op_ctx *c, int i)
+{
+	return i < c->nin ? c->in[i] : NULL;
+}
+
+/* Whether output i is wanted (exists and has a name). */
+static inline int
+ops_want_output(const struct op_ctx *c, int i)
+{
+	return i < c->nout && i < (int)c->node->n_output &&
+	    c->node->output[i] && c->node->output[i][0];
+}
+
+/* float16 and bfloat16, which kernels compute in float. */
+static inline int
+ops_is_half(int dt)
+{
+	return dt == DT_FLOAT16 || dt == DT_BFLOAT16;
+}
+
+/* An element type's name for messages, "unknown" if it has none. */
+static inline const char *
+ops_type_name(int dt)
+{
+	const char *s = dtype_name(dt);
+
+	return s ? s : "unknown";
+}
+
+/*
+ * Defines kernel `name` as fn(c, ...): one op of a family that shares a
+ * routine (Softmax and LogSoftmax, MaxPool and AveragePool, ...).
+ */
+#define OPS_KERNEL(name, fn, ...)					\
+static int								\
+name(struct op_ctx *c)							\
+{									\
+	return fn(c, __VA_ARGS__);					\
+}
+
+/* In ops.c: */
 /* Numpy-style broadcast of two shapes into out; -1 with a message if impossible. */
 int ops_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db,
     int *rout, int64_t *dout, struct err *e);
