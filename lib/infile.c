@@ -90,38 +90,69 @@ read_all(int fd, const char *shown, size_t max, size_t hint, char **bufp,
 	return 0;
 }
 
+/* What read_fd accepts besides regular files. */
+enum accept { ACCEPT_ANY, ACCEPT_PIPE, ACCEPT_REGULAR };
+
+/* Read fd into *buf, refusing from its stat what it does not accept. */
+static int
+read_fd(int fd, const char *shown, enum accept acc, size_t max,
+    void **buf, size_t *len, struct err *e)
+{
+	struct stat sb, *st = fstat(fd, &sb) == 0 ? &sb : NULL;
+	size_t hint = 0;
+	char *b = NULL;
+
+	if (!st && acc != ACCEPT_ANY)
+		return err_errno(e, "%s", shown);
+	if (st) {
+		if (S_ISDIR(st->st_mode))
+			return err_set(e, "%s: is a directory", shown);
+		if (!S_ISREG(st->st_mode) && (acc == ACCEPT_REGULAR ||
+		    (acc == ACCEPT_PIPE && !S_ISFIFO(st->st_mode))))
+			return err_set(e, "%s: not a regular file", shown);
+		if (S_ISREG(st->st_mode) && st->st_size > 0) {
+			if ((unsigned long long)st->st_size > max)
+				return too_large(shown, max, e);
+			hint = (size_t)st->st_size;
+		}
+	}
+	if (read_all(fd, shown, max, hint, &b, len, e) < 0)
+		return -1;
+	*buf = b;
+	return 0;
+}
+
 int
 infile_read(const char *path, size_t max, void **buf, size_t *len,
     struct err *e)
 {
-	const char *shown = infile_shown(path);
-	int is_stdin = strcmp(path, "-") == 0, fd, r;
-	struct stat st;
-	size_t hint = 0;
-	char *b = NULL;
+	int fd, r;
 
-	if (is_stdin)
-		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* stdin is what the caller was given: /dev/null, a tty too */
+	if (strcmp(path, "-") == 0)
+		return read_fd(STDIN_FILENO, infile_shown(path), ACCEPT_ANY, max,
+		    buf, len, e);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return err_errno(e, "%s", path);
-	if (fstat(fd, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			r = err_set(e, "%s: is a directory", shown);
-			goto out;
-		}
-		if (S_ISREG(st.st_mode) && st.st_size > 0) {
-			if ((unsigned long long)st.st_size > max) {
-				r = too_large(shown, max, e);
-				goto out;
-			}
-			hint = (size_t)st.st_size;
-		}
+	r = read_fd(fd, path, ACCEPT_PIPE, max, buf, len, e);
+	close(fd);
+	return r;
+}
+
+int
+infile_read_regular(const char *path, size_t max, void **buf, size_t *len,
+    struct err *e)
+{
+	int fd, r;
+
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		return err_errno(e, "%s", path);
 	}
-	if ((r = read_all(fd, shown, max, hint, &b, len, e)) == 0)
-		*buf = b;
-out:
-	if (!is_stdin)
-		close(fd);
+	r = read_fd(fd, path, ACCEPT_REGULAR, max, buf, len, e);
+	close(fd);
 	return r;
 }
 
