@@ -419,6 +419,26 @@ ours_snr() {
 	onnx-verify -d "$REC_EVAL" "$OCR_REC" "$1" | awk 'NR == 2 { print $3 }'
 }
 
+@test "mixprec: -h and -V; option numbers and --threads checked alike" {
+	run onnx-mixprec -h
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(onnx-mixprec --help)" ]
+	[[ ${lines[4]} == "       onnx-mixprec -h | -V" ]] || fail "$output"
+	run onnx-mixprec -V
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(onnx-mixprec --version)" ]
+	run --separate-stderr onnx-mixprec --threads 257 --target-snr 30 \
+	    -d "$MD/chain-eval" "$CHAIN"
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-mixprec: --threads: '257' is not a whole number from 1 to 256"* ]] ||
+	    fail "$stderr"
+	run --separate-stderr onnx-mixprec --limit 2.5 --target-snr 30 \
+	    -d "$MD/chain-eval" "$CHAIN"
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-mixprec: --limit: '2.5' is not a whole number"* ]] ||
+	    fail "$stderr"
+}
+
 @test "mixprec: PaddleOCR rec by hand: attention in uint16, through onnx-qdq-insert, ORT runs it" {
 	rec_data
 	local d=$BATS_FILE_TMPDIR ort ours

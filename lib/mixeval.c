@@ -1,0 +1,513 @@
+/* mixeval: see mixeval.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "dataset.h"
+#include "interp.h"
+#include "mixeval.h"
+#include "model.h"
+#include "prep.h"
+#include "qdq.h"
+#include "stream.h"
+#include "tensor.h"
+
+/* The evaluation data and the fp32 outputs, computed once. */
+struct mixeval {
+	struct mixeval_opts o;
+	int nsamples;
+	int ninputs, noutputs;
+	char **out_names;
+	char **probe_names;	/* noutputs */
+	char **probe_nodes;	/* the Softmax writing the output, or NULL */
+	struct tensor *inputs;	/* nsamples * ninputs */
+	struct tensor *ref;	/* nsamples * noutputs */
+	struct tensor *probe_ref;	/* nsamples * noutputs */
+	int classifier;		/* some output is classifier-like */
+	int *order;		/* samples, the noisiest first (rank_samples) */
+	double *signal;		/* each output's sum of squares, all samples */
+	double *sample_noise;	/* each sample's squared error, last run */
+};
+
+/* What the observe callbacks need. */
+struct watch {
+	struct mixeval *ev;
+	int sample;
+	struct compare *cmp;	/* noutputs: compare with probe_ref;
+				   NULL: keep */
+	const char **names;	/* the probes' names in the model run */
+};
+
+static void
+evaldata_release(struct mixeval *ev)
+{
+	/* Also after a failed evaldata_init(): any array may be NULL. */
+	for (int i = 0; ev->inputs && i < ev->nsamples * ev->ninputs; i++)
+		tensor_release(&ev->inputs[i]);
+	for (int i = 0; i < ev->nsamples * ev->noutputs; i++) {
+		if (ev->ref)
+			tensor_release(&ev->ref[i]);
+		if (ev->probe_ref)
+			tensor_release(&ev->probe_ref[i]);
+	}
+	for (int i = 0; i < ev->noutputs; i++) {
+		if (ev->out_names)
+			free(ev->out_names[i]);
+		if (ev->probe_names)
+			free(ev->probe_names[i]);
+		if (ev->probe_nodes)
+			free(ev->probe_nodes[i]);
+	}
+	free(ev->probe_nodes);
+	free(ev->inputs);
+	free(ev->ref);
+	free(ev->probe_ref);
+	free(ev->order);
+	free(ev->signal);
+	free(ev->sample_noise);
+	free(ev->out_names);
+	free(ev->probe_names);
+}
+
+/* Keep (fp32 run) or compare (quantized run) the probes. */
+static int
+watch_probe(void *ctx, const char *name, const struct tensor *t,
+    struct err *e)
+{
+	struct watch *w = ctx;
+	struct mixeval *ev = w->ev;
+
+	for (int k = 0; k < ev->noutputs; k++) {
+		struct tensor *ref = &ev->probe_ref[w->sample * ev->noutputs + k];
+
+		if (strcmp(name, w->names[k]) != 0)
+			continue;
+		if (w->cmp)
+			compare_add(&w->cmp[k], t, ref, w->sample);
+		else if (ref->data == NULL && tensor_copy(ref, t, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The probe of each graph output of m: the output, or the input of the
+ * named Softmax that writes it (found by its name in the quantized model,
+ * where it reads a DequantizeLinear).
+ */
+static int
+find_probes(struct mixeval *ev, const struct model *m, struct err *e)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+
+	if ((ev->probe_names = calloc((size_t)ev->noutputs + 1,
+	    sizeof *ev->probe_names)) == NULL ||
+	    (ev->probe_nodes = calloc((size_t)ev->noutputs + 1,
+	    sizeof *ev->probe_nodes)) == NULL)
+		return err_nomem(e);
+	for (int k = 0; k < ev->noutputs; k++) {
+		const char *name = ev->out_names[k];
+
+		for (size_t i = 0; i < g->n_node; i++) {
+			const Onnx__NodeProto *n = g->node[i];
+
+			if (n->n_output < 1 || strcmp(n->output[0], name) != 0 ||
+			    strcmp(n->op_type, "Softmax") != 0 ||
+			    (n->domain && n->domain[0] != '\0') ||
+			    n->n_input < 1 || n->input[0][0] == '\0' ||
+			    n->name == NULL || n->name[0] == '\0')
+				continue;
+			if ((ev->probe_nodes[k] = strdup(n->name)) == NULL)
+				return err_nomem(e);
+			name = n->input[0];
+			break;
+		}
+		if ((ev->probe_names[k] = strdup(name)) == NULL)
+			return err_nomem(e);
+	}
+	return 0;
+}
+
+/* The probes' names in model m (names[k] points into m or ev). */
+static void
+probes_in(const struct mixeval *ev, const struct model *m,
+    const char **names)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+
+	for (int k = 0; k < ev->noutputs; k++) {
+		names[k] = ev->probe_names[k];
+		if (ev->probe_nodes[k] == NULL)
+			continue;
+		for (size_t i = 0; i < g->n_node; i++)
+			if (g->node[i]->name && strcmp(g->node[i]->name,
+			    ev->probe_nodes[k]) == 0 && g->node[i]->n_input > 0)
+				names[k] = g->node[i]->input[0];
+	}
+}
+
+static int
+evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
+    struct err *e)
+{
+	struct watch w = { ev, 0, NULL, NULL };
+	struct interp_opts io = { .threads = o->threads,
+	    .observe = watch_probe, .observe_ctx = &w };
+	const char **in_names = NULL;
+	int *in_dtypes = NULL;
+	struct dataset_spec spec;
+	struct dataset *ds = NULL;
+	struct interp *ip = NULL;
+	struct model *m = NULL;
+	int64_t dims[TENSOR_MAX_RANK];
+	int rank, rc = -1;
+	size_t n;
+
+	if ((m = model_load_mem(o->model, o->len, o->name, o->dir, e)) == NULL ||
+	    (ds = dataset_open(o->dirs, o->ndirs, e)) == NULL)
+		goto out;
+	ev->noutputs = (int)m->proto->graph->n_output;
+	if ((ev->out_names = calloc((size_t)ev->noutputs + 1,
+	    sizeof *ev->out_names)) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	for (int k = 0; k < ev->noutputs; k++)
+		if ((ev->out_names[k] = strdup(
+		    m->proto->graph->output[k]->name)) == NULL) {
+			err_nomem(e);
+			goto out;
+		}
+	if (find_probes(ev, m, e) < 0)
+		goto out;
+	w.names = (const char **)ev->probe_names;
+	if ((ip = interp_new(m, &io, e)) == NULL)
+		goto out;
+	if (interp_noutputs(ip) != ev->noutputs) {
+		err_set(e, "%s: %d outputs, %d in the graph", o->name,
+		    interp_noutputs(ip), ev->noutputs);
+		goto out;
+	}
+	ev->ninputs = interp_ninputs(ip);
+	ev->nsamples = dataset_count(ds);
+	if (o->limit > 0 && ev->nsamples > o->limit)
+		ev->nsamples = o->limit;
+	n = (size_t)ev->nsamples * (size_t)ev->noutputs + 1;
+	in_names = calloc((size_t)ev->ninputs + 1, sizeof *in_names);
+	in_dtypes = calloc((size_t)ev->ninputs + 1, sizeof *in_dtypes);
+	ev->inputs = calloc((size_t)(ev->nsamples * ev->ninputs) + 1,
+	    sizeof *ev->inputs);
+	ev->ref = calloc(n, sizeof *ev->ref);
+	ev->probe_ref = calloc(n, sizeof *ev->probe_ref);
+	ev->order = calloc((size_t)ev->nsamples + 1, sizeof *ev->order);
+	ev->signal = calloc((size_t)ev->noutputs + 1, sizeof *ev->signal);
+	ev->sample_noise = calloc((size_t)ev->nsamples + 1,
+	    sizeof *ev->sample_noise);
+	if (!in_names || !in_dtypes || !ev->inputs || !ev->ref ||
+	    !ev->probe_ref || !ev->order || !ev->signal ||
+	    !ev->sample_noise) {
+		err_nomem(e);
+		goto out;
+	}
+	for (int i = 0; i < ev->ninputs; i++) {
+		in_names[i] = interp_input_name(ip, i);
+		in_dtypes[i] = interp_input_type(ip, i, &rank, dims);
+	}
+	spec.ninputs = ev->ninputs;
+	spec.input_names = in_names;
+	spec.input_dtypes = in_dtypes;
+	spec.noutputs = 0;
+	spec.output_names = NULL;
+	for (int s = 0; s < ev->nsamples; s++) {
+		struct tensor *in = &ev->inputs[s * ev->ninputs];
+		struct tensor *ref = &ev->ref[s * ev->noutputs];
+
+		ev->order[s] = s;
+		w.sample = s;
+		if (dataset_load(ds, s, &spec, in, NULL, e) < 0)
+			goto out;
+		if (interp_run(ip, in, ref, e) < 0) {
+			err_prefix(e, "%s: %s", dataset_sample_name(ds, s),
+			    o->name);
+			goto out;
+		}
+		for (int k = 0; k < ev->noutputs; k++) {
+			struct compare c;
+
+			compare_init(&c);
+			compare_add(&c, &ref[k], &ref[k], s);
+			ev->signal[k] += c.signal;
+			if (compare_is_classifier(&ref[k]))
+				ev->classifier = 1;
+			if (ev->probe_ref[s * ev->noutputs + k].data == NULL &&
+			    tensor_copy(&ev->probe_ref[s * ev->noutputs + k],
+			    &ref[k], e) < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(in_names);
+	free(in_dtypes);
+	dataset_free(ds);
+	interp_free(ip);
+	model_free(m);
+	return rc;
+}
+
+/* Noise over signal power; infinite when anything went wrong. */
+static double
+relative_noise(const struct compare *c)
+{
+	if (c->nonfinite > 0 || c->nmismatch > 0 || c->samples == 0)
+		return INFINITY;
+	if (c->signal > 0)
+		return c->noise / c->signal;
+	return c->noise > 0 ? INFINITY : 0;
+}
+
+/* The stream of mp's current result, as a qdq plan. */
+static struct qdq_plan *
+plan_of(const struct mixprec *mp, const struct mixprec_write_opts *wo,
+    struct err *e)
+{
+	struct stream_writer *w = NULL;
+	struct stream_reader *r = NULL;
+	struct qdq_plan *p = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL) {
+		err_errno(e, "open_memstream");
+		return NULL;
+	}
+	if ((w = stream_writer_new(fp, "<memory>")) == NULL) {
+		err_nomem(e);
+		fclose(fp);
+		goto out;
+	}
+	if (mixprec_write(mp, w, wo, e) < 0 || stream_write_end(w, e) < 0) {
+		fclose(fp);
+		goto out;
+	}
+	if (fclose(fp) != 0) {
+		err_errno(e, "<memory>");
+		goto out;
+	}
+	if ((fp = fmemopen(buf, len, "r")) == NULL) {
+		err_errno(e, "fmemopen");
+		goto out;
+	}
+	if ((r = stream_reader_new(fp, "<memory>", e)) == NULL) {
+		fclose(fp);
+		goto out;
+	}
+	if ((p = qdq_plan_new()) == NULL)
+		err_nomem(e);
+	else if (qdq_plan_read(p, r, e) < 0) {
+		qdq_plan_free(p);
+		p = NULL;
+	}
+	stream_reader_free(r);
+	fclose(fp);
+out:
+	stream_writer_free(w);
+	free(buf);
+	return p;
+}
+
+/*
+ * Run the QDQ model of mp's current result on the first nsamples samples
+ * (0: all; in the order of ev->order) and compare with the fp32 outputs;
+ * struct mixsearch_eval's run (mixsearch.h) says the rest. The noise only
+ * grows, sample after sample, the signal being the fp32 outputs'.
+ */
+static int
+evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
+    double head_stop, struct mixsearch_score *sc, struct err *e)
+{
+	struct mixeval *ev = ctx;
+	struct mixprec_write_opts wo = { .skip_hist = 1 };
+	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
+	struct watch w = { ev, 0, NULL, NULL };
+	struct interp_opts io = { .threads = ev->o.threads,
+	    .observe = watch_probe, .observe_ctx = &w };
+	struct compare *cmp = NULL, *pcmp = NULL, top1;
+	const char **names = NULL;
+	struct qdq_plan *plan = NULL;
+	struct interp *ip = NULL;
+	struct model *m = NULL;
+	struct tensor *out = NULL;
+	int *pos = NULL, nout = 0, rc = -1;
+
+	if (nsamples <= 0 || nsamples > ev->nsamples)
+		nsamples = ev->nsamples;
+	if ((plan = plan_of(mp, &wo, e)) == NULL)
+		return -1;
+	if ((names = calloc((size_t)ev->noutputs + 1, sizeof *names)) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	if ((m = model_load_mem(ev->o.model, ev->o.len, ev->o.name, ev->o.dir,
+	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
+	    qdq_apply(m, plan, &qo, NULL, e) < 0)
+		goto out;
+	probes_in(ev, m, names);
+	w.names = names;
+	if ((ip = interp_new(m, &io, e)) == NULL)
+		goto out;
+	nout = interp_noutputs(ip);
+	cmp = calloc((size_t)ev->noutputs + 1, sizeof *cmp);
+	pcmp = calloc((size_t)ev->noutputs + 1, sizeof *pcmp);
+	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
+	out = calloc((size_t)nout + 1, sizeof *out);
+	if (!cmp || !pcmp || !pos || !out) {
+		err_nomem(e);
+		goto out;
+	}
+	w.cmp = pcmp;
+	for (int k = 0; k < ev->noutputs; k++) {
+		compare_init(&cmp[k]);
+		compare_init(&pcmp[k]);
+		pos[k] = -1;
+		for (int j = 0; j < nout; j++)
+			if (strcmp(interp_output_name(ip, j),
+			    ev->out_names[k]) == 0)
+				pos[k] = j;
+		if (pos[k] < 0) {
+			err_set(e, "the quantized model has no output %s",
+			    ev->out_names[k]);
+			goto out;
+		}
+	}
+	compare_init(&top1);
+	sc->samples = 0;
+	for (int i = 0; i < nsamples; i++) {
+		int s = ev->order[i];
+		double before = 0, partial = 0;
+
+		w.sample = s;
+		if (interp_run(ip, &ev->inputs[s * ev->ninputs], out, e) < 0)
+			goto out;
+		for (int k = 0; k < ev->noutputs; k++)
+			before += cmp[k].noise;
+		for (int k = 0; k < ev->noutputs; k++) {
+			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
+
+			compare_add(&cmp[k], &out[pos[k]], ref, s);
+			if (compare_is_classifier(ref))
+				compare_add_top1(&top1, &out[pos[k]], ref, NULL,
+				    0);
+		}
+		ev->sample_noise[s] = -before;
+		for (int k = 0; k < ev->noutputs; k++) {
+			ev->sample_noise[s] += cmp[k].noise;
+			partial += ev->signal[k] > 0 ? cmp[k].noise /
+			    ev->signal[k] : cmp[k].noise > 0 ? INFINITY : 0;
+			if (cmp[k].nonfinite > 0 || cmp[k].nmismatch > 0)
+				partial = INFINITY;
+		}
+		for (int j = 0; j < nout; j++)
+			tensor_release(&out[j]);
+		sc->samples = i + 1;
+		if (i + 1 == MIXSEARCH_HEAD || i + 1 == nsamples)
+			sc->head = partial;
+		if (nsamples == ev->nsamples && (partial > stop ||
+		    (i + 1 == MIXSEARCH_HEAD && partial > head_stop))) {
+			sc->noise = partial;
+			rc = 0;
+			goto out;
+		}
+	}
+	sc->snr = INFINITY;
+	sc->noise = sc->pnoise = 0;
+	for (int k = 0; k < ev->noutputs; k++) {
+		double snr = compare_snr(&cmp[k]);
+
+		if (snr < sc->snr || isnan(snr))
+			sc->snr = snr;
+		sc->noise += relative_noise(&cmp[k]);
+		sc->pnoise += relative_noise(&pcmp[k]);
+	}
+	sc->agree = compare_agreement(&top1);
+	rc = 0;
+out:
+	if (out)
+		for (int j = 0; j < nout; j++)
+			tensor_release(&out[j]);
+	free(out);
+	free(cmp);
+	free(pcmp);
+	free(pos);
+	interp_free(ip);
+	free(names);
+	model_free(m);
+	qdq_plan_free(plan);
+	return rc;
+}
+
+/*
+ * The noisiest samples first, after a run of all of them: the pooled SNR
+ * is theirs, mostly, so a few of them stand for all. (Insertion sort,
+ * stable: sample sets are small.)
+ */
+static void
+rank_samples(void *ctx)
+{
+	struct mixeval *ev = ctx;
+
+	for (int i = 1; i < ev->nsamples; i++) {
+		int s = ev->order[i], j = i;
+
+		while (j > 0 && ev->sample_noise[ev->order[j - 1]] <
+		    ev->sample_noise[s]) {
+			ev->order[j] = ev->order[j - 1];
+			j--;
+		}
+		ev->order[j] = s;
+	}
+}
+
+struct mixeval *
+mixeval_new(const struct mixeval_opts *o, struct err *e)
+{
+	struct mixeval *ev;
+
+	if ((ev = calloc(1, sizeof *ev)) == NULL) {
+		err_nomem(e);
+		return NULL;
+	}
+	ev->o = *o;
+	if (evaldata_init(ev, o, e) < 0) {
+		mixeval_free(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+void
+mixeval_free(struct mixeval *ev)
+{
+	if (ev == NULL)
+		return;
+	evaldata_release(ev);
+	free(ev);
+}
+
+int
+mixeval_classifier(const struct mixeval *ev)
+{
+	return ev->classifier;
+}
+
+void
+mixeval_bind(struct mixeval *ev, struct mixsearch_eval *fn)
+{
+	fn->nsamples = ev->nsamples;
+	fn->run = evaluate;
+	fn->rank = rank_samples;
+	fn->ctx = ev;
+}

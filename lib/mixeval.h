@@ -1,0 +1,43 @@
+/*
+ * mixeval: the evaluator of onnx-mixprec's search (mixsearch.h). It runs
+ * the fp32 model once on the evaluation samples and keeps its outputs,
+ * then, per evaluation, quantizes the model as mixprec's current result
+ * says (qdq.h), runs it and compares: the worst output's SNR, top-1
+ * agreement on classifier-like outputs, and the noise at the "probes":
+ * each output, or the input of the Softmax that writes it (whose logits
+ * add noise up, where the probabilities saturate and flip).
+ *
+ * Ownership: struct mixeval keeps the model bytes and the strings of its
+ * options by pointer (they must outlive it), and owns the rest.
+ */
+#ifndef ONNXQ_MIXEVAL_H
+#define ONNXQ_MIXEVAL_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "mixprec.h"
+#include "mixsearch.h"
+
+struct mixeval_opts {
+	const char *name;		/* the model, for messages */
+	const void *model;		/* the fp32 model's bytes */
+	size_t len;
+	const char *dir;		/* for its external data */
+	const char *const *dirs;	/* evaluation data (dataset.h) */
+	int ndirs;
+	int limit;			/* samples; 0: all */
+	int threads;			/* 0: the interpreter's default */
+};
+
+struct mixeval;
+
+/* Load the samples and run the fp32 model on them. */
+struct mixeval *mixeval_new(const struct mixeval_opts *o, struct err *e);
+void mixeval_free(struct mixeval *ev);
+/* 1 when some output is classifier-like (compare.h). */
+int mixeval_classifier(const struct mixeval *ev);
+/* The evaluator for mixsearch_run(), running on ev. */
+void mixeval_bind(struct mixeval *ev, struct mixsearch_eval *fn);
+
+#endif
