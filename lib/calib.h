@@ -9,7 +9,9 @@
  *
  * Memory does not grow with the number of batches: a tensor's statistics
  * are fixed-size apart from its histogram, whose storage follows the
- * range of values seen (at most 512 blocks of 2^mbits counts).
+ * range of values seen (at most 512 blocks of 2^mbits counts). The
+ * statistics are gathered by the threaded vector code of statkern.h when
+ * mbits is 0 to STATKERN_MBITS_MAX, else by tstats_add_batch().
  *
  * The tensors are kept, and written, in the model's order: the graph
  * inputs in order, then the outputs of each node in the interpreter's
