@@ -282,6 +282,45 @@ calib_write(const struct calib *c, struct stream_writer *w, int annotate,
 	return stream_writer_error(w, e);
 }
 
+int
+calib_annotate_model(struct model *m, const char *text, size_t len,
+    struct err *e)
+{
+	Onnx__ModelProto *mp = m->proto;
+	Onnx__StringStringEntryProto *kv = NULL, **props;
+	char *val;
+
+	if (!(val = malloc(len + 1)))
+		return err_nomem(e);
+	memcpy(val, text, len);
+	val[len] = '\0';
+	for (size_t i = 0; i < mp->n_metadata_props; i++)
+		if (mp->metadata_props[i]->key &&
+		    strcmp(mp->metadata_props[i]->key, CALIB_META_KEY) == 0)
+			kv = mp->metadata_props[i];
+	if (kv) {
+		free(kv->value);
+		kv->value = val;
+		return 0;
+	}
+	if (!(kv = malloc(sizeof *kv)) || !(props = realloc(mp->metadata_props,
+	    (mp->n_metadata_props + 1) * sizeof *props))) {
+		free(kv);
+		free(val);
+		return err_nomem(e);
+	}
+	mp->metadata_props = props;
+	onnx__string_string_entry_proto__init(kv);
+	kv->value = val;
+	if (!(kv->key = strdup(CALIB_META_KEY))) {
+		free(kv);
+		free(val);
+		return err_nomem(e);
+	}
+	props[mp->n_metadata_props++] = kv;
+	return 0;
+}
+
 /* Samples. */
 
 struct calib_data {

@@ -79,6 +79,15 @@ const struct tstats *calib_tensor_stats(const struct calib *c, int i);
 int calib_write(const struct calib *c, struct stream_writer *w,
     int annotate, struct err *e);
 
+/*
+ * The copy of the model of onnx-calib --annotate-model carries the
+ * stream (text, len bytes) in its metadata_props under CALIB_META_KEY:
+ * set it in m, replacing an earlier value.
+ */
+#define CALIB_META_KEY "onnxq.stats"
+int calib_annotate_model(struct model *m, const char *text, size_t len,
+    struct err *e);
+
 /* Samples. */
 
 struct calib_data;
