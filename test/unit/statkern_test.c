@@ -16,15 +16,6 @@
 
 static uint64_t rng = 0x243f6a8885a308d3ULL;
 
-static uint64_t
-next64(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ULL;
-}
-
 /* n values of kind: 0 plain, 1 with NaN, Inf, zeros, -0 and subnormals. */
 static float *
 values(size_t n, int kind)
@@ -32,7 +23,8 @@ values(size_t n, int kind)
 	float *x = malloc(n * sizeof *x);
 
 	for (size_t i = 0; x && i < n; i++) {
-		double u = (double)(next64() >> 11) / 9007199254740992.0;
+		double u = (double)(unit_rand64(&rng) >> 11) /
+		    9007199254740992.0;
 
 		x[i] = (float)((u - 0.3) * 40);
 		if (kind && i % 97 == 5)
