@@ -6,35 +6,27 @@
  * without data, and merges streams of calibration shards exactly.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "calib.h"
 #include "cli.h"
 #include "graph.h"
 #include "image.h"
-#include "infile.h"
 #include "interp.h"
 #include "merge.h"
 #include "model.h"
 #include "outfile.h"
 #include "prep.h"
 #include "progress.h"
-#include "sha256.h"
 #include "stats.h"
 #include "stream.h"
 #include "weights.h"
 
 #define PROG "onnx-calib"
-/* The metadata_props key of --annotate-model. */
-#define CALIB_META_KEY "onnxq.stats"
 
 struct opts {
 	const char **dirs;	/* -d, in order */
@@ -107,52 +99,29 @@ close_output(struct stream_writer *w, struct outfile *of, int ok,
  * Load the model at path ("-": stdin) and prepare it. Sets sha (the
  * SHA-256 of its bytes), *opset, and the graph index of the prepared
  * graph. With keep, the file's bytes are kept there (for a copy of the
- * model), else freed.
+ * model).
  */
 static struct model *
 load_prepared(const char *path, char sha[65], int *opset, struct graph **gr,
-    unsigned char **keep, size_t *keeplen, struct err *e)
+    void **keep, size_t *keeplen, struct err *e)
 {
-	void *buf = NULL;
-	size_t len = 0;
-	char *dir = NULL;
-	struct model *m = NULL;
+	struct model *m;
 
 	*gr = NULL;
-	if (infile_read(path, INFILE_MODEL_MAX, &buf, &len, e) < 0)
+	if (!(m = model_load_hashed(path, sha, keep, keeplen, e)))
 		return NULL;
-	sha256_hex(buf, len, sha);
-	if (strcmp(path, "-") != 0 && !(dir = infile_dir(path))) {
-		err_nomem(e);
-		goto fail;
-	}
-	if (!(m = model_load_mem(buf, len, path, dir, e)))
-		goto fail;
 	*opset = model_opset(m, "");
-	if (prep_model(m, NULL, e) < 0) {
+	if (prep_model(m, NULL, e) < 0 || !(*gr = graph_new(m->proto->graph,
+	    e))) {
 		err_prefix(e, "%s", path);
-		goto fail;
+		model_free(m);
+		if (keep) {
+			free(*keep);
+			*keep = NULL;
+		}
+		return NULL;
 	}
-	if (!m->proto->graph) {
-		err_set(e, "%s: model has no graph", path);
-		goto fail;
-	}
-	if (!(*gr = graph_new(m->proto->graph, e))) {
-		err_prefix(e, "%s", path);
-		goto fail;
-	}
-	free(dir);
-	if (keep) {
-		*keep = buf;
-		*keeplen = len;
-	} else
-		free(buf);
 	return m;
-fail:
-	free(buf);
-	free(dir);
-	model_free(m);
-	return NULL;
 }
 
 /* --weights-only: the model's node, weight and bias records. */
@@ -185,60 +154,22 @@ out:
 	return rc;
 }
 
-/* A copy of the model (its original bytes) with the stream in its metadata. */
+/*
+ * A copy of the model (its original bytes, buf; external data from pm's
+ * directory, inlined in the copy) with the stream in its metadata.
+ */
 static int
-save_annotated(const char *out, const unsigned char *buf, size_t len,
-    const char *model_path, const char *text, size_t textlen, struct err *e)
+save_annotated(const char *out, const void *buf, size_t len,
+    const struct model *pm, const char *text, size_t textlen,
+    struct err *e)
 {
-	Onnx__ModelProto *mp;
-	Onnx__StringStringEntryProto *kv = NULL, **props;
 	struct model *m;
-	char *val, *dir = NULL;
 	int rc = -1;
 
-	/* external data is found beside the model, and inlined in the copy */
-	if (strcmp(model_path, "-") != 0 && !(dir = infile_dir(model_path)))
-		return err_nomem(e);
-	m = model_load_mem(buf, len, model_path, dir, e);
-	free(dir);
-	if (!m)
+	if (!(m = model_load_mem(buf, len, pm->path, pm->dir, e)))
 		return -1;
-	mp = m->proto;
-	if (!(val = malloc(textlen + 1))) {
-		err_nomem(e);
-		goto out;
-	}
-	memcpy(val, text, textlen);
-	val[textlen] = '\0';
-	for (size_t i = 0; i < mp->n_metadata_props; i++)
-		if (mp->metadata_props[i]->key &&
-		    strcmp(mp->metadata_props[i]->key, CALIB_META_KEY) == 0)
-			kv = mp->metadata_props[i];
-	if (kv) {
-		free(kv->value);
-		kv->value = val;
-	} else {
-		if (!(kv = malloc(sizeof *kv)) || !(props = realloc(
-		    mp->metadata_props, (mp->n_metadata_props + 1) *
-		    sizeof *props))) {
-			free(kv);
-			free(val);
-			err_nomem(e);
-			goto out;
-		}
-		mp->metadata_props = props;
-		onnx__string_string_entry_proto__init(kv);
-		kv->value = val;
-		if (!(kv->key = strdup(CALIB_META_KEY))) {
-			free(kv);
-			free(val);
-			err_nomem(e);
-			goto out;
-		}
-		props[mp->n_metadata_props++] = kv;
-	}
-	rc = model_save(m, out, NULL, e);
-out:
+	if (calib_annotate_model(m, text, textlen, e) == 0)
+		rc = model_save(m, out, NULL, e);
 	model_free(m);
 	return rc;
 }
@@ -258,9 +189,10 @@ warn_nonfinite(const struct calib *c)
 		const struct tstats *ts = calib_tensor_stats(c, i);
 
 		if (ts->nan || ts->inf)
-			cli_warn("warning: tensor %s: %llu NaN and %llu infinite "
-			    "values, left out of its statistics",
-			    calib_tensor_name(c, i), (unsigned long long)ts->nan,
+			cli_warn("warning: tensor %s: %llu NaN and %llu "
+			    "infinite values, left out of its statistics",
+			    calib_tensor_name(c, i),
+			    (unsigned long long)ts->nan,
 			    (unsigned long long)ts->inf);
 	}
 }
@@ -329,7 +261,7 @@ run_calib(const struct opts *o, struct err *e)
 {
 	const char *path = o->nargs ? o->args[0] : "-";
 	char sha[65], *text = NULL;
-	unsigned char *keep = NULL;
+	void *keep = NULL;
 	size_t keeplen = 0, textlen = 0;
 	struct model *m;
 	struct graph *gr;
@@ -356,7 +288,8 @@ run_calib(const struct opts *o, struct err *e)
 	if (calib_data_has_images(d)) {
 		struct image_prep p = o->prep;
 
-		if (calib_image_prep(calib_interp(c), &p, o->prep_set, e) < 0) {
+		if (calib_image_prep(calib_interp(c), &p, o->prep_set,
+		    e) < 0) {
 			err_prefix(e, "%s", path);
 			goto out;
 		}
@@ -405,8 +338,8 @@ run_calib(const struct opts *o, struct err *e)
 		goto out;
 	}
 	mem = NULL;
-	if (save_annotated(o->annotate_model, keep, keeplen, path, text,
-	    textlen, e) < 0)
+	if (save_annotated(o->annotate_model, keep, keeplen, m, text, textlen,
+	    e) < 0)
 		goto out;
 	if (!(of = outfile_open(o->out, e)))
 		goto out;
@@ -488,20 +421,6 @@ run(const struct opts *o, struct err *e)
 	return run_calib(o, e);
 }
 
-/* A positive count for an option, or -1. */
-static long
-count_arg(const char *s)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0)
-		return -1;
-	return v;
-}
-
 /* "K/N" with 1 <= K <= N. */
 static int
 shard_arg(const char *s, long *k, long *n)
@@ -526,7 +445,7 @@ enum {
 	OPT_LAYOUT,
 };
 
-/* The image options: parsed into o->prep. -1 to go on, else the exit status. */
+/* The image options, into o->prep: -1 to go on, else the exit status. */
 static int
 image_opt(struct opts *o, int c, const char *arg)
 {
@@ -537,20 +456,20 @@ image_opt(struct opts *o, int c, const char *arg)
 	o->image_opts = 1;
 	switch (c) {
 	case OPT_SIZE:
-		if (image_parse_size(arg, &o->prep.width, &o->prep.height, &e) < 0)
+		if (image_parse_size(arg, &o->prep.width, &o->prep.height,
+		    &e) < 0)
 			return cli_usage_error("--size: %s", e.msg);
 		o->prep_set |= CALIB_PREP_SIZE;
 		break;
 	case OPT_RESIZE:
 		if ((f = image_fit_from_name(arg)) < 0)
-			return cli_usage_error("--resize: '%s' is not stretch, fit, "
-			    "fit-topleft or crop", arg);
+			return cli_usage_error("--resize: '%s' is not "
+			    "stretch, fit, fit-topleft or crop", arg);
 		o->prep.fit = f;
 		break;
 	case OPT_SHORT:
-		if ((v = count_arg(arg)) < 0 || v > 65536)
-			return cli_usage_error("--short: '%s' is not a positive "
-			    "count", arg);
+		if (cli_count("--short", arg, 1, 65536, &v))
+			return 2;
 		o->prep.short_side = (int)v;
 		break;
 	case OPT_PAD:
@@ -570,7 +489,8 @@ image_opt(struct opts *o, int c, const char *arg)
 			return cli_usage_error("--std: %s", e.msg);
 		for (int k = 0; k < 3; k++)
 			if (o->prep.std[k] == 0)
-				return cli_usage_error("--std: '%s' has a zero", arg);
+				return cli_usage_error("--std: '%s' has a "
+				    "zero", arg);
 		break;
 	case OPT_BGR:
 		o->prep.bgr = 1;
@@ -581,8 +501,8 @@ image_opt(struct opts *o, int c, const char *arg)
 		else if (strcmp(arg, "nhwc") == 0 || strcmp(arg, "NHWC") == 0)
 			o->prep.layout = IMAGE_NHWC;
 		else
-			return cli_usage_error("--layout: '%s' is not nchw or nhwc",
-			    arg);
+			return cli_usage_error("--layout: '%s' is not nchw "
+			    "or nhwc", arg);
 		o->prep_set |= CALIB_PREP_LAYOUT;
 		break;
 	}
@@ -591,10 +511,11 @@ image_opt(struct opts *o, int c, const char *arg)
 
 /*
  * Fill o from the command line: -1 to go on, else the exit status (help,
- * version, usage mistakes).
+ * version, usage mistakes, out of memory). o->dirs is the caller's to
+ * free.
  */
 static int
-parse_opts(int argc, char **argv, struct opts *o)
+parse_args(struct opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "data", required_argument, NULL, 'd' },
@@ -626,8 +547,19 @@ parse_opts(int argc, char **argv, struct opts *o)
 	int c, calib_opt = 0, r;
 	long v;
 
+	memset(o, 0, sizeof *o);
+	o->out = "-";
+	o->argc = argc;
+	o->argv = argv;
+	o->mbits = HIST_MBITS_DEFAULT;
+	image_prep_init(&o->prep);
+	if (!(o->dirs = calloc((size_t)argc + 1, sizeof *o->dirs))) {
+		cli_warn("out of memory");
+		return 1;
+	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:o:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:o:qhV", longopts,
+	    NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->dirs[o->ndirs++] = optarg;
@@ -636,34 +568,32 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->out = optarg;
 			break;
 		case OPT_LIMIT:
-			if ((o->limit = count_arg(optarg)) < 0)
-				return cli_usage_error("--limit: '%s' is not a "
-				    "positive count", optarg);
+			if (cli_count("--limit", optarg, 1, INT_MAX,
+			    &o->limit))
+				return 2;
 			break;
 		case OPT_BATCH:
-			if ((o->batch = count_arg(optarg)) < 0 ||
-			    o->batch > INT_MAX)
-				return cli_usage_error("--batch: '%s' is not a "
-				    "positive count", optarg);
+			if (cli_count("--batch", optarg, 1, INT_MAX,
+			    &o->batch))
+				return 2;
 			break;
 		case OPT_SHARD:
 			if (shard_arg(optarg, &o->shard_k, &o->shard_n) < 0)
-				return cli_usage_error("--shard: '%s' is not K/N "
-				    "with 1 <= K <= N", optarg);
+				return cli_usage_error("--shard: '%s' is not "
+				    "K/N with 1 <= K <= N", optarg);
 			calib_opt = 1;
 			break;
 		case OPT_THREADS:
-			if ((v = count_arg(optarg)) < 0 || v > 1024)
-				return cli_usage_error("--threads: '%s' is not a "
-				    "positive count", optarg);
+			if (cli_count("--threads", optarg, 1, CLI_THREADS_MAX,
+			    &v))
+				return 2;
 			o->threads = (int)v;
 			calib_opt = 1;
 			break;
 		case OPT_HIST_BITS:
-			if ((v = strcmp(optarg, "0") == 0 ? 0 :
-			    count_arg(optarg)) < 0 || v > HIST_MBITS_MAX)
-				return cli_usage_error("--hist-bits: '%s' is not 0 "
-				    "to %d", optarg, HIST_MBITS_MAX);
+			if (cli_count("--hist-bits", optarg, 0, HIST_MBITS_MAX,
+			    &v))
+				return 2;
 			o->mbits = (int)v;
 			calib_opt = 1;
 			break;
@@ -703,8 +633,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->args = argv + optind;
 	o->nargs = argc - optind;
 	if (o->weights_only && o->merge)
-		return cli_usage_error("--weights-only and --merge exclude each "
-		    "other");
+		return cli_usage_error("--weights-only and --merge exclude "
+		    "each other");
 	if ((o->weights_only || o->merge) && o->ndirs)
 		return cli_usage_error("-d is not used with %s",
 		    o->merge ? "--merge" : "--weights-only");
@@ -720,28 +650,22 @@ parse_opts(int argc, char **argv, struct opts *o)
 		    o->nargs);
 	if (o->annotate_model && strcmp(o->annotate_model, "-") == 0 &&
 	    strcmp(o->out, "-") == 0)
-		return cli_usage_error("--annotate-model -: the stream goes to "
-		    "stdout already");
+		return cli_usage_error("--annotate-model -: the stream goes "
+		    "to stdout already");
 	return -1;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .out = "-", .argc = argc, .argv = argv,
-	    .mbits = HIST_MBITS_DEFAULT };
+	struct opts o;
 	struct err e;
 	int rc;
 
 	/* before anything else: it may run the program again */
 	interp_reexec_bounded_spin(argv);
 	cli_init(PROG, usage_text);
-	image_prep_init(&o.prep);
-	if (!(o.dirs = calloc((size_t)argc + 1, sizeof *o.dirs))) {
-		cli_warn("out of memory");
-		return 1;
-	}
-	if ((rc = parse_opts(argc, argv, &o)) < 0) {
+	if ((rc = parse_args(&o, argc, argv)) < 0) {
 		outfile_cleanup_on_signals();
 		rc = 0;
 		if (run(&o, &e) < 0) {

@@ -1,8 +1,6 @@
 /*
  * calib: the calibration engine and its samples. See calib.h.
  */
-#include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,50 +9,8 @@
 #include "calib.h"
 #include "dataset.h"
 #include "graph.h"
+#include "statkern.h"
 #include "strmap.h"
-
-/*
- * The fast path for float tensors (the statistics of every activation
- * cost about as much as the inference otherwise): the tensor is cut into
- * chunks of CHUNK values at fixed offsets, the threads take chunks, and
- * each chunk is reduced in 16 explicit lanes (which the compiler turns
- * into vector code without reordering the sums) to its count, range, and
- * sum and sum of squares in double; these chunk sums are then added
- * exactly (xsum). So the result depends on the tensor only, not on the
- * number of threads or the order they finish in. The histogram is
- * counted in a flat array per thread indexed by the top bits of the
- * float (sign, exponent, mbits of mantissa), the blocks touched are
- * marked, and only those are moved into the tensor's histogram.
- */
-#define CHUNK 8192
-#define LANES 16
-#define FLAT_MBITS_MAX 8	/* above, the flat counts take too much memory */
-/*
- * Smaller tensors stay on one thread: the gain is small, and every
- * parallel region waits for the other thread, which a busy machine may
- * not run for a while (on a loaded two-core machine, splitting all
- * tensors of 32K values and up made calibration 30% slower, 1M and up
- * 10%).
- */
-#define PAR_MIN ((size_t)1 << 20)
-#define NBLOCKS 512		/* sign and exponent */
-/*
- * Four sets of counts, element i counting in set i % 4: runs of equal
- * values (the zeros after a Relu) would otherwise wait on one counter.
- */
-#define SETS 4
-
-struct worker {
-	uint32_t *cnt;		/* SETS sets of 512 << mbits counts */
-	unsigned char mark[NBLOCKS];
-	float *edge;		/* bins collected for the histogram ... */
-	uint64_t *count;	/* ... and their counts, 512 << mbits at most */
-	size_t nbins;
-	uint64_t zero;		/* zeros and subnormals collected */
-	uint64_t n, nan, inf;
-	float min, max;
-	struct xsum sum, sumsq;
-};
 
 struct ctensor {
 	char *name;
@@ -73,12 +29,10 @@ struct calib {
 	size_t scratch_cap;
 	uint64_t batches;
 	struct tensor *outs;	/* graph outputs of a run, released at once */
-	struct worker *w;	/* fast path: one per thread; NULL: tstats' path */
-	int nw;
+	struct statkern *k;	/* the fast path; NULL: tstats' path */
 	int *seen;		/* positions in t of the tensors seen, in order */
 	int nseen;
 	int seen_dirty;		/* a tensor was seen for the first time */
-	int simd;		/* the vector code this CPU runs */
 };
 
 void
@@ -148,7 +102,6 @@ list_tensors(struct calib *c, struct err *e)
 
 static int observe(void *ctx, const char *name, const struct tensor *t,
     struct err *e);
-static int simd_level(void);
 
 struct calib *
 calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
@@ -179,24 +132,10 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 		err_nomem(e);
 		goto fail;
 	}
-	c->simd = simd_level();
-	if (c->mbits >= 0 && c->mbits <= FLAT_MBITS_MAX) {
-		c->nw = o->threads > 0 ? o->threads : 2;
-		if (!(c->w = calloc((size_t)c->nw, sizeof *c->w))) {
-			err_nomem(e);
-			goto fail;
-		}
-		for (int t = 0; t < c->nw; t++)
-			if (!(c->w[t].cnt = calloc((size_t)SETS * NBLOCKS <<
-			    c->mbits, sizeof *c->w[t].cnt)) ||
-			    !(c->w[t].edge = malloc(((size_t)NBLOCKS <<
-			    c->mbits) * sizeof *c->w[t].edge)) ||
-			    !(c->w[t].count = malloc(((size_t)NBLOCKS <<
-			    c->mbits) * sizeof *c->w[t].count))) {
-				err_nomem(e);
-				goto fail;
-			}
-	}
+	if (c->mbits >= 0 && c->mbits <= STATKERN_MBITS_MAX &&
+	    !(c->k = statkern_new(o->threads > 0 ? o->threads : 2, c->mbits,
+	    e)))
+		goto fail;
 	return c;
 fail:
 	calib_free(c);
@@ -217,12 +156,7 @@ calib_free(struct calib *c)
 	strmap_free(c->index);
 	free(c->scratch);
 	free(c->outs);
-	for (int t = 0; c->w && t < c->nw; t++) {
-		free(c->w[t].cnt);
-		free(c->w[t].edge);
-		free(c->w[t].count);
-	}
-	free(c->w);
+	statkern_free(c->k);
 	interp_free(c->ip);
 	free(c);
 }
@@ -239,506 +173,6 @@ calib_batches(const struct calib *c)
 	return c->batches;
 }
 
-/*
- * The lanes of one chunk: lane l adds the values at offsets l, l + 16,
- * l + 32, ... in that order; the AVX-512, AVX2, SSE2 and plain versions
- * compute exactly the same sums (a float's square is exact in double, so
- * a fused multiply-add rounds as the add alone), so every build and
- * machine writes the same stream. Sixteen lanes, not fewer: each lane's
- * additions wait on the one before, and with eight the moments took half
- * as long again as with sixteen.
- */
-struct lanes {
-	double s[LANES], q[LANES];
-	float lo, hi;
-	float amin;		/* the least magnitude, for the histogram's marks */
-};
-
-__attribute__((unused)) static size_t
-lanes_plain(const float *p, size_t n, struct lanes *r)
-{
-	float lo = INFINITY, hi = -INFINITY, amin = INFINITY;
-	size_t i = 0;
-
-	for (; i + LANES <= n; i += LANES)
-		for (int l = 0; l < LANES; l++) {
-			double d = p[i + l];
-			float a = fabsf(p[i + l]);
-
-			r->s[l] += d;
-			r->q[l] += d * d;
-			lo = p[i + l] < lo ? p[i + l] : lo;
-			hi = p[i + l] > hi ? p[i + l] : hi;
-			amin = a < amin ? a : amin;
-		}
-	r->lo = lo;
-	r->hi = hi;
-	r->amin = amin;
-	return i;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-enum simd { SIMD_PLAIN, SIMD_SSE2, SIMD_AVX2, SIMD_AVX512 };
-
-static size_t
-lanes_sse2(const float *p, size_t n, struct lanes *r)
-{
-	__m128d s[LANES / 2], q[LANES / 2];
-	__m128 lo = _mm_set1_ps(INFINITY), hi = _mm_set1_ps(-INFINITY);
-	__m128 amin = lo, absmask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-	float f[4];
-	size_t i = 0;
-
-	for (int k = 0; k < LANES / 2; k++)
-		s[k] = q[k] = _mm_setzero_pd();
-	for (; i + LANES <= n; i += LANES)
-		for (int k = 0; k < LANES / 4; k++) {
-			__m128 a = _mm_loadu_ps(p + i + 4 * k);
-			__m128d a0 = _mm_cvtps_pd(a);
-			__m128d a1 = _mm_cvtps_pd(_mm_movehl_ps(a, a));
-
-			s[2 * k] = _mm_add_pd(s[2 * k], a0);
-			s[2 * k + 1] = _mm_add_pd(s[2 * k + 1], a1);
-			q[2 * k] = _mm_add_pd(q[2 * k], _mm_mul_pd(a0, a0));
-			q[2 * k + 1] = _mm_add_pd(q[2 * k + 1], _mm_mul_pd(a1, a1));
-			lo = _mm_min_ps(a, lo);
-			hi = _mm_max_ps(a, hi);
-			amin = _mm_min_ps(_mm_and_ps(a, absmask), amin);
-		}
-	for (int k = 0; k < LANES / 2; k++) {
-		_mm_storeu_pd(r->s + 2 * k, s[k]);
-		_mm_storeu_pd(r->q + 2 * k, q[k]);
-	}
-	_mm_storeu_ps(f, lo);
-	r->lo = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
-	_mm_storeu_ps(f, hi);
-	r->hi = fmaxf(fmaxf(f[0], f[1]), fmaxf(f[2], f[3]));
-	_mm_storeu_ps(f, amin);
-	r->amin = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
-	return i;
-}
-
-__attribute__((target("avx2,fma"))) static size_t
-lanes_avx2(const float *p, size_t n, struct lanes *r)
-{
-	__m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
-	__m256d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
-	__m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
-	__m256 amin = lo;
-	__m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-	float f[8];
-	size_t i = 0;
-
-	for (; i + LANES <= n; i += LANES) {
-		__m256 a = _mm256_loadu_ps(p + i), b = _mm256_loadu_ps(p + i + 8);
-		__m256d a0 = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
-		__m256d a1 = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
-		__m256d b0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b));
-		__m256d b1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
-
-		s0 = _mm256_add_pd(s0, a0);
-		s1 = _mm256_add_pd(s1, a1);
-		s2 = _mm256_add_pd(s2, b0);
-		s3 = _mm256_add_pd(s3, b1);
-		q0 = _mm256_fmadd_pd(a0, a0, q0);
-		q1 = _mm256_fmadd_pd(a1, a1, q1);
-		q2 = _mm256_fmadd_pd(b0, b0, q2);
-		q3 = _mm256_fmadd_pd(b1, b1, q3);
-		lo = _mm256_min_ps(_mm256_min_ps(a, b), lo);
-		hi = _mm256_max_ps(_mm256_max_ps(a, b), hi);
-		amin = _mm256_min_ps(_mm256_min_ps(_mm256_and_ps(a, absmask),
-		    _mm256_and_ps(b, absmask)), amin);
-	}
-	_mm256_storeu_pd(r->s, s0);
-	_mm256_storeu_pd(r->s + 4, s1);
-	_mm256_storeu_pd(r->s + 8, s2);
-	_mm256_storeu_pd(r->s + 12, s3);
-	_mm256_storeu_pd(r->q, q0);
-	_mm256_storeu_pd(r->q + 4, q1);
-	_mm256_storeu_pd(r->q + 8, q2);
-	_mm256_storeu_pd(r->q + 12, q3);
-	_mm256_storeu_ps(f, lo);
-	r->lo = f[0];
-	for (int l = 1; l < 8; l++)
-		r->lo = fminf(r->lo, f[l]);
-	_mm256_storeu_ps(f, hi);
-	r->hi = f[0];
-	for (int l = 1; l < 8; l++)
-		r->hi = fmaxf(r->hi, f[l]);
-	_mm256_storeu_ps(f, amin);
-	r->amin = f[0];
-	for (int l = 1; l < 8; l++)
-		r->amin = fminf(r->amin, f[l]);
-	return i;
-}
-
-__attribute__((target("avx512f"))) static size_t
-lanes_avx512(const float *p, size_t n, struct lanes *r)
-{
-	__m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
-	__m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
-	__m512 amin = lo;
-	size_t i = 0;
-
-	for (; i + LANES <= n; i += LANES) {
-		__m512 a = _mm512_loadu_ps(p + i);
-		__m512d a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(a));
-		__m512d a1 = _mm512_cvtps_pd(_mm256_castpd_ps(
-		    _mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
-
-		s0 = _mm512_add_pd(s0, a0);
-		s1 = _mm512_add_pd(s1, a1);
-		q0 = _mm512_fmadd_pd(a0, a0, q0);
-		q1 = _mm512_fmadd_pd(a1, a1, q1);
-		lo = _mm512_min_ps(a, lo);
-		hi = _mm512_max_ps(a, hi);
-		amin = _mm512_min_ps(_mm512_abs_ps(a), amin);
-	}
-	_mm512_storeu_pd(r->s, s0);
-	_mm512_storeu_pd(r->s + 8, s1);
-	_mm512_storeu_pd(r->q, q0);
-	_mm512_storeu_pd(r->q + 8, q1);
-	r->lo = _mm512_reduce_min_ps(lo);
-	r->hi = _mm512_reduce_max_ps(hi);
-	r->amin = _mm512_reduce_min_ps(amin);
-	return i;
-}
-
-/*
- * The best code this CPU runs, or less when ONNXQ_SIMD says so (plain,
- * sse2, avx2): the tests run every version and compare the streams.
- */
-static int
-simd_level(void)
-{
-	const char *want = getenv("ONNXQ_SIMD");
-	int best = SIMD_SSE2;
-
-	if (__builtin_cpu_supports("avx512f"))
-		best = SIMD_AVX512;
-	else if (__builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("fma"))
-		best = SIMD_AVX2;
-	if (!want)
-		return best;
-	if (strcmp(want, "plain") == 0)
-		return SIMD_PLAIN;
-	if (strcmp(want, "sse2") == 0)
-		return SIMD_SSE2;
-	if (strcmp(want, "avx2") == 0 && best >= SIMD_AVX2)
-		return SIMD_AVX2;
-	return best;
-}
-
-static size_t
-lanes_run(const float *p, size_t n, struct lanes *r, int simd)
-{
-	switch (simd) {
-	case SIMD_AVX512:
-		return lanes_avx512(p, n, r);
-	case SIMD_AVX2:
-		return lanes_avx2(p, n, r);
-	case SIMD_SSE2:
-		return lanes_sse2(p, n, r);
-	default:
-		return lanes_plain(p, n, r);
-	}
-}
-#else
-static int
-simd_level(void)
-{
-	return 0;
-}
-
-static size_t
-lanes_run(const float *p, size_t n, struct lanes *r, int simd)
-{
-	(void)simd;
-	return lanes_plain(p, n, r);
-}
-#endif
-
-/* A finite chunk's least and greatest value, and least magnitude. */
-struct crange {
-	float lo, hi, amin;
-};
-
-/* One chunk's moments, when all its values are finite: 0 and *cr; else -1. */
-static int
-chunk_moments(const float *p, size_t n, struct worker *w, int simd,
-    struct crange *cr)
-{
-	struct lanes r = { { 0 }, { 0 }, 0, 0, 0 };
-	double ss, qq;
-	size_t i = lanes_run(p, n, &r, simd);
-
-	for (int l = 0; i < n; i++, l++) {
-		double d = p[i];
-
-		r.s[l] += d;
-		r.q[l] += d * d;
-		r.lo = p[i] < r.lo ? p[i] : r.lo;
-		r.hi = p[i] > r.hi ? p[i] : r.hi;
-		r.amin = fabsf(p[i]) < r.amin ? fabsf(p[i]) : r.amin;
-	}
-	ss = r.s[0];
-	qq = r.q[0];
-	for (int l = 1; l < LANES; l++) {
-		ss += r.s[l];
-		qq += r.q[l];
-	}
-	/* a NaN or an infinity shows in the sums (finite squares cannot overflow) */
-	if (!isfinite(ss) || !isfinite(qq))
-		return -1;
-	w->n += n;
-	w->min = r.lo < w->min ? r.lo : w->min;
-	w->max = r.hi > w->max ? r.hi : w->max;
-	xsum_add(&w->sum, ss);
-	xsum_add(&w->sumsq, qq);
-	cr->lo = r.lo;
-	cr->hi = r.hi;
-	cr->amin = r.amin;
-	return 0;
-}
-
-/* The same for a chunk with NaN or infinite values, which are counted apart. */
-static void
-chunk_checked(const float *p, size_t n, struct worker *w)
-{
-	double s = 0, q = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		float v = p[i];
-
-		if (!isfinite(v)) {
-			if (isnan(v))
-				w->nan++;
-			else
-				w->inf++;
-			continue;
-		}
-		w->n++;
-		s += v;
-		q += (double)v * v;
-		w->min = v < w->min ? v : w->min;
-		w->max = v > w->max ? v : w->max;
-	}
-	xsum_add(&w->sum, s);
-	xsum_add(&w->sumsq, q);
-}
-
-/*
- * Count a chunk's values in w's four sets; with marks, also mark each
- * value's block. Inlined with a constant mbits and marks, so that the
- * shift is a constant and the loop without marks has no stores but the
- * counts (it runs at about the speed of a bare increment per value).
- */
-static inline __attribute__((always_inline)) void
-hist_count(const float *p, size_t n, int mbits, struct worker *w, int marks)
-{
-	const uint32_t *u = (const uint32_t *)(const void *)p;
-	int shift = 23 - mbits;
-	size_t set = (size_t)NBLOCKS << mbits, i = 0;
-	uint32_t *c0 = w->cnt, *c1 = c0 + set, *c2 = c1 + set, *c3 = c2 + set;
-	unsigned char *mark = w->mark;
-
-	for (; i + SETS <= n; i += SETS) {
-		uint32_t a = u[i], b = u[i + 1], c = u[i + 2], d = u[i + 3];
-
-		c0[a >> shift]++;
-		c1[b >> shift]++;
-		c2[c >> shift]++;
-		c3[d >> shift]++;
-		if (marks) {
-			mark[a >> 23] = 1;
-			mark[b >> 23] = 1;
-			mark[c >> 23] = 1;
-			mark[d >> 23] = 1;
-		}
-	}
-	for (; i < n; i++) {
-		c0[u[i] >> shift]++;
-		if (marks)
-			mark[u[i] >> 23] = 1;
-	}
-}
-
-static uint32_t
-exponent_of(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u >> 23 & 0xff;
-}
-
-/*
- * A finite chunk's histogram: counted without marks, then the blocks its
- * values can fall in marked at once, from its range and least magnitude
- * (a value's exponent lies between theirs; zeros and subnormals have
- * exponent 0, on either sign). A few blocks may be marked for nothing.
- */
-static void
-chunk_hist(const float *p, size_t n, int mbits, struct worker *w,
-    const struct crange *cr)
-{
-	uint32_t e0 = exponent_of(cr->amin), e1;
-
-	if (mbits == HIST_MBITS_DEFAULT)
-		hist_count(p, n, HIST_MBITS_DEFAULT, w, 0);
-	else
-		hist_count(p, n, mbits, w, 0);
-	if (e0 == 0) {
-		w->mark[0] = w->mark[256] = 1;
-		e0 = 1;
-	}
-	if (cr->hi > 0 && (e1 = exponent_of(cr->hi)) >= e0)
-		memset(w->mark + e0, 1, e1 - e0 + 1);
-	if (cr->lo < 0 && (e1 = exponent_of(cr->lo)) >= e0)
-		memset(w->mark + 256 + e0, 1, e1 - e0 + 1);
-}
-
-/* A chunk with NaN or infinite values: each value marks its block. */
-static void
-chunk_hist_marked(const float *p, size_t n, int mbits, struct worker *w)
-{
-	hist_count(p, n, mbits, w, 1);
-}
-
-/*
- * Collect the counts of workers w[0..nw-1] in the blocks b with
- * b % nw == part into w[part]'s bin list, and clear them: per block any
- * of them touched, the sets of all workers are summed (a loop the
- * compiler vectorises). Each block belongs to one part, so the threads
- * can do this at once.
- */
-static void
-collect_bins(struct worker *w, int nw, int part, int mbits)
-{
-	size_t nb = (size_t)1 << mbits, set = (size_t)NBLOCKS << mbits;
-	uint64_t sum[(size_t)1 << FLAT_MBITS_MAX];
-	struct worker *me = &w[part];
-
-	me->nbins = 0;
-	me->zero = 0;
-	for (int b = part; b < NBLOCKS; b += nw) {
-		int ex = b & 0xff, any = 0;
-
-		for (int t = 0; t < nw; t++) {
-			any |= w[t].mark[b];
-			w[t].mark[b] = 0;
-		}
-		if (!any)
-			continue;
-		memset(sum, 0, nb * sizeof *sum);
-		for (int t = 0; t < nw; t++)
-			for (int k = 0; k < SETS; k++) {
-				uint32_t *blk = w[t].cnt + k * set + ((size_t)b << mbits);
-
-				for (size_t j = 0; j < nb; j++)
-					sum[j] += blk[j];
-				memset(blk, 0, nb * sizeof *blk);
-			}
-		if (ex == 0xff)
-			continue;		/* NaN, Inf are not binned */
-		for (size_t j = 0; j < nb; j++) {
-			uint32_t edge;
-
-			if (!sum[j])
-				continue;
-			if (ex == 0) {
-				me->zero += sum[j];	/* zeros, subnormals */
-				continue;
-			}
-			edge = (uint32_t)b << 23 | (uint32_t)j << (23 - mbits);
-			memcpy(&me->edge[me->nbins], &edge, sizeof edge);
-			me->count[me->nbins++] = sum[j];
-		}
-	}
-}
-
-/* tstats_add_batch for a float tensor, on all threads. */
-static int
-add_batch_fast(struct calib *c, struct tstats *ts, const float *x, size_t n,
-    struct err *e)
-{
-	size_t nchunks = (n + CHUNK - 1) / CHUNK;
-	int nt = n >= PAR_MIN ? c->nw : 1;
-	uint64_t tn = 0, tnan = 0, tinf = 0;
-	float mn = INFINITY, mx = -INFINITY;
-	struct xsum sum, sumsq;
-
-	for (int t = 0; t < nt; t++) {
-		struct worker *w = &c->w[t];
-
-		w->n = w->nan = w->inf = 0;
-		w->min = INFINITY;
-		w->max = -INFINITY;
-		xsum_init(&w->sum);
-		xsum_init(&w->sumsq);
-	}
-#pragma omp parallel num_threads(nt)
-	{
-		int t = omp_get_thread_num();
-		struct worker *w = &c->w[t];
-
-#pragma omp for schedule(static)
-		for (size_t k = 0; k < nchunks; k++) {
-			const float *p = x + k * CHUNK;
-			size_t cn = n - k * CHUNK < CHUNK ? n - k * CHUNK : CHUNK;
-
-			struct crange cr;
-
-			if (chunk_moments(p, cn, w, c->simd, &cr) < 0) {
-				chunk_checked(p, cn, w);
-				if (ts->hist)
-					chunk_hist_marked(p, cn, c->mbits, w);
-			} else if (ts->hist)
-				chunk_hist(p, cn, c->mbits, w, &cr);
-		}
-		/* the loop's barrier makes every worker's counts visible */
-		if (ts->hist)
-			collect_bins(c->w, omp_get_num_threads(), t, c->mbits);
-	}
-	xsum_init(&sum);
-	xsum_init(&sumsq);
-	for (int t = 0; t < nt; t++) {
-		struct worker *w = &c->w[t];
-
-		tn += w->n;
-		tnan += w->nan;
-		tinf += w->inf;
-		mn = w->min < mn ? w->min : mn;
-		mx = w->max > mx ? w->max : mx;
-		xsum_add_xsum(&sum, &w->sum);
-		xsum_add_xsum(&sumsq, &w->sumsq);
-		for (size_t i = 0; ts->hist && i < w->nbins; i++)
-			if (hist_add_bin(ts->hist, w->edge[i], w->count[i], e) < 0)
-				return -1;
-		if (ts->hist && w->zero && hist_add_bin(ts->hist, 0, w->zero,
-		    e) < 0)
-			return -1;
-	}
-	ts->nan += tnan;
-	ts->inf += tinf;
-	if (tn == 0)
-		return 0;
-	/* -0 and +0 compare equal: keep +0 so the result is order-free */
-	mn = mn == 0 ? 0.0f : mn;
-	mx = mx == 0 ? 0.0f : mx;
-	ts->n += tn;
-	ts->batches++;
-	ts->min = mn < ts->min ? mn : ts->min;
-	ts->max = mx > ts->max ? mx : ts->max;
-	xsum_add(&ts->bmin, mn);
-	xsum_add(&ts->bmax, mx);
-	xsum_add_xsum(&ts->sum, &sum);
-	xsum_add_xsum(&ts->sumsq, &sumsq);
-	return 0;
-}
 
 /* The interpreter shows us each tensor once it is made. */
 static int
@@ -776,7 +210,8 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 		x = c->scratch;
 	}
 	tstats_add_shape(&ct->ts, t->rank, t->dims);
-	if (c->w ? add_batch_fast(c, &ct->ts, x, (size_t)t->nelem, e) < 0 :
+	if (c->k ? statkern_add_batch(c->k, &ct->ts, x, (size_t)t->nelem,
+	    e) < 0 :
 	    tstats_add_batch(&ct->ts, x, (size_t)t->nelem, e) < 0)
 		return err_prefix(e, "tensor %s", name);
 	return 0;
@@ -845,6 +280,45 @@ calib_write(const struct calib *c, struct stream_writer *w, int annotate,
 		}
 	tstats_edges_free(ed);
 	return stream_writer_error(w, e);
+}
+
+int
+calib_annotate_model(struct model *m, const char *text, size_t len,
+    struct err *e)
+{
+	Onnx__ModelProto *mp = m->proto;
+	Onnx__StringStringEntryProto *kv = NULL, **props;
+	char *val;
+
+	if (!(val = malloc(len + 1)))
+		return err_nomem(e);
+	memcpy(val, text, len);
+	val[len] = '\0';
+	for (size_t i = 0; i < mp->n_metadata_props; i++)
+		if (mp->metadata_props[i]->key &&
+		    strcmp(mp->metadata_props[i]->key, CALIB_META_KEY) == 0)
+			kv = mp->metadata_props[i];
+	if (kv) {
+		free(kv->value);
+		kv->value = val;
+		return 0;
+	}
+	if (!(kv = malloc(sizeof *kv)) || !(props = realloc(mp->metadata_props,
+	    (mp->n_metadata_props + 1) * sizeof *props))) {
+		free(kv);
+		free(val);
+		return err_nomem(e);
+	}
+	mp->metadata_props = props;
+	onnx__string_string_entry_proto__init(kv);
+	kv->value = val;
+	if (!(kv->key = strdup(CALIB_META_KEY))) {
+		free(kv);
+		free(val);
+		return err_nomem(e);
+	}
+	props[mp->n_metadata_props++] = kv;
+	return 0;
 }
 
 /* Samples. */

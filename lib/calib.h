@@ -9,7 +9,9 @@
  *
  * Memory does not grow with the number of batches: a tensor's statistics
  * are fixed-size apart from its histogram, whose storage follows the
- * range of values seen (at most 512 blocks of 2^mbits counts).
+ * range of values seen (at most 512 blocks of 2^mbits counts). The
+ * statistics are gathered by the threaded vector code of statkern.h when
+ * mbits is 0 to STATKERN_MBITS_MAX, else by tstats_add_batch().
  *
  * The tensors are kept, and written, in the model's order: the graph
  * inputs in order, then the outputs of each node in the interpreter's
@@ -76,6 +78,15 @@ const struct tstats *calib_tensor_stats(const struct calib *c, int i);
 /* The stat and hist records of every tensor; errors are the writer's. */
 int calib_write(const struct calib *c, struct stream_writer *w,
     int annotate, struct err *e);
+
+/*
+ * The copy of the model of onnx-calib --annotate-model carries the
+ * stream (text, len bytes) in its metadata_props under CALIB_META_KEY:
+ * set it in m, replacing an earlier value.
+ */
+#define CALIB_META_KEY "onnxq.stats"
+int calib_annotate_model(struct model *m, const char *text, size_t len,
+    struct err *e);
 
 /* Samples. */
 

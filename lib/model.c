@@ -14,6 +14,7 @@
 #include "infile.h"
 #include "model.h"
 #include "outfile.h"
+#include "sha256.h"
 
 #define PROTO_MAX	((size_t)INT32_MAX)	/* protobuf's 2 GiB - 1 limit */
 /*
@@ -237,21 +238,34 @@ model_load_mem(const void *buf, size_t len, const char *name,
 struct model *
 model_load(const char *path, struct err *e)
 {
+	return model_load_hashed(path, NULL, NULL, NULL, e);
+}
+
+struct model *
+model_load_hashed(const char *path, char sha256[65], void **bytes,
+    size_t *len, struct err *e)
+{
 	struct model *m;
 	void *buf;
-	size_t len;
+	size_t n;
 	char *dir = NULL;
 
-	if (infile_read(path, INFILE_MODEL_MAX, &buf, &len, e) < 0)
+	if (infile_read(path, INFILE_MODEL_MAX, &buf, &n, e) < 0)
 		return NULL;
 	if (strcmp(path, "-") != 0 && !(dir = infile_dir(path))) {
 		free(buf);
 		err_nomem(e);
 		return NULL;
 	}
-	m = model_load_mem(buf, len, path, dir, e);
-	free(buf);
+	m = model_load_mem(buf, n, path, dir, e);
 	free(dir);
+	if (m && sha256)
+		sha256_hex(buf, n, sha256);
+	if (m && bytes) {
+		*bytes = buf;
+		*len = n;
+	} else
+		free(buf);
 	return m;
 }
 

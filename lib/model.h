@@ -31,6 +31,14 @@ struct model {
 
 /* Load from a path, or stdin when path is "-". Errors name the path. */
 struct model *model_load(const char *path, struct err *e);
+/*
+ * The same, and what the programs want beside the model: the SHA-256 of
+ * the file's bytes in 64 hex digits (sha256 may be NULL) and, when bytes
+ * is not NULL, the bytes themselves (malloc'd, the caller frees them; for
+ * a copy of the model, or to load it again). Set only on success.
+ */
+struct model *model_load_hashed(const char *path, char sha256[65],
+    void **bytes, size_t *len, struct err *e);
 /* Load from memory; name is used in messages, dir may be NULL. */
 struct model *model_load_mem(const void *buf, size_t len, const char *name,
     const char *dir, struct err *e);

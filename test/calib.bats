@@ -84,9 +84,15 @@ end_ok() {
 	[ "$status" -eq 2 ]
 	run --separate-stderr onnx-calib -d dir --limit 0 m.onnx
 	[ "$status" -eq 2 ]
-	[[ $stderr == "onnx-calib: --limit: '0' is not a positive count"* ]]
+	[[ $stderr == "onnx-calib: --limit: '0' is not a whole number from 1 to 2147483647"* ]]
 	run --separate-stderr onnx-calib -d dir --batch x m.onnx
 	[ "$status" -eq 2 ]
+	run --separate-stderr onnx-calib -d dir --threads 257 m.onnx
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-calib: --threads: '257' is not a whole number from 1 to 256"* ]]
+	run --separate-stderr onnx-calib -d dir --hist-bits 13 m.onnx
+	[ "$status" -eq 2 ]
+	[[ $stderr == "onnx-calib: --hist-bits: '13' is not a whole number from 0 to 12"* ]]
 	run --separate-stderr onnx-calib --weights-only --limit 3 m.onnx
 	[ "$status" -eq 2 ]
 	[[ $stderr == "onnx-calib: --limit and --batch need -d"* ]]

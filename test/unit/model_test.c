@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "sha256.h"
 #include "unit.h"
 
 #define DTYPES "test/data/models/dtypes.onnx"
@@ -335,6 +336,33 @@ test_model_errors(void)
 	model_free(m);
 }
 
+/* model_load_hashed: the model, the hash of its bytes, and the bytes. */
+static void
+test_load_hashed(void)
+{
+	struct model *m;
+	struct err e;
+	char sha[65], want[65];
+	void *bytes = NULL;
+	size_t len = 0;
+
+	CHECK(model_load_hashed("test/data/no-such.onnx", sha, &bytes, &len,
+	    &e) == NULL);
+	CHECK(bytes == NULL);
+	m = model_load_hashed(SMALL, sha, &bytes, &len, &e);
+	REQUIRE(m != NULL);
+	REQUIRE(bytes != NULL);
+	CHECK_EQ_STR(m->dir, "test/data/models");
+	sha256_hex(bytes, len, want);
+	CHECK_EQ_STR(sha, want);
+	CHECK_EQ_INT(strlen(sha), 64);
+	model_free(m);
+	free(bytes);
+	m = model_load_hashed(SMALL, NULL, NULL, NULL, &e);
+	REQUIRE(m != NULL);
+	model_free(m);
+}
+
 /* Small on disk, huge once unpacked: refused before protobuf-c runs. */
 static void
 test_unpack_budget(void)
@@ -461,4 +489,5 @@ test_save_keeps_model(void)
 
 UNIT_MAIN(test_dtypes_fixture, test_write_read_all_types, test_int4_packing,
     test_write_replaces, test_bad_tensors, test_model_errors,
-    test_unpack_budget, test_pack_and_opset, test_save_keeps_model)
+    test_unpack_budget, test_pack_and_opset, test_save_keeps_model,
+    test_load_hashed)

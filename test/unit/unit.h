@@ -30,6 +30,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,16 @@
 		    sizeof unit_fns / sizeof unit_fns[0],		\
 		    #__VA_ARGS__, argc, argv);				\
 	}
+
+/* xorshift64*: the next of a reproducible sequence of test values. */
+UNIT_FN uint64_t
+unit_rand64(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 2685821657736338717ULL;
+}
 
 /* The one test running: its failures, one "file:line: detail" per line. */
 static struct {
