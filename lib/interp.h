@@ -9,8 +9,8 @@
  * actual inputs at run time.
  *
  * The observe callback sees every tensor a node of the main graph
- * produces (and the graph inputs), before it can be freed; it must not keep the pointer. A
- * non-zero return stops the run with that error.
+ * produces (and the graph inputs), before it can be freed; it must not
+ * keep the pointer. A non-zero return stops the run with that error.
  */
 #ifndef ONNXQ_INTERP_H
 #define ONNXQ_INTERP_H

@@ -63,12 +63,14 @@ assert abs(float(a.ravel()[0]) - float(b.ravel()[0])) > 1e-3, (a, b)'
 	m = onnx.load(sys.argv[1])
 	for t in m.graph.initializer:
 	    if t.name == 'Wl':
-	        t.CopyFrom(numpy_helper.from_array(np.zeros((5, 5), np.float32), 'Wl'))
+	        a = np.zeros((5, 5), np.float32)
+	        t.CopyFrom(numpy_helper.from_array(a, 'Wl'))
 	onnx.save(m, sys.argv[2])
 	EOF
 	run --separate-stderr onnx-verify -d data bad.onnx
 	[ "$status" -ne 0 ]
-	[[ $stderr == *"node loop (Loop): body, iteration 0: node mm (MatMul): "* ]] ||
+	want="node loop (Loop): body, iteration 0: node mm (MatMul): "
+	[[ $stderr == *"$want"* ]] ||
 	    fail "got: $stderr"
 }
 

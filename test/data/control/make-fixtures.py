@@ -117,7 +117,8 @@ def loop():
     ], 'body', [vi('i', TensorProto.INT64, []),
                 vi('c_in', TensorProto.BOOL, []),
                 vi('s_in', TensorProto.FLOAT, [1, D])],
-        [vi('go', TensorProto.BOOL, []), vi('s_out', TensorProto.FLOAT, [1, D]),
+        [vi('go', TensorProto.BOOL, []),
+         vi('s_out', TensorProto.FLOAT, [1, D]),
          vi('scan', TensorProto.FLOAT, [1, D])])
     inits = [init('Wl', D, D, scale=0.6),
              init('Wg', 1, 3 * 4, D), init('Rg', 1, 3 * 4, 4),
