@@ -16,9 +16,10 @@
  *
  * A struct config owns everything it points to; config_free() frees it.
  * The file is read with yamldoc.h: anchors and aliases are refused, so a
- * small file cannot expand. config.h includes msgs.h and yamldoc.h,
- * whose config_msgs_* and config_yaml_* the toolchain's other YAML
- * readers share.
+ * small file cannot expand, and so is nesting deeper than
+ * CONFIG_YAML_MAX_DEPTH, which libyaml would take hours to load.
+ * config.h includes msgs.h and yamldoc.h, whose config_msgs_* and
+ * config_yaml_* the toolchain's other YAML readers share.
  */
 #ifndef ONNXQ_CONFIG_H
 #define ONNXQ_CONFIG_H

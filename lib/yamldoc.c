@@ -13,8 +13,57 @@
 /* Opening and closing. */
 
 int
+config_yaml_check_depth(struct config_yaml *y, const char *text, size_t len)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int depth = 0, rc = 0;
+
+	if (!yaml_parser_initialize(&p)) {
+		y->nomem = 1;
+		return -1;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	for (;;) {
+		yaml_event_type_t t;
+		struct config_pos pos;
+
+		/* A parse error is the loader's to report, as it would. */
+		if (!yaml_parser_parse(&p, &ev))
+			break;
+		t = ev.type;
+		pos.line = (int)ev.start_mark.line + 1;
+		pos.col = (int)ev.start_mark.column + 1;
+		yaml_event_delete(&ev);
+		if (t == YAML_STREAM_END_EVENT)
+			break;
+		if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+			depth--;
+		else if ((t == YAML_SEQUENCE_START_EVENT ||
+		    t == YAML_MAPPING_START_EVENT) &&
+		    ++depth > CONFIG_YAML_MAX_DEPTH) {
+			y->nerr++;
+			if (config_msgs_addf(y->msgs, y->name, pos, "",
+			    "nesting deeper than %d levels",
+			    CONFIG_YAML_MAX_DEPTH) < 0)
+				y->nomem = 1;
+			rc = -1;
+			break;
+		}
+	}
+	if (p.error == YAML_MEMORY_ERROR) {
+		y->nomem = 1;
+		rc = -1;
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+int
 config_yaml_open(struct config_yaml *y, const char *text, size_t len)
 {
+	if (config_yaml_check_depth(y, text, len) < 0)
+		return -1;
 	if ((y->parser = malloc(sizeof *y->parser)) == NULL)
 		goto nomem;
 	if (!yaml_parser_initialize(y->parser)) {

@@ -2,9 +2,12 @@
  * yamldoc: reading a YAML file the toolchain's way, for every YAML it
  * reads (recipes, onnxq-config(5); regions files, onnxq-regions(5)).
  *
- * config_yaml_open() loads the text's first document. The caller walks
- * it from its root with the functions below, calls
- * config_yaml_one_doc() to refuse a second document, and
+ * config_yaml_open() parses the text in two passes: libyaml's event
+ * parser first, refusing collections nested deeper than
+ * CONFIG_YAML_MAX_DEPTH (libyaml's document loader takes time quadratic
+ * in the depth: a 2 MB file of '[' would take an hour), then the loader.
+ * The caller walks the document from its root with the functions below,
+ * calls config_yaml_one_doc() to refuse a second document, and
  * config_yaml_close().
  *
  * Every problem becomes one message "FILE:LINE:COL: CTX: PROBLEM" in
@@ -21,6 +24,9 @@
 #include <yaml.h>
 
 #include "msgs.h"
+
+/* Collections nested deeper than this are refused before loading. */
+#define CONFIG_YAML_MAX_DEPTH 64
 
 /*
  * The caller zeroes it and sets name, msgs and arg; config_yaml_open()
@@ -47,16 +53,26 @@ struct config_list {
 };
 
 /*
- * Load the first document of text (len bytes, which must stay until
- * config_yaml_close) into y->doc. 0 when loaded (a document without a
- * root node when the text is empty); -1 when malformed (a message) or
- * out of memory (y->nomem).
+ * Check the depth of text (len bytes, which must stay until
+ * config_yaml_close), then load its first document into y->doc. 0 when
+ * loaded (a document without a root node when the text is empty); -1
+ * when refused or malformed (a message) or out of memory (y->nomem).
  */
 int config_yaml_open(struct config_yaml *y, const char *text, size_t len);
 /* After the walk: a second document is refused (a message at it). */
 void config_yaml_one_doc(struct config_yaml *y);
 /* Free what config_yaml_open() made; y's counts and messages stay. */
 void config_yaml_close(struct config_yaml *y);
+/*
+ * 0 when no collection in text nests deeper than CONFIG_YAML_MAX_DEPTH;
+ * -1 and the message "NAME:LINE:COL: nesting deeper than 64 levels" at
+ * the first that does (or y->nomem). Malformed YAML is left to the
+ * loader to report. Reads no further than the first collection too
+ * deep, so it takes time linear in the length. config_yaml_open() calls
+ * it; a caller that loads the document itself calls it first.
+ */
+int config_yaml_check_depth(struct config_yaml *y, const char *text,
+    size_t len);
 
 void config_yaml_diag(struct config_yaml *y, const yaml_node_t *n,
     const char *ctx, const char *f, ...) __attribute__((format(printf, 4, 5)));

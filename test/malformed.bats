@@ -660,9 +660,11 @@ onnx-qparams: $M/config/zp-not-int.yaml:4:17: tensor x: zero_point: '1.5' is not
 	# case: config: value with a newline
 	config value-newline "3:17: tensor x: quant_type: unknown type 'uint%0A8' (uint8, int8, uint16, int16, uint4, int4)"
 	# case: config: lists nested 5000 deep
-	config deep '1:10: tensors: expected a mapping, not a list'
+	config deep '1:73: nesting deeper than 64 levels'
 	# case: config: mappings nested 3000 deep
-	config deep-map "1:15: tensor a: unknown key 'a'"
+	config deep-map '1:262: nesting deeper than 64 levels'
+	# case: config: recv_nodes nested to 65 levels
+	config deep-65 '4:79: nesting deeper than 64 levels'
 	# case: config: binary
 	config binary '1:1: control characters are not allowed'
 	# case: config: bad UTF-8

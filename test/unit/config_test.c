@@ -338,6 +338,57 @@ world_consumes(void *arg, const char *node, const char *tensor)
 	return 0;
 }
 
+/* A recipe whose recv_nodes are n lists deep (malloc'd; length in *len). */
+static char *
+deep_recv(int n, size_t *len)
+{
+	char *text = malloc(200 + 2 * (size_t)n);
+	size_t k = (size_t)sprintf(text, "tensors:\n  x:\n    convert:\n"
+	    "      quant_type: uint16\n      recv_nodes: ");
+
+	for (int i = 0; i < n; i++)
+		text[k++] = '[';
+	text[k++] = 'a';
+	for (int i = 0; i < n; i++)
+		text[k++] = ']';
+	text[k++] = '\n';
+	*len = k;
+	return text;
+}
+
+/* Nesting past 64 levels: one message, before anything is loaded. */
+static void
+test_deep(void)
+{
+	struct config_msgs m = { 0 };
+	struct err e = { "" };
+	size_t len;
+	char *text;
+
+	/* 64 levels: read, and refused for what they say. */
+	text = deep_recv(60, &len);
+	CHECK(config_load_mem("mem", text, len, &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:5:20: tensor x: convert: recv_nodes[0]: "
+	    "expected a value, not a list");
+	config_msgs_release(&m);
+	free(text);
+	text = deep_recv(61, &len);
+	CHECK(config_load_mem("mem", text, len, &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:5:79: nesting deeper than 64 levels");
+	CHECK_EQ_INT(m.n, 1);
+	config_msgs_release(&m);
+	free(text);
+	/* Mappings, 20000 deep, as quickly. */
+	text = malloc(4 * 20000 + 1);
+	len = 0;
+	for (int i = 0; i < 20000; i++)
+		len += (size_t)sprintf(text + len, "{a: ");
+	CHECK(config_load_mem("mem", text, len, &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:1:257: nesting deeper than 64 levels");
+	config_msgs_release(&m);
+	free(text);
+}
+
 static void
 test_validate(void)
 {
@@ -380,4 +431,4 @@ test_validate(void)
 }
 
 UNIT_MAIN(test_bad_many, test_bad_syntax, test_missing_file, test_good_recipe,
-    test_good_small, test_mem_cases, test_many_messages, test_validate)
+    test_good_small, test_mem_cases, test_many_messages, test_deep, test_validate)

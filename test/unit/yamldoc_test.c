@@ -2,10 +2,12 @@
  * yamldoc_test: reading YAML the toolchain's way. A document opens,
  * walks and closes; each node is taken once (aliases refused); mappings
  * report duplicate and non-name keys; a second document and malformed
- * YAML are one message each, FILE:LINE:COL.
+ * YAML are one message each, FILE:LINE:COL. Nesting: 64 levels load, 65
+ * are refused before loading, quickly however deep the file goes.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "unit.h"
 #include "yamldoc.h"
@@ -126,4 +128,96 @@ test_malformed(void)
 	CHECK_EQ_INT(m.n, 0);
 }
 
-UNIT_MAIN(test_walk, test_problems, test_malformed)
+/* text: n opening brackets of open, then n closing of close. */
+static char *
+nested(size_t n, const char *open, const char *mid, const char *close)
+{
+	size_t lo = strlen(open), lc = strlen(close), lm = strlen(mid);
+	char *s = malloc(n * (lo + lc) + lm + 1), *p = s;
+
+	for (size_t i = 0; i < n; i++, p += lo)
+		memcpy(p, open, lo);
+	memcpy(p, mid, lm);
+	p += lm;
+	for (size_t i = 0; i < n; i++, p += lc)
+		memcpy(p, close, lc);
+	*p = '\0';
+	return s;
+}
+
+/* Open text and close it again: what config_yaml_open returned. */
+static int
+open_close(const char *text, struct config_msgs *m)
+{
+	struct config_yaml y;
+	int rc = open_text(&y, m, text);
+
+	config_yaml_close(&y);
+	return rc;
+}
+
+static void
+test_depth(void)
+{
+	struct config_msgs m = { 0 };
+	char *s;
+
+	/* 64 levels load, 65 do not: lists, mappings, both. */
+	s = nested(64, "[", "1", "]");
+	CHECK_EQ_INT(open_close(s, &m), 0);
+	free(s);
+	s = nested(65, "[", "1", "]");
+	CHECK_EQ_INT(open_close(s, &m), -1);
+	free(s);
+	s = nested(32, "{a: [", "1", "]}");
+	CHECK_EQ_INT(open_close(s, &m), 0);
+	free(s);
+	s = nested(33, "{a: [", "1", "]}");
+	CHECK_EQ_INT(open_close(s, &m), -1);
+	free(s);
+	REQUIRE(m.n == 2);
+	CHECK_EQ_STR(m.v[0], "t.yaml:1:65: nesting deeper than 64 levels");
+	CHECK_EQ_STR(m.v[1], "t.yaml:1:161: nesting deeper than 64 levels");
+	config_msgs_release(&m);
+	/* Block style counts the same; so does a second document. */
+	s = nested(65, "- ", "x", "");
+	CHECK_EQ_INT(open_close(s, &m), -1);
+	free(s);
+	CHECK_EQ_INT(open_close("a: 1\n---\n[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n", &m), -1);
+	REQUIRE(m.n == 2);
+	CHECK_EQ_STR(m.v[0], "t.yaml:1:129: nesting deeper than 64 levels");
+	CHECK_EQ_STR(m.v[1], "t.yaml:3:65: nesting deeper than 64 levels");
+	config_msgs_release(&m);
+	/* Malformed YAML is the loader's to report, once. */
+	CHECK_EQ_INT(open_close("[[[\n", &m), -1);
+	REQUIRE(m.n == 1);
+	CHECK_EQ_STR(m.v[0], "t.yaml:2:1: while parsing a flow node: did not "
+	    "find expected node content");
+	config_msgs_release(&m);
+}
+
+/* A million '[' (libyaml's loader: about an hour) is refused at once. */
+static void
+test_depth_fast(void)
+{
+	struct config_msgs m = { 0 };
+	struct timespec t0, t1;
+	size_t n = 1000000;
+	char *s = malloc(n + 1);
+
+	memset(s, '[', n);
+	s[n] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ_INT(open_close(s, &m), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) *
+	    1e-9 < 0.5);
+	REQUIRE(m.n == 1);
+	CHECK_EQ_STR(m.v[0], "t.yaml:1:65: nesting deeper than 64 levels");
+	free(s);
+	config_msgs_release(&m);
+}
+
+UNIT_MAIN(test_walk, test_problems, test_malformed, test_depth,
+    test_depth_fast)

@@ -567,6 +567,9 @@ def configs():
     c['value-newline'] = b'tensors:\n  x:\n    quant_type: "uint\\n8"\n'
     c['deep'] = b'tensors: ' + b'[' * 5000 + b']' * 5000 + b'\n'
     c['deep-map'] = b'tensors: ' + b'{a: ' * 3000 + b'1' + b'}' * 3000 + b'\n'
+    # 65 levels, one past the limit, the last in a convert's recv_nodes
+    c['deep-65'] = (b'tensors:\n  x:\n    convert:\n      recv_nodes: ' +
+                    b'[' * 61 + b'a' + b']' * 61 + b'\n')
     c['binary'] = bytes((i * 67 + 1) & 0xff for i in range(200))
     c['bad-utf8'] = b'version: \xff\xfe\n'
     c['recv-unknown'] = (b'tensors:\n  x:\n    quant_type: uint8\n    '
