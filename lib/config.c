@@ -188,6 +188,7 @@ struct specread {
 	int is_convert, allow_lists;
 	const yaml_node_t *convert_node;
 	struct vals val[CK_N];		/* scale, zero_point, rmin, rmax */
+	unsigned bad;			/* 1u << CK_*: given, but refused */
 };
 
 static int
@@ -359,6 +360,8 @@ spec_pair(struct config_yaml *L, void *arg, const char *ks,
 	}
 	if (ok)
 		s->set |= 1u << key;
+	else
+		r->bad |= 1u << key;
 out:
 	free(kctx);
 }
@@ -489,20 +492,24 @@ check_zp(struct config_yaml *L, const struct config_spec *s, int zptype,
 		}
 }
 
-/* The rules every spec follows; zptype is the type its zero point is in. */
+/*
+ * The rules every spec follows; zptype is the type its zero point is in.
+ * Keys in bad were given but refused (reported): one missing for that
+ * is not reported again.
+ */
 static void
-check_spec(struct config_yaml *L, const struct config_spec *s, int zptype,
-    int pairing, const char *ctx)
+check_spec(struct config_yaml *L, const struct config_spec *s,
+    unsigned bad, int zptype, int pairing, const char *ctx)
 {
 	static const int excl[] = { CK_SYMMETRIC, CK_REDUCE_RANGE, CK_RMIN,
 	    CK_RMAX, CK_METHOD, CK_PERCENTILE, CK_POW2 };
-	unsigned set = s->set;
+	unsigned set = s->set, given = set | bad;
 
 	if (pairing && (set & (1u << CK_SCALE)) &&
-	    !(set & (1u << CK_ZERO_POINT)))
+	    !(given & (1u << CK_ZERO_POINT)))
 		diag_key(L, s, CK_SCALE, ctx, "needs zero_point as well");
 	if (pairing && (set & (1u << CK_ZERO_POINT)) &&
-	    !(set & (1u << CK_SCALE)))
+	    !(given & (1u << CK_SCALE)))
 		diag_key(L, s, CK_ZERO_POINT, ctx, "needs scale as well");
 	if (set & ((1u << CK_SCALE) | (1u << CK_ZERO_POINT)))
 		for (size_t i = 0; i < sizeof excl / sizeof excl[0]; i++)
@@ -534,8 +541,11 @@ check_spec(struct config_yaml *L, const struct config_spec *s, int zptype,
 
 static void spec_free(struct config_spec *s);
 
-/* Read a mapping into s; convert and recv_nodes go into t. */
-static void
+/*
+ * Read a mapping into s; convert and recv_nodes go into t. Returns the
+ * keys given but refused (1u << CK_*).
+ */
+static unsigned
 read_spec(struct config_yaml *L, const yaml_node_t *map, const char *ctx,
     struct config_spec *s, struct config_tensor *t, int is_convert,
     int allow_lists, const yaml_node_t **convert_node)
@@ -552,6 +562,7 @@ read_spec(struct config_yaml *L, const yaml_node_t *map, const char *ctx,
 	vals_release(&r);
 	if (convert_node)
 		*convert_node = r.convert_node;
+	return r.bad;
 }
 
 static void
@@ -559,22 +570,23 @@ read_convert(struct config_yaml *L, struct config_tensor *t,
     const yaml_node_t *cnode, const char *ctx)
 {
 	char *cctx = str_fmt("%s: convert", ctx);
+	unsigned bad;
 
 	if (cctx == NULL) {
 		L->nomem = 1;
 		return;
 	}
-	read_spec(L, cnode, cctx, &t->convert, t, 1, 0, NULL);
+	bad = read_spec(L, cnode, cctx, &t->convert, t, 1, 0, NULL);
 	t->has_convert = 1;
-	if (!(t->convert.set & (1u << CK_QUANT_TYPE)))
+	if (!((t->convert.set | bad) & (1u << CK_QUANT_TYPE)))
 		diag(L, cnode, cctx, "needs quant_type");
 	else if ((t->spec.set & (1u << CK_QUANT_TYPE)) &&
 	    t->spec.quant_type == t->convert.quant_type)
 		diag_key(L, &t->convert, CK_QUANT_TYPE, cctx, "%s is the "
 		    "tensor's own quant_type", qparams_type_name(
 		    t->convert.quant_type));
-	check_spec(L, &t->convert, (t->convert.set & (1u << CK_QUANT_TYPE)) ?
-	    t->convert.quant_type : 0, 1, cctx);
+	check_spec(L, &t->convert, bad, (t->convert.set &
+	    (1u << CK_QUANT_TYPE)) ? t->convert.quant_type : 0, 1, cctx);
 	free(cctx);
 }
 
@@ -591,6 +603,7 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 	struct config_spec *ch = NULL;
 	const yaml_node_t *conv = NULL;
 	struct config_spec *s = &t->spec;
+	unsigned bad, bad0 = 0;
 	int zptype;
 
 	if (cnt == 0 || cnt > MAX_CHANNELS) {
@@ -622,7 +635,10 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 			free(ictx);
 			continue;
 		}
-		read_spec(L, it, ictx, &ch[i], t, 0, 0, i == 0 ? &conv : NULL);
+		bad = read_spec(L, it, ictx, &ch[i], t, 0, 0, i == 0 ? &conv :
+		    NULL);
+		if (i == 0)
+			bad0 = bad;
 		if (i > 0) {
 			for (size_t k = 0; k < 4; k++) {
 				int key = same[k];
@@ -652,8 +668,8 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 			}
 			for (size_t k = 0; k < 4; k++) {
 				int key = vk[k];
-				int a = !!(ch[0].set & (1u << key));
-				int b = !!(ch[i].set & (1u << key));
+				int a = !!((ch[0].set | bad0) & (1u << key));
+				int b = !!((ch[i].set | bad) & (1u << key));
 
 				if (a && !b)
 					diag(L, it, ictx, "%s missing (channel 0 "
@@ -666,7 +682,7 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 		zptype = (ch[0].set & (1u << CK_QUANT_TYPE)) ? ch[0].quant_type :
 		    0;
 		/* A channel missing scale or zero_point was reported above. */
-		check_spec(L, &ch[i], zptype, i == 0 || !(ch[0].set &
+		check_spec(L, &ch[i], bad, zptype, i == 0 || !(ch[0].set &
 		    (1u << CK_SCALE)) || !(ch[0].set & (1u << CK_ZERO_POINT)),
 		    ictx);
 		free(ictx);
@@ -739,6 +755,7 @@ tensor_pair(struct config_yaml *L, void *arg, const char *ks,
 	struct config_tensor *t;
 	const yaml_node_t *conv = NULL;
 	char *pk, *tctx;
+	unsigned bad;
 
 	(void)arg;
 	(void)ctx;
@@ -784,9 +801,9 @@ tensor_pair(struct config_yaml *L, void *arg, const char *ks,
 	if (v->type == YAML_SEQUENCE_NODE) {
 		read_channels(L, v, tctx, t);
 	} else {
-		read_spec(L, v, tctx, &t->spec, t, 0, 1, &conv);
-		check_spec(L, &t->spec, (t->spec.set & (1u << CK_QUANT_TYPE)) ?
-		    t->spec.quant_type : 0, 1, tctx);
+		bad = read_spec(L, v, tctx, &t->spec, t, 0, 1, &conv);
+		check_spec(L, &t->spec, bad, (t->spec.set &
+		    (1u << CK_QUANT_TYPE)) ? t->spec.quant_type : 0, 1, tctx);
 		if (conv) {
 			if (t->spec.per_channel)
 				diag_key(L, &t->spec, CK_CONVERT, tctx, "a "
@@ -968,9 +985,13 @@ top_pair(struct config_yaml *L, void *arg, const char *ks,
 	} else if (strcmp(ks, "min_real_range") == 0) {
 		double d;
 
+		/* Half of float32's largest: a symmetric range is twice
+		 * as wide, and qparams would find it too wide. */
 		if (get_double(L, v, ks, &d) == 0) {
-			if (d < 0 || d > FLT_MAX)
-				diag(L, v, ks, "%g is not a float32 >= 0", d);
+			if (d < 0 || d > FLT_MAX / 2)
+				diag(L, v, ks, "%g is not in 0..%g (a symmetric "
+				    "range twice as wide must fit float32)", d,
+				    FLT_MAX / 2);
 			else {
 				c->g.min_real_range = d;
 				c->g.set |= 1u << CG_MIN_REAL_RANGE;

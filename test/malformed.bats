@@ -632,15 +632,17 @@ qparam	x	role=act	type=uint8	scale=0.1	zp=0" 2 '3: a second qparam record for x'
 	# case: config: zero point out of range
 	config zp-range '5:5: tensor x: zero_point: 300 does not fit uint8 (0..255)'
 	# case: config: zero point 1.5
-	fails 1 "onnx-qparams: $M/config/zp-not-int.yaml:3:5: tensor x: scale: needs zero_point as well
-onnx-qparams: $M/config/zp-not-int.yaml:4:17: tensor x: zero_point: '1.5' is not an integer" \
-	    onnx-qparams -c "$M/config/zp-not-int.yaml" "$M/config/ok.stream"
+	config zp-not-int "4:17: tensor x: zero_point: '1.5' is not an integer"
+	# case: config: zero point out of int64's range
+	config zp-too-big '4:17: tensor x: zero_point: 99999999999999999999 is out of range'
 	# case: config: duplicate tensor
 	config dup-tensor "4:3: tensors: duplicate key 'x'"
 	# case: config: duplicate key
 	config dup-key "2:1: duplicate key 'version'"
 	# case: config: percentile 101
 	config percentile '2:15: activations: percentile: 101 is not in (0, 100]'
+	# case: config: min_real_range too wide for a symmetric range
+	config min-real-range '1:17: min_real_range: 3e+38 is not in 0..1.70141e+38 (a symmetric range twice as wide must fit float32)'
 	# case: config: entropy bins 0
 	config entropy-bins '2:17: activations: entropy_bins: 0 is not in 16..65536'
 	# case: config: rmin above rmax

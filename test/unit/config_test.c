@@ -264,6 +264,37 @@ test_mem_cases(void)
 	CHECK_EQ_STR(e.msg, "mem:1:15: tensor x: recv_nodes: belongs in "
 	    "convert");
 	config_msgs_release(&m);
+	/* A min_real_range whose symmetric range overflows float32. */
+	CHECK(load_str("min_real_range: 3e38\n", &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:1:17: min_real_range: 3e+38 is not in "
+	    "0..1.70141e+38 (a symmetric range twice as wide must fit "
+	    "float32)");
+	config_msgs_release(&m);
+	c = load_str("min_real_range: 1.7e38\n", &m, &e);
+	REQUIRE(c != NULL);
+	CHECK_NEAR(c->g.min_real_range, 1.7e38, 1e30);
+	config_free(c);
+	/* A refused value is the one problem: its partner is not short of
+	 * it, nor convert of its quant_type, nor a channel of a key. */
+	CHECK(load_str("tensors:\n  x: {scale: 0.5, zero_point: "
+	    "99999999999999999999}\n  y: {scale: -, zero_point: 3}\n"
+	    "  z: {convert: {quant_type: uint9}}\n"
+	    "  w: [{scale: 1, zero_point: 0}, {scale: 1, zero_point: a}]\n"
+	    "  v: [{scale: 1, zero_point: b}, {scale: 1, zero_point: 0}]\n",
+	    &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem: 5 errors");
+	REQUIRE(m.n == 5);
+	CHECK_EQ_STR(m.v[0], "mem:2:31: tensor x: zero_point: "
+	    "99999999999999999999 is out of range");
+	CHECK_EQ_STR(m.v[1], "mem:3:14: tensor y: scale: '-' is not a finite "
+	    "number");
+	CHECK_EQ_STR(m.v[2], "mem:4:29: tensor z: convert: quant_type: "
+	    "unknown type 'uint9' (uint8, int8, uint16, int16, uint4, int4)");
+	CHECK_EQ_STR(m.v[3], "mem:5:57: tensor w: channel 1: zero_point: 'a' "
+	    "is not an integer");
+	CHECK_EQ_STR(m.v[4], "mem:6:30: tensor v: channel 0: zero_point: 'b' "
+	    "is not an integer");
+	config_msgs_release(&m);
 	/* A per-channel tensor cannot convert. */
 	CHECK(load_str("tensors:\n  w:\n    scale: [1, 2]\n    zero_point: 0\n"
 	    "    convert: {quant_type: uint16}\n", &m, &e) == NULL);

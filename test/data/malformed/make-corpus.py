@@ -553,10 +553,13 @@ def configs():
                      b'    scale: 0.5\n    zero_point: 300\n')
     c['zp-not-int'] = (b'tensors:\n  x:\n    scale: 0.5\n'
                        b'    zero_point: 1.5\n')
+    c['zp-too-big'] = (b'tensors:\n  x:\n    scale: 0.5\n'
+                       b'    zero_point: 99999999999999999999\n')
     c['dup-tensor'] = (b'tensors:\n  x:\n    quant_type: uint8\n'
                        b'  x:\n    quant_type: int8\n')
     c['dup-key'] = b'version: 1\nversion: 1\n'
     c['percentile'] = b'activations:\n  percentile: 101\n'
+    c['min-real-range'] = b'min_real_range: 3e38\n'
     c['entropy-bins'] = b'activations:\n  entropy_bins: 0\n'
     c['rmin-rmax'] = b'tensors:\n  x:\n    rmin: 2\n    rmax: 1\n'
     c['unknown-tensor'] = b'tensors:\n  nosuch:\n    quant_type: uint8\n'
