@@ -128,23 +128,6 @@ test_malformed(void)
 	CHECK_EQ_INT(m.n, 0);
 }
 
-/* text: n opening brackets of open, then n closing of close. */
-static char *
-nested(size_t n, const char *open, const char *mid, const char *close)
-{
-	size_t lo = strlen(open), lc = strlen(close), lm = strlen(mid);
-	char *s = malloc(n * (lo + lc) + lm + 1), *p = s;
-
-	for (size_t i = 0; i < n; i++, p += lo)
-		memcpy(p, open, lo);
-	memcpy(p, mid, lm);
-	p += lm;
-	for (size_t i = 0; i < n; i++, p += lc)
-		memcpy(p, close, lc);
-	*p = '\0';
-	return s;
-}
-
 /* Open text and close it again: what config_yaml_open returned. */
 static int
 open_close(const char *text, struct config_msgs *m)
@@ -156,33 +139,42 @@ open_close(const char *text, struct config_msgs *m)
 	return rc;
 }
 
+/* open_close of n times open, a value, then n times close. */
+static int
+open_nested(size_t n, const char *open, const char *close,
+    struct config_msgs *m)
+{
+	size_t lo = strlen(open), lc = strlen(close);
+	char *s = malloc(n * (lo + lc) + 2), *p = s;
+	int rc;
+
+	for (size_t i = 0; i < n; i++, p += lo)
+		memcpy(p, open, lo);
+	*p++ = '1';
+	for (size_t i = 0; i < n; i++, p += lc)
+		memcpy(p, close, lc);
+	*p = '\0';
+	rc = open_close(s, m);
+	free(s);
+	return rc;
+}
+
 static void
 test_depth(void)
 {
 	struct config_msgs m = { 0 };
-	char *s;
 
 	/* 64 levels load, 65 do not: lists, mappings, both. */
-	s = nested(64, "[", "1", "]");
-	CHECK_EQ_INT(open_close(s, &m), 0);
-	free(s);
-	s = nested(65, "[", "1", "]");
-	CHECK_EQ_INT(open_close(s, &m), -1);
-	free(s);
-	s = nested(32, "{a: [", "1", "]}");
-	CHECK_EQ_INT(open_close(s, &m), 0);
-	free(s);
-	s = nested(33, "{a: [", "1", "]}");
-	CHECK_EQ_INT(open_close(s, &m), -1);
-	free(s);
+	CHECK_EQ_INT(open_nested(64, "[", "]", &m), 0);
+	CHECK_EQ_INT(open_nested(65, "[", "]", &m), -1);
+	CHECK_EQ_INT(open_nested(32, "{a: [", "]}", &m), 0);
+	CHECK_EQ_INT(open_nested(33, "{a: [", "]}", &m), -1);
 	REQUIRE(m.n == 2);
 	CHECK_EQ_STR(m.v[0], "t.yaml:1:65: nesting deeper than 64 levels");
 	CHECK_EQ_STR(m.v[1], "t.yaml:1:161: nesting deeper than 64 levels");
 	config_msgs_release(&m);
 	/* Block style counts the same; so does a second document. */
-	s = nested(65, "- ", "x", "");
-	CHECK_EQ_INT(open_close(s, &m), -1);
-	free(s);
+	CHECK_EQ_INT(open_nested(65, "- ", "", &m), -1);
 	CHECK_EQ_INT(open_close("a: 1\n---\n[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n", &m), -1);
 	REQUIRE(m.n == 2);
