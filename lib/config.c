@@ -2,13 +2,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <yaml.h>
 
@@ -17,6 +14,7 @@
 #include "qparams.h"
 #include "rangesel.h"
 #include "strmap.h"
+#include "util.h"
 
 static const char *const key_names[CK_N] = {
 	[CK_QUANT_TYPE] = "quant_type",
@@ -37,299 +35,24 @@ static const char *const key_names[CK_N] = {
 /* Per-channel lists longer than this are refused (no weight has more). */
 #define MAX_CHANNELS (1 << 24)
 
-/* A malloc'd printf; NULL when out of memory. */
-static char *
-vfmt(const char *fmt, va_list ap)
-{
-	va_list aq;
-	char *s;
-	int n;
-
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		return NULL;
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	return s;
-}
-
-static char *
-fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-static char *
-fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, f);
-	s = vfmt(f, ap);
-	va_end(ap);
-	return s;
-}
-
-/* s with control bytes as %HH, so a message stays on one line. */
-static char *
-printable(const char *s)
-{
-	size_t n = 0;
-	char *p, *out;
-
-	for (const char *q = s; *q; q++)
-		n += ((unsigned char)*q < 0x20 || *q == 0x7f) ? 3 : 1;
-	if ((out = malloc(n + 1)) == NULL)
-		return NULL;
-	for (p = out; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			p += sprintf(p, "%%%02X", c);
-		else
-			*p++ = (char)c;
-	}
-	*p = '\0';
-	return out;
-}
-
-void
-config_msgs_release(struct config_msgs *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		free(m->v[i]);
-	free(m->v);
-	m->v = NULL;
-	m->n = m->cap = 0;
-	m->dropped = 0;
-}
-
-/* Takes s (may be NULL: out of memory). -1 when out of memory. */
-static int
-msgs_add(struct config_msgs *m, char *s)
-{
-	if (s == NULL)
-		return -1;
-	if (m->n >= CONFIG_MAX_MSGS) {
-		m->dropped++;
-		free(s);
-		return 0;
-	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		char **v = realloc(m->v, cap * sizeof *v);
-
-		if (v == NULL) {
-			free(s);
-			return -1;
-		}
-		m->v = v;
-		m->cap = cap;
-	}
-	m->v[m->n++] = s;
-	return 0;
-}
-
-/* Append "FILE:LINE:COL: CTX: MSG" (no position when line is 0). */
-static int
-msgs_addf(struct config_msgs *m, const char *file, struct config_pos pos,
-    const char *ctx, const char *f, ...) __attribute__((format(printf, 5, 6)));
-
-static int
-msgs_addf(struct config_msgs *m, const char *file, struct config_pos pos,
-    const char *ctx, const char *f, ...)
-{
-	va_list ap;
-	char *msg, *s;
-
-	va_start(ap, f);
-	msg = vfmt(f, ap);
-	va_end(ap);
-	if (msg == NULL)
-		return -1;
-	if (pos.line > 0)
-		s = fmt("%s:%d:%d: %s%s%s", file, pos.line, pos.col,
-		    ctx ? ctx : "", ctx && *ctx ? ": " : "", msg);
-	else
-		s = fmt("%s: %s%s%s", file, ctx ? ctx : "",
-		    ctx && *ctx ? ": " : "", msg);
-	free(msg);
-	/* a value quoted in the message may hold line breaks (YAML folds) */
-	if (s != NULL) {
-		msg = s;
-		s = printable(msg);
-		free(msg);
-	}
-	return msgs_add(m, s);
-}
-
-/* The line and column of a message "NAME:LINE:COL: ..." (0 if none). */
-static long
-msg_key(const char *m, size_t namelen)
-{
-	char *end;
-	long line, col;
-
-	if (strlen(m) <= namelen || m[namelen] != ':')
-		return 0;
-	line = strtol(m + namelen + 1, &end, 10);
-	if (*end != ':')
-		return 0;
-	col = strtol(end + 1, &end, 10);
-	if (*end != ':')
-		return 0;
-	return line * 100000 + (col < 100000 ? col : 99999);
-}
-
-/* Order msgs[from..] by position (stable), so they read top to bottom. */
-static void
-msgs_sort(struct config_msgs *m, size_t from, const char *name)
-{
-	size_t namelen = strlen(name);
-
-	for (size_t i = from + 1; i < m->n; i++) {
-		char *x = m->v[i];
-		long kx = msg_key(x, namelen);
-		size_t j = i;
-
-		while (j > from && msg_key(m->v[j - 1], namelen) > kx) {
-			m->v[j] = m->v[j - 1];
-			j--;
-		}
-		m->v[j] = x;
-	}
-}
+/*
+ * The toolkit's functions (yamldoc.h, msgs.h) by short names: the recipe
+ * code below calls them on nearly every line.
+ */
+#define diag(...)		config_yaml_diag(__VA_ARGS__)
+#define take(y, id, ctx)	config_yaml_take(y, id, ctx, NULL)
+#define take_at(...)		config_yaml_take(__VA_ARGS__)
+#define kind_name(n)		config_yaml_kind(n)
+#define pos_of(n)		config_yaml_pos(n)
+#define get_bool(...)		config_yaml_bool(__VA_ARGS__)
+#define get_strlist(...)	config_yaml_strlist(__VA_ARGS__)
+#define list_release(l)		config_list_release(l)
+#define each_pair(...)		config_yaml_each_pair(__VA_ARGS__)
+#define scalar(...)		config_yaml_scalar(__VA_ARGS__)
+#define msgs_addf(...)		config_msgs_addf(__VA_ARGS__)
+#define msgs_sort(...)		config_msgs_sort(__VA_ARGS__)
 
 /* Loading. */
-
-
-static struct config_pos
-pos_of(const yaml_node_t *n)
-{
-	struct config_pos p = { 0, 0 };
-
-	if (n) {
-		p.line = (int)(n->start_mark.line + 1);
-		p.col = (int)(n->start_mark.column + 1);
-	}
-	return p;
-}
-
-static void
-diag(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
-    const char *f, ...) __attribute__((format(printf, 4, 5)));
-
-static void
-vdiag(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
-    const char *f, va_list ap)
-{
-	char *msg;
-
-	L->nerr++;
-	msg = vfmt(f, ap);
-	if (msg == NULL || msgs_addf(L->msgs, L->name, pos_of(n), ctx, "%s",
-	    msg) < 0)
-		L->nomem = 1;
-	free(msg);
-}
-
-static void
-diag(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
-    const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vdiag(L, n, ctx, f, ap);
-	va_end(ap);
-}
-
-/*
- * The node with this id, marked as used; NULL (and a message at `blame`,
- * where the alias must be, or at the node) if it was used before.
- */
-static yaml_node_t *
-take_at(struct config_yaml *L, int id, const char *ctx,
-    const yaml_node_t *blame)
-{
-	yaml_node_t *n = yaml_document_get_node(L->doc, id);
-
-	if (n == NULL)
-		return NULL;
-	if (id < 1 || (size_t)id > L->nnodes)
-		return NULL;
-	if (L->seen[id - 1]) {
-		diag(L, blame ? blame : n, ctx, "anchors and aliases are not "
-		    "supported");
-		return NULL;
-	}
-	L->seen[id - 1] = 1;
-	return n;
-}
-
-static yaml_node_t *
-take(struct config_yaml *L, int id, const char *ctx)
-{
-	return take_at(L, id, ctx, NULL);
-}
-
-static const char *
-kind_name(const yaml_node_t *n)
-{
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		return "a value";
-	case YAML_SEQUENCE_NODE:
-		return "a list";
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	default:
-		return "nothing";
-	}
-}
-
-/* The scalar's text, or NULL and a message. */
-static const char *
-scalar(struct config_yaml *L, const yaml_node_t *n, const char *ctx)
-{
-	if (n->type != YAML_SCALAR_NODE) {
-		diag(L, n, ctx, "expected a value, not %s", kind_name(n));
-		return NULL;
-	}
-	if (n->data.scalar.length == 0 && n->data.scalar.style ==
-	    YAML_PLAIN_SCALAR_STYLE) {
-		diag(L, n, ctx, "needs a value");
-		return NULL;
-	}
-	if (strlen((const char *)n->data.scalar.value) !=
-	    n->data.scalar.length) {
-		diag(L, n, ctx, "value contains a NUL byte");
-		return NULL;
-	}
-	return (const char *)n->data.scalar.value;
-}
-
-static int
-get_bool(struct config_yaml *L, const yaml_node_t *n, const char *ctx, int *v)
-{
-	static const char *const yes[] = { "true", "yes", "on" };
-	static const char *const no[] = { "false", "no", "off" };
-	const char *s;
-
-	if ((s = scalar(L, n, ctx)) == NULL)
-		return -1;
-	for (size_t i = 0; i < 3; i++) {
-		if (strcasecmp(s, yes[i]) == 0) {
-			*v = 1;
-			return 0;
-		}
-		if (strcasecmp(s, no[i]) == 0) {
-			*v = 0;
-			return 0;
-		}
-	}
-	diag(L, n, ctx, "'%s' is not true or false", s);
-	return -1;
-}
 
 static int
 get_double(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
@@ -442,142 +165,6 @@ get_percentile(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
 	return 0;
 }
 
-/* A string or a list of strings. */
-static int
-get_strlist(struct config_yaml *L, const yaml_node_t *n, const char *ctx,
-    struct config_list *out)
-{
-	size_t cnt, k = 0;
-	int rc = 0;
-
-	if (n->type == YAML_SCALAR_NODE)
-		cnt = 1;
-	else if (n->type == YAML_SEQUENCE_NODE)
-		cnt = (size_t)(n->data.sequence.items.top -
-		    n->data.sequence.items.start);
-	else {
-		diag(L, n, ctx, "expected a name or a list of names, not %s",
-		    kind_name(n));
-		return -1;
-	}
-	out->v = calloc(cnt ? cnt : 1, sizeof *out->v);
-	out->pos = calloc(cnt ? cnt : 1, sizeof *out->pos);
-	if (!out->v || !out->pos) {
-		L->nomem = 1;
-		return -1;
-	}
-	for (size_t i = 0; i < cnt; i++) {
-		const yaml_node_t *it = n;
-		const char *s;
-		char *ictx = NULL;
-
-		if (n->type == YAML_SEQUENCE_NODE) {
-			ictx = fmt("%s[%zu]", ctx, i);
-			it = take(L, n->data.sequence.items.start[i],
-			    ictx ? ictx : ctx);
-			if (it == NULL) {
-				free(ictx);
-				rc = -1;
-				continue;
-			}
-		}
-		s = scalar(L, it, ictx ? ictx : ctx);
-		free(ictx);
-		if (s == NULL) {
-			rc = -1;
-			continue;
-		}
-		if ((out->v[k] = strdup(s)) == NULL) {
-			L->nomem = 1;
-			return -1;
-		}
-		out->pos[k++] = pos_of(it);
-	}
-	out->n = k;
-	return rc;
-}
-
-static void
-list_release(struct config_list *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	free(l->pos);
-	memset(l, 0, sizeof *l);
-}
-
-/* Walk a mapping: calls fn(key, key node, value node) for each pair whose
- * key is a new plain string; reports other keys. */
-typedef config_yaml_pair_fn pair_fn;
-
-static void
-each_pair(struct config_yaml *L, const yaml_node_t *map, const char *ctx,
-    pair_fn *fn, void *arg)
-{
-	yaml_node_pair_t *p, *q;
-	struct strmap *keys = NULL;
-
-	/* Large mappings (tensors) find duplicates by hash. */
-	if (map->data.mapping.pairs.top - map->data.mapping.pairs.start > 32 &&
-	    (keys = strmap_new()) == NULL) {
-		L->nomem = 1;
-		return;
-	}
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	    p++) {
-		yaml_node_t *k = take(L, p->key, ctx), *v;
-		const char *ks;
-		int dup = 0;
-
-		if (k == NULL)
-			continue;
-		if (k->type != YAML_SCALAR_NODE) {
-			diag(L, k, ctx, "keys must be names, not %s",
-			    kind_name(k));
-			take(L, p->value, ctx);
-			continue;
-		}
-		ks = (const char *)k->data.scalar.value;
-		if (keys) {
-			dup = strmap_get(keys, ks, NULL);
-			if (!dup && strmap_put(keys, ks, 1) < 0)
-				L->nomem = 1;
-		} else
-			for (q = map->data.mapping.pairs.start; q < p && !dup;
-			    q++) {
-				yaml_node_t *qk = yaml_document_get_node(L->doc,
-				    q->key);
-
-				if (qk && qk->type == YAML_SCALAR_NODE &&
-				    strcmp((const char *)qk->data.scalar.value,
-				    ks) == 0)
-					dup = 1;
-			}
-		if (dup) {
-			char *pk = printable(ks);
-
-			diag(L, k, ctx, "duplicate key '%s'", pk ? pk : "?");
-			free(pk);
-			take(L, p->value, ctx);
-			continue;
-		}
-		{
-			char *pk = printable(ks);
-			char *vctx = pk ? fmt("%s%s%s", ctx, *ctx ? ": " : "",
-			    pk) : NULL;
-
-			v = take_at(L, p->value, vctx ? vctx : ctx, k);
-			free(pk);
-			free(vctx);
-		}
-		if (v == NULL)
-			continue;
-		fn(L, arg, ks, k, v, ctx);
-	}
-	strmap_free(keys);
-}
-
 /* Per-tensor specs. */
 
 /* Values of one key while a mapping is read: one, or a list. */
@@ -595,6 +182,7 @@ struct specread {
 	int is_convert, allow_lists;
 	const yaml_node_t *convert_node;
 	struct vals val[CK_N];		/* scale, zero_point, rmin, rmax */
+	unsigned bad;			/* 1u << CK_*: given, but refused */
 };
 
 static int
@@ -643,7 +231,7 @@ read_vals(struct config_yaml *L, struct specread *r, int key,
 		int rc;
 
 		if (x->list) {
-			ictx = fmt("%s[%zu]", ctx, i);
+			ictx = str_fmt("%s[%zu]", ctx, i);
 			if ((it = take(L, v->data.sequence.items.start[i],
 			    ictx ? ictx : ctx)) == NULL) {
 				free(ictx);
@@ -683,13 +271,13 @@ spec_pair(struct config_yaml *L, void *arg, const char *ks,
 		if (strcmp(ks, key_names[i]) == 0)
 			key = i;
 	if (key < 0) {
-		char *pk = printable(ks);
+		char *pk = str_printable(ks);
 
 		diag(L, kn, ctx, "unknown key '%s'", pk ? pk : "?");
 		free(pk);
 		return;
 	}
-	kctx = fmt("%s%s%s", ctx, *ctx ? ": " : "", ks);
+	kctx = str_fmt("%s%s%s", ctx, *ctx ? ": " : "", ks);
 	if (kctx == NULL) {
 		L->nomem = 1;
 		return;
@@ -766,6 +354,8 @@ spec_pair(struct config_yaml *L, void *arg, const char *ks,
 	}
 	if (ok)
 		s->set |= 1u << key;
+	else
+		r->bad |= 1u << key;
 out:
 	free(kctx);
 }
@@ -785,7 +375,7 @@ spec_arrays(struct config_yaml *L, struct specread *r, const char *ctx)
 		if (!x->given || !x->list)
 			continue;
 		if (listkey >= 0 && x->n != n) {
-			char *kctx = fmt("%s%s%s", ctx, *ctx ? ": " : "",
+			char *kctx = str_fmt("%s%s%s", ctx, *ctx ? ": " : "",
 			    key_names[vk[i]]);
 
 			diag(L, x->node, kctx ? kctx : ctx, "%zu values, but %s "
@@ -840,7 +430,7 @@ vals_release(struct specread *r)
 static char *
 keyctx(const char *ctx, int key)
 {
-	return fmt("%s%s%s", ctx, *ctx ? ": " : "", key_names[key]);
+	return str_fmt("%s%s%s", ctx, *ctx ? ": " : "", key_names[key]);
 }
 
 static void
@@ -858,7 +448,7 @@ diag_key(struct config_yaml *L, const struct config_spec *s, int key,
 
 	L->nerr++;
 	va_start(ap, f);
-	msg = vfmt(f, ap);
+	msg = str_vfmt(f, ap);
 	va_end(ap);
 	kctx = keyctx(ctx, key);
 	if (msg == NULL || kctx == NULL ||
@@ -896,20 +486,24 @@ check_zp(struct config_yaml *L, const struct config_spec *s, int zptype,
 		}
 }
 
-/* The rules every spec follows; zptype is the type its zero point is in. */
+/*
+ * The rules every spec follows; zptype is the type its zero point is in.
+ * Keys in bad were given but refused (reported): one missing for that
+ * is not reported again.
+ */
 static void
-check_spec(struct config_yaml *L, const struct config_spec *s, int zptype,
-    int pairing, const char *ctx)
+check_spec(struct config_yaml *L, const struct config_spec *s,
+    unsigned bad, int zptype, int pairing, const char *ctx)
 {
 	static const int excl[] = { CK_SYMMETRIC, CK_REDUCE_RANGE, CK_RMIN,
 	    CK_RMAX, CK_METHOD, CK_PERCENTILE, CK_POW2 };
-	unsigned set = s->set;
+	unsigned set = s->set, given = set | bad;
 
 	if (pairing && (set & (1u << CK_SCALE)) &&
-	    !(set & (1u << CK_ZERO_POINT)))
+	    !(given & (1u << CK_ZERO_POINT)))
 		diag_key(L, s, CK_SCALE, ctx, "needs zero_point as well");
 	if (pairing && (set & (1u << CK_ZERO_POINT)) &&
-	    !(set & (1u << CK_SCALE)))
+	    !(given & (1u << CK_SCALE)))
 		diag_key(L, s, CK_ZERO_POINT, ctx, "needs scale as well");
 	if (set & ((1u << CK_SCALE) | (1u << CK_ZERO_POINT)))
 		for (size_t i = 0; i < sizeof excl / sizeof excl[0]; i++)
@@ -941,8 +535,11 @@ check_spec(struct config_yaml *L, const struct config_spec *s, int zptype,
 
 static void spec_free(struct config_spec *s);
 
-/* Read a mapping into s; convert and recv_nodes go into t. */
-static void
+/*
+ * Read a mapping into s; convert and recv_nodes go into t. Returns the
+ * keys given but refused (1u << CK_*).
+ */
+static unsigned
 read_spec(struct config_yaml *L, const yaml_node_t *map, const char *ctx,
     struct config_spec *s, struct config_tensor *t, int is_convert,
     int allow_lists, const yaml_node_t **convert_node)
@@ -959,29 +556,31 @@ read_spec(struct config_yaml *L, const yaml_node_t *map, const char *ctx,
 	vals_release(&r);
 	if (convert_node)
 		*convert_node = r.convert_node;
+	return r.bad;
 }
 
 static void
 read_convert(struct config_yaml *L, struct config_tensor *t,
     const yaml_node_t *cnode, const char *ctx)
 {
-	char *cctx = fmt("%s: convert", ctx);
+	char *cctx = str_fmt("%s: convert", ctx);
+	unsigned bad;
 
 	if (cctx == NULL) {
 		L->nomem = 1;
 		return;
 	}
-	read_spec(L, cnode, cctx, &t->convert, t, 1, 0, NULL);
+	bad = read_spec(L, cnode, cctx, &t->convert, t, 1, 0, NULL);
 	t->has_convert = 1;
-	if (!(t->convert.set & (1u << CK_QUANT_TYPE)))
+	if (!((t->convert.set | bad) & (1u << CK_QUANT_TYPE)))
 		diag(L, cnode, cctx, "needs quant_type");
 	else if ((t->spec.set & (1u << CK_QUANT_TYPE)) &&
 	    t->spec.quant_type == t->convert.quant_type)
 		diag_key(L, &t->convert, CK_QUANT_TYPE, cctx, "%s is the "
 		    "tensor's own quant_type", qparams_type_name(
 		    t->convert.quant_type));
-	check_spec(L, &t->convert, (t->convert.set & (1u << CK_QUANT_TYPE)) ?
-	    t->convert.quant_type : 0, 1, cctx);
+	check_spec(L, &t->convert, bad, (t->convert.set &
+	    (1u << CK_QUANT_TYPE)) ? t->convert.quant_type : 0, 1, cctx);
 	free(cctx);
 }
 
@@ -998,6 +597,7 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 	struct config_spec *ch = NULL;
 	const yaml_node_t *conv = NULL;
 	struct config_spec *s = &t->spec;
+	unsigned bad, bad0 = 0;
 	int zptype;
 
 	if (cnt == 0 || cnt > MAX_CHANNELS) {
@@ -1011,7 +611,7 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 	}
 	for (size_t i = 0; i < cnt; i++) {
 		yaml_node_t *it;
-		char *ictx = cnt > 1 ? fmt("%s: channel %zu", ctx, i) :
+		char *ictx = cnt > 1 ? str_fmt("%s: channel %zu", ctx, i) :
 		    strdup(ctx);
 
 		if (ictx == NULL) {
@@ -1029,7 +629,10 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 			free(ictx);
 			continue;
 		}
-		read_spec(L, it, ictx, &ch[i], t, 0, 0, i == 0 ? &conv : NULL);
+		bad = read_spec(L, it, ictx, &ch[i], t, 0, 0, i == 0 ? &conv :
+		    NULL);
+		if (i == 0)
+			bad0 = bad;
 		if (i > 0) {
 			for (size_t k = 0; k < 4; k++) {
 				int key = same[k];
@@ -1059,8 +662,8 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 			}
 			for (size_t k = 0; k < 4; k++) {
 				int key = vk[k];
-				int a = !!(ch[0].set & (1u << key));
-				int b = !!(ch[i].set & (1u << key));
+				int a = !!((ch[0].set | bad0) & (1u << key));
+				int b = !!((ch[i].set | bad) & (1u << key));
 
 				if (a && !b)
 					diag(L, it, ictx, "%s missing (channel 0 "
@@ -1073,7 +676,7 @@ read_channels(struct config_yaml *L, const yaml_node_t *seq, const char *ctx,
 		zptype = (ch[0].set & (1u << CK_QUANT_TYPE)) ? ch[0].quant_type :
 		    0;
 		/* A channel missing scale or zero_point was reported above. */
-		check_spec(L, &ch[i], zptype, i == 0 || !(ch[0].set &
+		check_spec(L, &ch[i], bad, zptype, i == 0 || !(ch[0].set &
 		    (1u << CK_SCALE)) || !(ch[0].set & (1u << CK_ZERO_POINT)),
 		    ictx);
 		free(ictx);
@@ -1146,11 +749,12 @@ tensor_pair(struct config_yaml *L, void *arg, const char *ks,
 	struct config_tensor *t;
 	const yaml_node_t *conv = NULL;
 	char *pk, *tctx;
+	unsigned bad;
 
 	(void)arg;
 	(void)ctx;
-	if ((pk = printable(ks)) == NULL || (tctx = fmt("tensor %s", pk)) ==
-	    NULL) {
+	if ((pk = str_printable(ks)) == NULL ||
+	    (tctx = str_fmt("tensor %s", pk)) == NULL) {
 		free(pk);
 		L->nomem = 1;
 		return;
@@ -1191,9 +795,9 @@ tensor_pair(struct config_yaml *L, void *arg, const char *ks,
 	if (v->type == YAML_SEQUENCE_NODE) {
 		read_channels(L, v, tctx, t);
 	} else {
-		read_spec(L, v, tctx, &t->spec, t, 0, 1, &conv);
-		check_spec(L, &t->spec, (t->spec.set & (1u << CK_QUANT_TYPE)) ?
-		    t->spec.quant_type : 0, 1, tctx);
+		bad = read_spec(L, v, tctx, &t->spec, t, 0, 1, &conv);
+		check_spec(L, &t->spec, bad, (t->spec.set &
+		    (1u << CK_QUANT_TYPE)) ? t->spec.quant_type : 0, 1, tctx);
 		if (conv) {
 			if (t->spec.per_channel)
 				diag_key(L, &t->spec, CK_CONVERT, tctx, "a "
@@ -1266,7 +870,8 @@ read_setting(struct config_yaml *L, int id, const yaml_node_t *kn,
 			diag(L, v, ctx, "%g is not in (%g, %g]", d, si->lo,
 			    si->hi);
 		else
-			diag(L, v, ctx, "%g is not a float32 >= %g", d, si->lo);
+			diag(L, v, ctx, "%g is not in %g..%g", d, si->lo,
+			    si->hi);
 		return;
 	}
 	if (ok) {
@@ -1286,7 +891,7 @@ section_pair(struct config_yaml *L, void *arg, const char *ks,
 	char *kctx, *pk;
 
 	if (id >= 0) {
-		if ((kctx = fmt("%s: %s", ctx, ks)) == NULL) {
+		if ((kctx = str_fmt("%s: %s", ctx, ks)) == NULL) {
 			L->nomem = 1;
 			return;
 		}
@@ -1294,7 +899,7 @@ section_pair(struct config_yaml *L, void *arg, const char *ks,
 		free(kctx);
 		return;
 	}
-	pk = printable(ks);
+	pk = str_printable(ks);
 	if (strcmp(section, "bias") == 0)
 		diag(L, kn, ctx, "unknown key '%s' (weight_adjust)", pk ? pk :
 		    "?");
@@ -1313,7 +918,7 @@ sel_pair(struct config_yaml *L, void *arg, const char *ks,
     const yaml_node_t *v, const char *ctx)
 {
 	struct config_list *lists = arg;	/* [0] include, [1] exclude */
-	char *kctx = fmt("%s: %s", ctx, ks);
+	char *kctx = str_fmt("%s: %s", ctx, ks);
 	int which = strcmp(ks, "include") == 0 ? 0 :
 	    strcmp(ks, "exclude") == 0 ? 1 : -1;
 
@@ -1322,7 +927,7 @@ sel_pair(struct config_yaml *L, void *arg, const char *ks,
 		return;
 	}
 	if (which < 0) {
-		char *pk = printable(ks);
+		char *pk = str_printable(ks);
 
 		diag(L, kn, ctx, "unknown key '%s' (include, exclude)",
 		    pk ? pk : "?");
@@ -1379,41 +984,26 @@ top_pair(struct config_yaml *L, void *arg, const char *ks,
 		if (want_map(L, v, ks))
 			each_pair(L, v, "tensors", tensor_pair, NULL);
 	} else {
-		char *pk = printable(ks);
+		char *pk = str_printable(ks);
 
 		diag(L, kn, "", "unknown setting '%s'", pk ? pk : "?");
 		free(pk);
 	}
 }
 
-/* A libyaml parse error as a message. */
-static void
-parse_error(struct config_yaml *L, yaml_parser_t *p)
+struct config *
+config_load_mem(const char *name, const char *text, size_t len,
+    struct config_msgs *msgs, struct err *e)
 {
-	struct config_pos pos = { (int)p->problem_mark.line + 1,
-	    (int)p->problem_mark.column + 1 };
-
-	L->nerr++;
-	if (p->error == YAML_MEMORY_ERROR)
-		L->nomem = 1;
-	else if (msgs_addf(L->msgs, L->name, pos, "", "%s%s%s",
-	    p->context ? p->context : "", p->context ? ": " : "",
-	    p->problem ? p->problem : "malformed YAML") < 0)
-		L->nomem = 1;
-}
-
-static struct config *
-load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
-    struct err *e)
-{
-	yaml_document_t doc, doc2;
 	struct config_yaml L;
 	struct config *c;
 	yaml_node_t *root;
-	int have_doc = 0;
-
 	size_t from = msgs->n;
 
+	if (len > (size_t)CONFIG_MAX_BYTES) {
+		err_set(e, "%s: larger than %ld bytes", name, CONFIG_MAX_BYTES);
+		return NULL;
+	}
 	memset(&L, 0, sizeof L);
 	if ((c = calloc(1, sizeof *c)) == NULL ||
 	    (c->path = strdup(name)) == NULL ||
@@ -1426,19 +1016,8 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
 	L.name = name;
 	L.msgs = msgs;
 	L.arg = c;
-	if (!yaml_parser_load(p, &doc)) {
-		parse_error(&L, p);
-		goto done;
-	}
-	have_doc = 1;
-	L.doc = &doc;
-	L.nnodes = (size_t)(doc.nodes.top - doc.nodes.start);
-	if ((L.seen = calloc(L.nnodes ? L.nnodes : 1, 1)) == NULL) {
-		L.nomem = 1;
-		goto done;
-	}
-	root = yaml_document_get_root_node(&doc);
-	if (root != NULL) {
+	if (config_yaml_open(&L, text, len) == 0 &&
+	    (root = yaml_document_get_root_node(L.doc)) != NULL) {
 		root = take(&L, 1, "");
 		if (root && root->type != YAML_MAPPING_NODE &&
 		    !(root->type == YAML_SCALAR_NODE &&
@@ -1447,20 +1026,9 @@ load(const char *name, yaml_parser_t *p, struct config_msgs *msgs,
 			    "not %s", kind_name(root));
 		else if (root && root->type == YAML_MAPPING_NODE)
 			each_pair(&L, root, "", top_pair, NULL);
-		/* A second document is a mistake, not a continuation. */
-		if (!yaml_parser_load(p, &doc2))
-			parse_error(&L, p);
-		else {
-			if (yaml_document_get_root_node(&doc2))
-				diag(&L, yaml_document_get_root_node(&doc2), "",
-				    "only one YAML document is allowed");
-			yaml_document_delete(&doc2);
-		}
+		config_yaml_one_doc(&L);
 	}
-done:
-	free(L.seen);
-	if (have_doc)
-		yaml_document_delete(&doc);
+	config_yaml_close(&L);
 	if (L.nomem) {
 		config_free(c);
 		err_nomem(e);
@@ -1475,27 +1043,6 @@ done:
 			err_set(e, "%s: %zu errors", name, L.nerr);
 		return NULL;
 	}
-	return c;
-}
-
-struct config *
-config_load_mem(const char *name, const char *text, size_t len,
-    struct config_msgs *msgs, struct err *e)
-{
-	yaml_parser_t p;
-	struct config *c;
-
-	if (len > (size_t)CONFIG_MAX_BYTES) {
-		err_set(e, "%s: larger than %ld bytes", name, CONFIG_MAX_BYTES);
-		return NULL;
-	}
-	if (!yaml_parser_initialize(&p)) {
-		err_nomem(e);
-		return NULL;
-	}
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	c = load(name, &p, msgs, e);
-	yaml_parser_delete(&p);
 	return c;
 }
 
@@ -1580,7 +1127,7 @@ vmsg(struct vstate *v, struct config_pos pos, const char *ctx,
 
 	v->n++;
 	va_start(ap, f);
-	msg = vfmt(f, ap);
+	msg = str_vfmt(f, ap);
 	va_end(ap);
 	if (msg)
 		msgs_addf(v->m, v->c->path, pos, ctx, "%s", msg);
@@ -1632,7 +1179,8 @@ validate_tensor(struct vstate *v, const struct config_tensor *t,
 {
 	const struct config_spec *s = &t->spec;
 	struct config_target tg;
-	char *pn = printable(t->name), *ctx = pn ? fmt("tensor %s", pn) : NULL;
+	char *pn = str_printable(t->name);
+	char *ctx = pn ? str_fmt("tensor %s", pn) : NULL;
 	int type;
 
 	free(pn);
@@ -1688,7 +1236,7 @@ validate_tensor(struct vstate *v, const struct config_tensor *t,
 		}
 	}
 	if (t->has_convert && tg.kind == CONFIG_ACTIVATION) {
-		char *cctx = fmt("%s: convert", ctx);
+		char *cctx = str_fmt("%s: convert", ctx);
 
 		if (t->convert.quant_type == type &&
 		    !(s->set & (1u << CK_QUANT_TYPE)))
@@ -1698,7 +1246,7 @@ validate_tensor(struct vstate *v, const struct config_tensor *t,
 		for (size_t i = 0; i < t->nrecv; i++) {
 			int known = w->node ? w->node(w->arg, t->recv_nodes[i]) :
 			    -1;
-			char *pr = printable(t->recv_nodes[i]);
+			char *pr = str_printable(t->recv_nodes[i]);
 
 			if (known == 0)
 				vmsg(v, t->recv_pos[i], cctx ? cctx : ctx,
@@ -1725,7 +1273,7 @@ validate_nodes(struct vstate *v, const struct config_list *l,
 		return;
 	for (size_t i = 0; i < l->n; i++)
 		if (w->node(w->arg, l->v[i]) == 0) {
-			char *p = printable(l->v[i]);
+			char *p = str_printable(l->v[i]);
 
 			vmsg(v, l->pos[i], ctx, "node %s is not in the stream",
 			    p ? p : "?");
@@ -1746,82 +1294,4 @@ config_validate(const struct config *c, const struct config_world *w,
 	validate_nodes(&v, &c->nodes_exclude, "nodes: exclude", w);
 	msgs_sort(msgs, from, c->path);
 	return v.n;
-}
-
-/* The YAML reading above, for the toolchain's other YAML files. */
-
-int
-config_msgs_add(struct config_msgs *m, char *s)
-{
-	return msgs_add(m, s);
-}
-
-char *
-config_printable(const char *s)
-{
-	return printable(s);
-}
-
-void
-config_yaml_diag(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vdiag(y, n, ctx, f, ap);
-	va_end(ap);
-}
-
-void
-config_yaml_parse_error(struct config_yaml *y, yaml_parser_t *p)
-{
-	parse_error(y, p);
-}
-
-yaml_node_t *
-config_yaml_take(struct config_yaml *y, int id, const char *ctx,
-    const yaml_node_t *blame)
-{
-	return take_at(y, id, ctx, blame);
-}
-
-const char *
-config_yaml_kind(const yaml_node_t *n)
-{
-	return kind_name(n);
-}
-
-const char *
-config_yaml_scalar(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx)
-{
-	return scalar(y, n, ctx);
-}
-
-int
-config_yaml_bool(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx, int *v)
-{
-	return get_bool(y, n, ctx, v);
-}
-
-int
-config_yaml_strlist(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx, struct config_list *out)
-{
-	return get_strlist(y, n, ctx, out);
-}
-
-void
-config_list_release(struct config_list *l)
-{
-	list_release(l);
-}
-
-void
-config_yaml_each_pair(struct config_yaml *y, const yaml_node_t *map,
-    const char *ctx, config_yaml_pair_fn *fn, void *arg)
-{
-	each_pair(y, map, ctx, fn, arg);
 }

@@ -15,7 +15,11 @@
  * the same kind of messages.
  *
  * A struct config owns everything it points to; config_free() frees it.
- * Anchors and aliases are refused, so a small file cannot expand.
+ * The file is read with yamldoc.h: anchors and aliases are refused, so a
+ * small file cannot expand, and so is nesting deeper than
+ * CONFIG_YAML_MAX_DEPTH, which libyaml would take hours to load.
+ * config.h includes msgs.h and yamldoc.h, whose config_msgs_* and
+ * config_yaml_* the toolchain's other YAML readers share.
  */
 #ifndef ONNXQ_CONFIG_H
 #define ONNXQ_CONFIG_H
@@ -23,29 +27,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <yaml.h>
-
 #include "err.h"
+#include "msgs.h"
 #include "settings.h"
 #include "tensor.h"
+#include "yamldoc.h"
 
 /* Larger files are refused before parsing. */
 #define CONFIG_MAX_BYTES ((long)16 << 20)
-/* Messages kept; further ones are counted in config_msgs.dropped. */
-#define CONFIG_MAX_MSGS 1000
-
-struct config_msgs {
-	char **v;		/* malloc'd strings */
-	size_t n, cap;
-	size_t dropped;
-};
-
-void config_msgs_release(struct config_msgs *m);
-
-/* Where a key or value was in the file; line 0 when not from a file. */
-struct config_pos {
-	int line, col;		/* 1-based */
-};
 
 /* Keys of a tensor override (and of its convert mapping). */
 enum config_key {
@@ -91,11 +80,6 @@ struct config_tensor {
 	struct config_pos *recv_pos;
 };
 
-struct config_list {
-	char **v;
-	struct config_pos *pos;
-	size_t n;
-};
 
 struct config {
 	char *path;
@@ -159,65 +143,5 @@ struct config_world {
  */
 size_t config_validate(const struct config *c, const struct config_world *w,
     struct config_msgs *msgs);
-
-/*
- * Reading YAML as config files are read, for the toolchain's other YAML
- * files (onnxq-regions(5)). The caller parses the document and fills
- * name, doc, nnodes, seen (nnodes bytes, zeroed), msgs and arg. Problems
- * become messages "FILE:LINE:COL: CTX: PROBLEM" (control bytes as %HH),
- * counted in nerr; out of memory sets nomem. Every node is taken once,
- * so a node reached twice (an alias) is refused.
- */
-struct config_yaml {
-	const char *name;		/* the file, for messages */
-	yaml_document_t *doc;
-	unsigned char *seen;		/* node ids taken */
-	size_t nnodes;
-	struct config_msgs *msgs;
-	size_t nerr;			/* problems reported */
-	int nomem;
-	void *arg;			/* the caller's */
-};
-
-/* Append s (malloc'd, taken; NULL means out of memory). -1: no memory. */
-int config_msgs_add(struct config_msgs *m, char *s);
-/* A malloc'd copy of s with control bytes as %HH; NULL: no memory. */
-char *config_printable(const char *s);
-
-void config_yaml_diag(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx, const char *f, ...) __attribute__((format(printf, 4, 5)));
-/* A libyaml parse or load error as a message. */
-void config_yaml_parse_error(struct config_yaml *y, yaml_parser_t *p);
-/*
- * The node with this id, marked taken; NULL, and a message at blame (or
- * at the node) when it was taken before.
- */
-yaml_node_t *config_yaml_take(struct config_yaml *y, int id,
-    const char *ctx, const yaml_node_t *blame);
-/* "a value", "a list", "a mapping". */
-const char *config_yaml_kind(const yaml_node_t *n);
-/* A non-empty scalar's text, or NULL and a message. */
-const char *config_yaml_scalar(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx);
-/* true/false, yes/no, on/off: 0, or -1 and a message. */
-int config_yaml_bool(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx, int *v);
-/*
- * A name or a list of names into *out (which the caller releases with
- * config_list_release); -1 when some item was bad (the good ones kept).
- */
-int config_yaml_strlist(struct config_yaml *y, const yaml_node_t *n,
-    const char *ctx, struct config_list *out);
-void config_list_release(struct config_list *l);
-
-/*
- * fn for each pair of a mapping whose key is a plain name not seen
- * before in it; other keys are reported. ks is the key's text.
- */
-typedef void config_yaml_pair_fn(struct config_yaml *y, void *arg,
-    const char *ks, const yaml_node_t *kn, const yaml_node_t *v,
-    const char *ctx);
-void config_yaml_each_pair(struct config_yaml *y, const yaml_node_t *map,
-    const char *ctx, config_yaml_pair_fn *fn, void *arg);
 
 #endif

@@ -42,8 +42,9 @@ const struct setting_info settings_table[CG_N] = {
 	    OFF(per_channel) },
 	[CG_BIAS_ADJUST] = { "bias", "weight_adjust", SETTING_BOOL, 0, 1, 0,
 	    OFF(bias_adjust) },
+	/* Half of float32's largest: a symmetric range is twice as wide. */
 	[CG_MIN_REAL_RANGE] = { NULL, "min_real_range", SETTING_REAL, 0,
-	    FLT_MAX, 0, OFF(min_real_range) },
+	    FLT_MAX / 2, 0, OFF(min_real_range) },
 };
 
 #undef OFF

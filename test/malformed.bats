@@ -632,15 +632,17 @@ qparam	x	role=act	type=uint8	scale=0.1	zp=0" 2 '3: a second qparam record for x'
 	# case: config: zero point out of range
 	config zp-range '5:5: tensor x: zero_point: 300 does not fit uint8 (0..255)'
 	# case: config: zero point 1.5
-	fails 1 "onnx-qparams: $M/config/zp-not-int.yaml:3:5: tensor x: scale: needs zero_point as well
-onnx-qparams: $M/config/zp-not-int.yaml:4:17: tensor x: zero_point: '1.5' is not an integer" \
-	    onnx-qparams -c "$M/config/zp-not-int.yaml" "$M/config/ok.stream"
+	config zp-not-int "4:17: tensor x: zero_point: '1.5' is not an integer"
+	# case: config: zero point out of int64's range
+	config zp-too-big '4:17: tensor x: zero_point: 99999999999999999999 is out of range'
 	# case: config: duplicate tensor
 	config dup-tensor "4:3: tensors: duplicate key 'x'"
 	# case: config: duplicate key
 	config dup-key "2:1: duplicate key 'version'"
 	# case: config: percentile 101
 	config percentile '2:15: activations: percentile: 101 is not in (0, 100]'
+	# case: config: min_real_range too wide for a symmetric range
+	config min-real-range '1:17: min_real_range: 3e+38 is not in 0..1.70141e+38'
 	# case: config: entropy bins 0
 	config entropy-bins '2:17: activations: entropy_bins: 0 is not in 16..65536'
 	# case: config: rmin above rmax
@@ -660,9 +662,11 @@ onnx-qparams: $M/config/zp-not-int.yaml:4:17: tensor x: zero_point: '1.5' is not
 	# case: config: value with a newline
 	config value-newline "3:17: tensor x: quant_type: unknown type 'uint%0A8' (uint8, int8, uint16, int16, uint4, int4)"
 	# case: config: lists nested 5000 deep
-	config deep '1:10: tensors: expected a mapping, not a list'
+	config deep '1:73: nesting deeper than 64 levels'
 	# case: config: mappings nested 3000 deep
-	config deep-map "1:15: tensor a: unknown key 'a'"
+	config deep-map '1:262: nesting deeper than 64 levels'
+	# case: config: recv_nodes nested to 65 levels
+	config deep-65 '4:79: nesting deeper than 64 levels'
 	# case: config: binary
 	config binary '1:1: control characters are not allowed'
 	# case: config: bad UTF-8

@@ -357,6 +357,27 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 	    fail "$stderr"
 }
 
+@test "qparams: a recipe nested past 64 levels: one line, at once" {
+	# 2 MB of '[' would keep libyaml's document loader busy for an hour.
+	head -c 2000000 /dev/zero | tr '\0' '[' >deep.yaml
+	SECONDS=0
+	run --separate-stderr timeout 120 onnx-qparams -c deep.yaml "$QD/graph.stream"
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	[ -z "$output" ] || fail "stdout: $output"
+	[ "$stderr" = "onnx-qparams: deep.yaml:1:65: nesting deeper than 64 levels" ] ||
+	    fail "$stderr"
+	[ "$SECONDS" -lt 10 ] || fail "$SECONDS s"
+	# The same in mappings deep in a tensor's convert.
+	{ printf 'tensors:\n  r:\n    convert:\n      recv_nodes: '
+	  printf '{a: %.0s' $(seq 30000); } >deep-map.yaml
+	SECONDS=0
+	run --separate-stderr timeout 120 onnx-qparams -c deep-map.yaml "$QD/graph.stream"
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	[ "$stderr" = "onnx-qparams: deep-map.yaml:4:259: nesting deeper than 64 levels" ] ||
+	    fail "$stderr"
+	[ "$SECONDS" -lt 10 ] || fail "$SECONDS s"
+}
+
 @test "qparams: a recipe that does not fit the stream: every error" {
 	run --separate-stderr onnx-qparams -c "$CD/graph-bad.yaml" "$QD/graph.stream"
 	[ "$status" -eq 1 ] || fail "status $status"

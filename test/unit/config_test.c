@@ -264,6 +264,36 @@ test_mem_cases(void)
 	CHECK_EQ_STR(e.msg, "mem:1:15: tensor x: recv_nodes: belongs in "
 	    "convert");
 	config_msgs_release(&m);
+	/* A min_real_range whose symmetric range overflows float32. */
+	CHECK(load_str("min_real_range: 3e38\n", &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:1:17: min_real_range: 3e+38 is not in "
+	    "0..1.70141e+38");
+	config_msgs_release(&m);
+	c = load_str("min_real_range: 1.7e38\n", &m, &e);
+	REQUIRE(c != NULL);
+	CHECK_NEAR(c->g.min_real_range, 1.7e38, 1e30);
+	config_free(c);
+	/* A refused value is the one problem: its partner is not short of
+	 * it, nor convert of its quant_type, nor a channel of a key. */
+	CHECK(load_str("tensors:\n  x: {scale: 0.5, zero_point: "
+	    "99999999999999999999}\n  y: {scale: -, zero_point: 3}\n"
+	    "  z: {convert: {quant_type: uint9}}\n"
+	    "  w: [{scale: 1, zero_point: 0}, {scale: 1, zero_point: a}]\n"
+	    "  v: [{scale: 1, zero_point: b}, {scale: 1, zero_point: 0}]\n",
+	    &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem: 5 errors");
+	REQUIRE(m.n == 5);
+	CHECK_EQ_STR(m.v[0], "mem:2:31: tensor x: zero_point: "
+	    "99999999999999999999 is out of range");
+	CHECK_EQ_STR(m.v[1], "mem:3:14: tensor y: scale: '-' is not a finite "
+	    "number");
+	CHECK_EQ_STR(m.v[2], "mem:4:29: tensor z: convert: quant_type: "
+	    "unknown type 'uint9' (uint8, int8, uint16, int16, uint4, int4)");
+	CHECK_EQ_STR(m.v[3], "mem:5:57: tensor w: channel 1: zero_point: 'a' "
+	    "is not an integer");
+	CHECK_EQ_STR(m.v[4], "mem:6:30: tensor v: channel 0: zero_point: 'b' "
+	    "is not an integer");
+	config_msgs_release(&m);
 	/* A per-channel tensor cannot convert. */
 	CHECK(load_str("tensors:\n  w:\n    scale: [1, 2]\n    zero_point: 0\n"
 	    "    convert: {quant_type: uint16}\n", &m, &e) == NULL);
@@ -338,6 +368,57 @@ world_consumes(void *arg, const char *node, const char *tensor)
 	return 0;
 }
 
+/* A recipe whose recv_nodes are n lists deep (malloc'd; length in *len). */
+static char *
+deep_recv(int n, size_t *len)
+{
+	char *text = malloc(200 + 2 * (size_t)n);
+	size_t k = (size_t)sprintf(text, "tensors:\n  x:\n    convert:\n"
+	    "      quant_type: uint16\n      recv_nodes: ");
+
+	for (int i = 0; i < n; i++)
+		text[k++] = '[';
+	text[k++] = 'a';
+	for (int i = 0; i < n; i++)
+		text[k++] = ']';
+	text[k++] = '\n';
+	*len = k;
+	return text;
+}
+
+/* Nesting past 64 levels: one message, before anything is loaded. */
+static void
+test_deep(void)
+{
+	struct config_msgs m = { 0 };
+	struct err e = { "" };
+	size_t len;
+	char *text;
+
+	/* 64 levels: read, and refused for what they say. */
+	text = deep_recv(60, &len);
+	CHECK(config_load_mem("mem", text, len, &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:5:20: tensor x: convert: recv_nodes[0]: "
+	    "expected a value, not a list");
+	config_msgs_release(&m);
+	free(text);
+	text = deep_recv(61, &len);
+	CHECK(config_load_mem("mem", text, len, &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:5:79: nesting deeper than 64 levels");
+	CHECK_EQ_INT(m.n, 1);
+	config_msgs_release(&m);
+	free(text);
+	/* Mappings, 20000 deep, as quickly. */
+	text = malloc(4 * 20000 + 1);
+	len = 0;
+	for (int i = 0; i < 20000; i++)
+		len += (size_t)sprintf(text + len, "{a: ");
+	CHECK(config_load_mem("mem", text, len, &m, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "mem:1:257: nesting deeper than 64 levels");
+	config_msgs_release(&m);
+	free(text);
+}
+
 static void
 test_validate(void)
 {
@@ -380,4 +461,4 @@ test_validate(void)
 }
 
 UNIT_MAIN(test_bad_many, test_bad_syntax, test_missing_file, test_good_recipe,
-    test_good_small, test_mem_cases, test_many_messages, test_validate)
+    test_good_small, test_mem_cases, test_many_messages, test_deep, test_validate)

@@ -553,10 +553,13 @@ def configs():
                      b'    scale: 0.5\n    zero_point: 300\n')
     c['zp-not-int'] = (b'tensors:\n  x:\n    scale: 0.5\n'
                        b'    zero_point: 1.5\n')
+    c['zp-too-big'] = (b'tensors:\n  x:\n    scale: 0.5\n'
+                       b'    zero_point: 99999999999999999999\n')
     c['dup-tensor'] = (b'tensors:\n  x:\n    quant_type: uint8\n'
                        b'  x:\n    quant_type: int8\n')
     c['dup-key'] = b'version: 1\nversion: 1\n'
     c['percentile'] = b'activations:\n  percentile: 101\n'
+    c['min-real-range'] = b'min_real_range: 3e38\n'
     c['entropy-bins'] = b'activations:\n  entropy_bins: 0\n'
     c['rmin-rmax'] = b'tensors:\n  x:\n    rmin: 2\n    rmax: 1\n'
     c['unknown-tensor'] = b'tensors:\n  nosuch:\n    quant_type: uint8\n'
@@ -567,6 +570,9 @@ def configs():
     c['value-newline'] = b'tensors:\n  x:\n    quant_type: "uint\\n8"\n'
     c['deep'] = b'tensors: ' + b'[' * 5000 + b']' * 5000 + b'\n'
     c['deep-map'] = b'tensors: ' + b'{a: ' * 3000 + b'1' + b'}' * 3000 + b'\n'
+    # 65 levels, one past the limit, the last in a convert's recv_nodes
+    c['deep-65'] = (b'tensors:\n  x:\n    convert:\n      recv_nodes: ' +
+                    b'[' * 61 + b'a' + b']' * 61 + b'\n')
     c['binary'] = bytes((i * 67 + 1) & 0xff for i in range(200))
     c['bad-utf8'] = b'version: \xff\xfe\n'
     c['recv-unknown'] = (b'tensors:\n  x:\n    quant_type: uint8\n    '
