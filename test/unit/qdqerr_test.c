@@ -39,7 +39,8 @@ run_all(struct qdqerr *q, const struct model *fm, const struct model *qm,
 {
 	struct interp_opts fo = { 1, qdqerr_observe_fp32, q };
 	struct interp_opts qo = { 1, qdqerr_observe_q, q };
-	struct interp *fi = interp_new(fm, &fo, e), *qi = interp_new(qm, &qo, e);
+	struct interp *fi = interp_new(fm, &fo, e);
+	struct interp *qi = interp_new(qm, &qo, e);
 	const char *dirs[] = { DIR "data" }, *in_name, *out_name;
 	int dt, rank, r = -1;
 	int64_t dims[TENSOR_MAX_RANK];
