@@ -1,6 +1,5 @@
 /* verifyreport: onnx-verify's report. See verifyreport.h. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,19 +9,6 @@
 #include "util.h"
 #include "verifyreport.h"
 
-/* A malloc'd cell; NULL out of memory (the table notes it). */
-static char *
-fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, f);
-	s = str_vfmt(f, ap);
-	va_end(ap);
-	return s;
-}
-
 /* A value for the table and TSV: "-" when undefined, "inf" as such. */
 static char *
 fmt_num(double v, const char *f)
@@ -31,7 +17,7 @@ fmt_num(double v, const char *f)
 		return strdup("-");
 	if (isinf(v))
 		return strdup(v > 0 ? "inf" : "-inf");
-	return fmt(f, v);
+	return str_fmt(f, v);
 }
 
 static char *
@@ -250,7 +236,7 @@ outputs_table(FILE *fp, const struct verifyreport *rp, struct err *e)
 
 		row[k++] = fmt_name(r->name);
 		if (rp->two) {
-			row[k++] = fmt("%lld", (long long)c->samples);
+			row[k++] = str_fmt("%lld", (long long)c->samples);
 			row[k++] = fmt_num(compare_snr(c), "%.1f");
 			row[k++] = fmt_num(compare_worst_snr(c), "%.1f");
 			row[k++] = fmt_num(compare_mse(c), "%.3g");
@@ -260,8 +246,9 @@ outputs_table(FILE *fp, const struct verifyreport *rp, struct err *e)
 			row[k++] = fmt_num(compare_accuracy_ref(c), "%.2f");
 			row[k++] = fmt_num(compare_accuracy_x(c), "%.2f");
 		} else {
-			row[k++] = fmt("%lld", (long long)r->tol.samples);
-			row[k++] = r->tol.nelem ? fmt("%.3g", r->tol.max_abs) :
+			row[k++] = str_fmt("%lld", (long long)r->tol.samples);
+			row[k++] = r->tol.nelem ?
+			    str_fmt("%.3g", r->tol.max_abs) :
 			    strdup("-");
 			row[k++] = fmt_num(dataset_cmp_snr(&r->tol), "%.1f");
 			if (rp->show_top1) {
@@ -335,7 +322,7 @@ tsv_compare(char **row, const struct verifyreport *rp,
 {
 	const char *ws = sample_name(rp, c->worst_sample);
 
-	row[TV_SAMPLES] = fmt("%lld", (long long)c->samples);
+	row[TV_SAMPLES] = str_fmt("%lld", (long long)c->samples);
 	row[TV_SNR] = fmt_num(compare_snr(c), "%.9g");
 	row[TV_WORST] = fmt_num(compare_worst_snr(c), "%.9g");
 	row[TV_WORST_SAMPLE] = ws ? fmt_name(ws) : strdup("-");
@@ -367,7 +354,8 @@ tsv_report(FILE *fp, const struct verifyreport *rp, struct err *e)
 		row[TV_REF_ACC] = fmt_num(compare_accuracy_ref(&r->cmp),
 		    "%.9g");
 		if (!rp->two)
-			row[TV_OUTSIDE] = fmt("%lld", (long long)r->tol.nbad);
+			row[TV_OUTSIDE] = str_fmt("%lld",
+			    (long long)r->tol.nbad);
 		row[TV_STATUS] = strdup(r->status);
 		for (int k = 0; k < TV_N; k++)
 			if (!row[k])
@@ -389,7 +377,7 @@ tsv_report(FILE *fp, const struct verifyreport *rp, struct err *e)
 		row[TV_DQ] = fmt_name(q->dq);
 		row[TV_ROLE] = strdup(qdqmatch_role_name(q->role));
 		row[TV_TYPE] = strdup(ty ? ty : "?");
-		row[TV_ORDER] = fmt("%d", q->order);
+		row[TV_ORDER] = str_fmt("%d", q->order);
 		row[TV_OWN_SNR] = fmt_num(qdqerr_own_snr(pt, j), "%.9g");
 		row[TV_OWN_MSE] = fmt_num(qdqerr_own_mse(pt, j), "%.9g");
 		row[TV_OWN_MAX_ABS] = fmt_num(qdqerr_own_max_abs(pt, j),
