@@ -47,7 +47,7 @@ struct qdqerr {
 	struct tensor *held;		/* one per match.sources */
 	int *pending;			/* readers yet to see held */
 	int threads;
-	int64_t sample;			/* set before each sample's runs */
+	int64_t sample;			/* set before each sample */
 };
 
 /*
@@ -74,7 +74,7 @@ double qdqerr_own_worst_snr(const struct qdqerr *q, int i);
 double qdqerr_own_mse(const struct qdqerr *q, int i);
 double qdqerr_own_max_abs(const struct qdqerr *q, int i);
 double qdqerr_clip_pct(const struct qdqerr *q, int i);	/* % clipped */
-double qdqerr_grid_pct(const struct qdqerr *q, int i);	/* % of grid used */
+double qdqerr_grid_pct(const struct qdqerr *q, int i);	/* % grid used */
 
 enum qdqerr_sort { QDQERR_SORT_OWN, QDQERR_SORT_SNR, QDQERR_SORT_GRAPH };
 

@@ -484,7 +484,8 @@ match_all(struct qdqmatch *m, struct err *e)
 			m->npairs++;
 			continue;
 		}
-		q->role = q->qtype == DT_INT32 ? QDQMATCH_BIAS : QDQMATCH_WEIGHT;
+		q->role = q->qtype == DT_INT32 ? QDQMATCH_BIAS :
+		    QDQMATCH_WEIGHT;
 		if (!(q->name = match_constant(m, qn, dq)) || !q->has_own) {
 			m->unmatched[m->nunmatched++] = dq;
 			release_all(q->qp, 2);

@@ -52,17 +52,17 @@ const char *qdqmatch_role_name(int role);
 
 struct qdqmatch_pair {
 	const char *name;	/* the fp32 tensor */
-	const char *dq;		/* the DequantizeLinear output in QMODEL */
+	const char *dq;		/* the DequantizeLinear output */
 	const char *qin;	/* what the pair quantizes in QMODEL */
 	int role;		/* enum qdqmatch_role */
-	int qtype;		/* zero point's type, else output_dtype, uint8 */
-	int order;		/* its first reader's place in QMODEL's order */
+	int qtype;		/* zero point's, else output_dtype, uint8 */
+	int order;		/* its first reader's place in the order */
 	int src;		/* index into sources (activations), else -1 */
 	const Onnx__NodeProto *qnode;	/* NULL for a stored weight */
 	const Onnx__NodeProto *dqnode;
 	const struct op_def *qdef, *dqdef;
 	int qopset, dqopset;
-	struct tensor qp[2], dqp[2];	/* scale, zero point (may be empty) */
+	struct tensor qp[2], dqp[2];	/* scale, zero point (or empty) */
 	int has_own;		/* the parameters are constants */
 };
 

@@ -234,11 +234,13 @@ np.save("d/s0/x.npy", np.zeros((1, 3, 5, 5), np.float32))'
 	[ "${stderr_lines[0]}" = "onnx-verify: no model given" ]
 	run --separate-stderr onnx-verify -d npy --rtol x "$F/names.onnx"
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "onnx-verify: --rtol: not a non-negative number: x" ]
+	[ "${stderr_lines[0]}" = "onnx-verify: --rtol: 'x' is not a number from 0 to inf" ]
 	run --separate-stderr onnx-verify -d npy --threads 0 "$F/names.onnx"
 	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "onnx-verify: --threads: '0' is not a whole number from 1 to 256" ]
 	run --separate-stderr onnx-verify -d npy --min-snr abc "$F/names.onnx"
 	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "onnx-verify: --min-snr: 'abc' is not a number from -inf to inf" ]
 	run --separate-stderr onnx-verify -d npy a b c
 	[ "$status" -eq 2 ]
 	[ "${stderr_lines[0]}" = "onnx-verify: too many arguments" ]

@@ -39,7 +39,8 @@ run_all(struct qdqerr *q, const struct model *fm, const struct model *qm,
 {
 	struct interp_opts fo = { 1, qdqerr_observe_fp32, q };
 	struct interp_opts qo = { 1, qdqerr_observe_q, q };
-	struct interp *fi = interp_new(fm, &fo, e), *qi = interp_new(qm, &qo, e);
+	struct interp *fi = interp_new(fm, &fo, e);
+	struct interp *qi = interp_new(qm, &qo, e);
 	const char *dirs[] = { DIR "data" }, *in_name, *out_name;
 	int dt, rank, r = -1;
 	int64_t dims[TENSOR_MAX_RANK];
@@ -75,13 +76,16 @@ static void
 test_clf(void)
 {
 	struct err e = { "" };
-	struct model *fm = model_load(DIR "clf.onnx", &e);
-	struct model *pm = model_load(DIR "clf.onnx", &e);
-	struct model *qm = model_load(DIR "clf-q.onnx", &e);
+	struct model *m[3] = { NULL, NULL, NULL }, *fm, *pm, *qm;
+	const char *path[3] = { DIR "clf.onnx", DIR "clf.onnx",
+	    DIR "clf-q.onnx" };
 	struct qdqerr q;
 	int w1, b1, x, a1, order[8];
 
-	REQUIRE(fm && pm && qm && prep_model(pm, NULL, &e) == 0);
+	for (int i = 0; i < 3; i++)
+		REQUIRE((m[i] = model_load(path[i], &e)) != NULL);
+	fm = m[0], pm = m[1], qm = m[2];
+	REQUIRE(prep_model(pm, NULL, &e) == 0);
 	REQUIRE(qdqerr_init(&q, fm, pm, qm, 1, &e) == 0);
 	REQUIRE(q.match.npairs == 8);
 	w1 = find(&q, "W1_DequantizeLinear_Output");
