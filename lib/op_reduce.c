@@ -37,6 +37,30 @@ first_input(struct op_ctx *c, const struct tensor **x)
 	return 0;
 }
 
+/*
+ * x in the type wdt a kernel computes it in: x itself, or its copy in
+ * *tmp (to release); NULL with c->err set.
+ */
+static const struct tensor *
+in_work_type(struct op_ctx *c, const struct tensor *x, int wdt,
+    struct tensor *tmp)
+{
+	if (x->dtype == wdt)
+		return x;
+	return tensor_cast(tmp, x, wdt, c->err) < 0 ? NULL : tmp;
+}
+
+/* res, computed in a work type, as output 0 of type dt (res is taken). */
+static int
+store_result(struct op_ctx *c, struct tensor *res, int dt)
+{
+	if (res->dtype == dt) {
+		tensor_move(&c->out[0], res);
+		return 0;
+	}
+	return tensor_cast(&c->out[0], res, dt, c->err) < 0 ? -1 : 0;
+}
+
 /* n elements of t from element off, as doubles. */
 static void
 get_doubles(const struct tensor *t, int64_t off, int64_t n, double *dst)
@@ -569,12 +593,8 @@ softmax(struct op_ctx *c, enum smkind kind)
 			len *= x->dims[a];
 		inner = 1;
 	}
-	ux = x;
-	if (wdt != dt) {
-		if (tensor_cast(&tx, x, wdt, c->err) < 0)
-			return -1;
-		ux = &tx;
-	}
+	if (!(ux = in_work_type(c, x, wdt, &tx)))
+		return -1;
 	/* Hardmax writes only the ones. */
 	if ((kind == SM_HARD ? tensor_alloc_like :
 	    tensor_alloc_like_uninit)(&res, wdt, ux, c->err) < 0)
@@ -603,11 +623,8 @@ softmax(struct op_ctx *c, enum smkind kind)
 				    inner, kind, (double *)mx, (double *)sm);
 		}
 	}
-	if (wdt != dt) {
-		if (tensor_cast(&c->out[0], &res, dt, c->err) < 0)
-			goto out;
-	} else
-		tensor_move(&c->out[0], &res);
+	if (store_result(c, &res, dt) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(scratch);
@@ -808,20 +825,13 @@ run_cumsum(struct op_ctx *c)
 	excl = attr_int(c->node, "exclusive", 0) != 0;
 	rev = attr_int(c->node, "reverse", 0) != 0;
 	split_at(x, axis, &outer, &len, &inner);
-	ux = x;
-	if (wdt != dt) {
-		if (tensor_cast(&tx, x, wdt, c->err) < 0)
-			return -1;
-		ux = &tx;
-	}
+	if (!(ux = in_work_type(c, x, wdt, &tx)))
+		return -1;
 	if (tensor_alloc_like(&res, wdt, ux, c->err) < 0)
 		goto out;
 	fn(res.data, ux->data, outer, len, inner, excl, rev);
-	if (wdt != dt) {
-		if (tensor_cast(&c->out[0], &res, dt, c->err) < 0)
-			goto out;
-	} else
-		tensor_move(&c->out[0], &res);
+	if (store_result(c, &res, dt) < 0)
+		goto out;
 	rc = 0;
 out:
 	tensor_release(&tx);
