@@ -406,16 +406,18 @@ out:
 	return rc;
 }
 
-OPS_KERNEL(run_reduce_sum, reduce, R_SUM)
-OPS_KERNEL(run_reduce_mean, reduce, R_MEAN)
-OPS_KERNEL(run_reduce_max, reduce, R_MAX)
-OPS_KERNEL(run_reduce_min, reduce, R_MIN)
-OPS_KERNEL(run_reduce_prod, reduce, R_PROD)
-OPS_KERNEL(run_reduce_l1, reduce, R_L1)
-OPS_KERNEL(run_reduce_l2, reduce, R_L2)
-OPS_KERNEL(run_reduce_log_sum, reduce, R_LOGSUM)
-OPS_KERNEL(run_reduce_log_sum_exp, reduce, R_LOGSUMEXP)
-OPS_KERNEL(run_reduce_sum_square, reduce, R_SUMSQ)
+#define REDUCE_OP(name, mode) OPS_KERNEL(name, reduce, mode)
+
+REDUCE_OP(run_reduce_sum, R_SUM)
+REDUCE_OP(run_reduce_mean, R_MEAN)
+REDUCE_OP(run_reduce_max, R_MAX)
+REDUCE_OP(run_reduce_min, R_MIN)
+REDUCE_OP(run_reduce_prod, R_PROD)
+REDUCE_OP(run_reduce_l1, R_L1)
+REDUCE_OP(run_reduce_l2, R_L2)
+REDUCE_OP(run_reduce_log_sum, R_LOGSUM)
+REDUCE_OP(run_reduce_log_sum_exp, R_LOGSUMEXP)
+REDUCE_OP(run_reduce_sum_square, R_SUMSQ)
 
 /*
  * ArgMax, ArgMin: int64 indices along one axis; ties go to the first
