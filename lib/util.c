@@ -91,7 +91,8 @@ str_clip(const char *s, char *buf, size_t size)
 	if (s == NULL)
 		s = "";
 	for (i = 0; s[i] != '\0' && i + 1 < size; i++)
-		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ?
+		    '?' : s[i];
 	buf[i] = '\0';
 	if (s[i] != '\0' && size > 4)
 		memcpy(buf + size - 4, "...", 4);
