@@ -65,18 +65,8 @@ gemm_sgemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
     const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
     float *c, int64_t ldc, struct err *e)
 {
-	/* OpenBLAS wants leading dimensions of at least 1 even when empty. */
-	if (lda < 1)
-		lda = 1;
-	if (ldb < 1)
-		ldb = 1;
-	if (ldc < 1)
-		ldc = 1;
-	if (check(ta, tb, m, n, k, lda, ldb, ldc, e) == -1)
-		return -1;
-	gemm_init_threads();
-	call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-	return 0;
+	return gemm_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+	    ldc, 1, e);
 }
 
 int
@@ -86,6 +76,7 @@ gemm_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 {
 	int by_cols;
 
+	/* OpenBLAS wants leading dimensions of at least 1 even when empty. */
 	if (lda < 1)
 		lda = 1;
 	if (ldb < 1)

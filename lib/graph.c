@@ -11,6 +11,7 @@
 
 #include "graph.h"
 #include "strmap.h"
+#include "util.h"
 
 #define GRAPH_MAX_DEPTH 64	/* subgraphs within subgraphs */
 
@@ -42,22 +43,6 @@ struct names {
 	struct strmap *seen;
 };
 
-/* s for a one-line message: control bytes become '?', long names are cut. */
-static const char *
-safe_str(const char *s, char *buf, size_t size)
-{
-	size_t i;
-
-	if (s == NULL)
-		s = "";
-	for (i = 0; s[i] != '\0' && i + 1 < size; i++)
-		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-	buf[i] = '\0';
-	if (s[i] != '\0' && size > 4)
-		memcpy(buf + size - 4, "...", 4);
-	return buf;
-}
-
 /* "node NAME (Op)", or "node #I (Op)" for an unnamed node. */
 static const char *
 node_label(const Onnx__GraphProto *g, int i, char *buf, size_t size)
@@ -65,19 +50,13 @@ node_label(const Onnx__GraphProto *g, int i, char *buf, size_t size)
 	const Onnx__NodeProto *n = g->node[i];
 	char name[160], op[64];
 
-	safe_str(n->op_type, op, sizeof op);
+	str_clip(n->op_type, op, sizeof op);
 	if (n->name != NULL && *n->name != '\0')
 		snprintf(buf, size, "node %s (%s)",
-		    safe_str(n->name, name, sizeof name), op);
+		    str_clip(n->name, name, sizeof name), op);
 	else
 		snprintf(buf, size, "node #%d (%s)", i, op);
 	return buf;
-}
-
-static const char *
-str_or_empty(const char *s)
-{
-	return s ? s : "";
 }
 
 static int
@@ -325,14 +304,14 @@ index_values(struct graph *gr, struct err *e)
 			return err_set(e, "graph input #%zu has no name", i);
 		if (lookup(gr, name) >= 0)
 			return err_set(e, "graph input %s is listed twice",
-			    safe_str(name, shown, sizeof shown));
+			    str_clip(name, shown, sizeof shown));
 		if ((gv = add_value(gr, name, VALUE_INPUT, -1, e)) == NULL)
 			return -1;
 		gv->info = g->input[i];
 	}
 	for (i = 0; i < g->n_sparse_initializer; i++)
 		return err_set(e, "sparse initializer %s: sparse initializers "
-		    "are not supported", safe_str(g->sparse_initializer[i]->values ?
+		    "are not supported", str_clip(g->sparse_initializer[i]->values ?
 		    g->sparse_initializer[i]->values->name : "", shown,
 		    sizeof shown));
 	for (i = 0; i < g->n_initializer; i++) {
@@ -343,7 +322,7 @@ index_values(struct graph *gr, struct err *e)
 			gv = &gr->values[v];
 			if (gv->kind != VALUE_INPUT)
 				return err_set(e, "initializer %s is defined "
-				    "twice", safe_str(name, shown, sizeof shown));
+				    "twice", str_clip(name, shown, sizeof shown));
 		} else if ((gv = add_value(gr, name, VALUE_INITIALIZER, -1,
 		    e)) == NULL)
 			return -1;
@@ -362,7 +341,7 @@ index_values(struct graph *gr, struct err *e)
 			if ((v = lookup(gr, name)) >= 0) {
 				gv = &gr->values[v];
 				node_label(g, (int)i, label, sizeof label);
-				safe_str(name, shown, sizeof shown);
+				str_clip(name, shown, sizeof shown);
 				if (gv->kind == VALUE_INPUT)
 					return err_set(e, "%s: output %s shadows "
 					    "a graph input", label, shown);
@@ -386,7 +365,7 @@ index_values(struct graph *gr, struct err *e)
 		if ((v = lookup(gr, name)) < 0)
 			return err_set(e, "graph output %s is not produced by "
 			    "any node, input or initializer",
-			    safe_str(name, shown, sizeof shown));
+			    str_clip(name, shown, sizeof shown));
 		gv = &gr->values[v];
 		gv->is_output = 1;
 		if (gv->info == NULL)
@@ -422,7 +401,7 @@ index_uses(struct graph *gr, struct edges *es, struct err *e)
 				return err_set(e, "%s: input %s is not produced "
 				    "by any node, input or initializer",
 				    node_label(g, (int)i, label, sizeof label),
-				    safe_str(name, shown, sizeof shown));
+				    str_clip(name, shown, sizeof shown));
 			if (edges_add(es, v, (int)i) != 0)
 				return err_nomem(e);
 		}
@@ -435,7 +414,7 @@ index_uses(struct graph *gr, struct edges *es, struct err *e)
 			if ((v = lookup(gr, outer.v[j])) < 0) {
 				err_set(e, "%s: subgraph reads %s, which is not "
 				    "defined", node_label(g, (int)i, label,
-				    sizeof label), safe_str(outer.v[j], shown,
+				    sizeof label), str_clip(outer.v[j], shown,
 				    sizeof shown));
 				names_release(&outer);
 				return -1;
@@ -767,7 +746,7 @@ graph_add_initializer(struct graph *gr, Onnx__TensorProto *tp,
 	}
 	if (gr->index != NULL && lookup(gr, tp->name) >= 0) {
 		err_set(e, "initializer %s: name already in use",
-		    safe_str(tp->name, shown, sizeof shown));
+		    str_clip(tp->name, shown, sizeof shown));
 		protobuf_c_message_free_unpacked(&tp->base, NULL);
 		return -1;
 	}

@@ -271,3 +271,22 @@ hist_bins(const struct hist *h, struct hist_bin **bins, size_t *n,
 	*n = k;
 	return 0;
 }
+
+int
+hist_same(const struct hist *a, const struct hist *b, struct err *e)
+{
+	struct hist_bin *ba, *bb;
+	size_t na, nb;
+	int eq;
+
+	if (hist_bins(a, &ba, &na, e) < 0)
+		return -1;
+	if (hist_bins(b, &bb, &nb, e) < 0) {
+		free(ba);
+		return -1;
+	}
+	eq = na == nb && (na == 0 || memcmp(ba, bb, na * sizeof *ba) == 0);
+	free(ba);
+	free(bb);
+	return eq;
+}

@@ -48,5 +48,8 @@ uint64_t hist_total(const struct hist *h);
  * non-empty; *bins is malloc'd, the caller frees it. */
 int hist_bins(const struct hist *h, struct hist_bin **bins, size_t *n,
     struct err *e);
+/* 1 when a and b have the same bins (edges and counts), 0 when not; -1
+ * with e set when out of memory. */
+int hist_same(const struct hist *a, const struct hist *b, struct err *e);
 
 #endif

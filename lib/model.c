@@ -15,6 +15,7 @@
 #include "model.h"
 #include "outfile.h"
 #include "sha256.h"
+#include "util.h"
 
 #define PROTO_MAX	((size_t)INT32_MAX)	/* protobuf's 2 GiB - 1 limit */
 /*
@@ -40,28 +41,6 @@ static const char *
 shown_out(const char *path)
 {
 	return strcmp(path, "-") == 0 ? "stdout" : path;
-}
-
-/* s for a one-line message: control bytes become '?', long names are cut. */
-static const char *
-safe_str(const char *s, char *buf, size_t size)
-{
-	size_t i;
-
-	if (s == NULL)
-		s = "";
-	for (i = 0; s[i] != '\0' && i + 1 < size; i++)
-		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-	buf[i] = '\0';
-	if (s[i] != '\0' && size > 4)
-		memcpy(buf + size - 4, "...", 4);
-	return buf;
-}
-
-static const char *
-str_or_empty(const char *s)
-{
-	return s ? s : "";
 }
 
 /* ---- reading files ---- */
@@ -362,7 +341,7 @@ tensor_label(const struct model *m, const Onnx__TensorProto *tp, char *buf,
 				kind = "initializer";
 				break;
 			}
-	safe_str(tp->name, name, sizeof name);
+	str_clip(tp->name, name, sizeof name);
 	snprintf(buf, size, "%s %s", kind, *name ? name : "(unnamed)");
 }
 
@@ -721,7 +700,7 @@ ext_read(const struct model *m, const Onnx__TensorProto *tp, uint64_t need,
 			loc = str_or_empty(tp->external_data[i]->value);
 	if (loc == NULL)
 		return err_set(e, "external data has no location");
-	safe_str(loc, shown, sizeof shown);
+	str_clip(loc, shown, sizeof shown);
 	for (i = 0; i < tp->n_external_data; i++) {
 		const char *k = tp->external_data[i]->key;
 		const char *v = tp->external_data[i]->value;
@@ -730,11 +709,11 @@ ext_read(const struct model *m, const Onnx__TensorProto *tp, uint64_t need,
 		if (k != NULL && strcmp(k, "offset") == 0 &&
 		    parse_u64(v, &offset) != 0)
 			return err_set(e, "external data %s: bad offset '%s'",
-			    shown, safe_str(v, bad, sizeof bad));
+			    shown, str_clip(v, bad, sizeof bad));
 		if (k != NULL && strcmp(k, "length") == 0) {
 			if (parse_u64(v, &length) != 0)
 				return err_set(e, "external data %s: bad length "
-				    "'%s'", shown, safe_str(v, bad, sizeof bad));
+				    "'%s'", shown, str_clip(v, bad, sizeof bad));
 			has_length = 1;
 		}
 	}

@@ -155,21 +155,59 @@ qparams(struct op_ctx *c, const struct tensor *s, const struct tensor *zp,
 	return 0;
 }
 
-#define QUANT_LOOP(T) do {						\
-	T *y = c->out[0].data;						\
+/*
+ * Runs the statements after it for every element e of layout l, k the
+ * index of its scale, on `threads` threads.
+ */
+#define QFOR_EACH(...) do {						\
 	_Pragma("omp parallel for num_threads(threads) schedule(static)") \
 	for (int64_t r = 0; r < l.outer * l.A; r++) {			\
 		int64_t o = r / l.A, a = r % l.A;			\
 		for (int64_t i = 0; i < l.inner; i++) {			\
 			int64_t k = qindex(&l, o, a, i);		\
 			int64_t e = r * l.inner + i;			\
-			float v = nearbyintf(xs[e] / sf[k]) +		\
-			    (float)zi[k];				\
-			/* NaN goes to the low end, as in ORT */	\
-			v = !(v >= flo) ? flo : v > fhi ? fhi : v;	\
-			y[e] = (T)v;					\
+			__VA_ARGS__					\
 		}							\
 	}								\
+} while (0)
+
+/* LOOP(T) for the C type T of quantized element type dt (int32: DQ only). */
+#define QSWITCH(dt, LOOP) do {						\
+	switch (dt) {							\
+	case DT_UINT8: case DT_UINT4: LOOP(uint8_t); break;		\
+	case DT_INT8: case DT_INT4: LOOP(int8_t); break;		\
+	case DT_UINT16: LOOP(uint16_t); break;				\
+	case DT_INT16: LOOP(int16_t); break;				\
+	case DT_INT32: LOOP(int32_t); break;				\
+	}								\
+} while (0)
+
+/*
+ * What both ops do before their loop: check the layout, allocate the
+ * output (element type dt) and read the scales and zero points. 1 when
+ * there are elements to convert, 0 when none, -1 with c->err set.
+ */
+static int
+qprepare(struct op_ctx *c, const struct tensor *x, const struct tensor *s,
+    const struct tensor *zp, int contrib, int dt, struct qlayout *l,
+    float **sf, int32_t **zi)
+{
+	if (qlayout(c, x, s, zp, contrib, l) == -1 ||
+	    tensor_alloc_like(&c->out[0], dt, x, c->err) == -1)
+		return -1;
+	if (x->nelem == 0)
+		return 0;
+	return qparams(c, s, zp, sf, zi) == -1 ? -1 : 1;
+}
+
+#define QUANT_LOOP(T) do {						\
+	T *y = c->out[0].data;						\
+	QFOR_EACH(							\
+		float v = nearbyintf(xs[e] / sf[k]) + (float)zi[k];	\
+		/* NaN goes to the low end, as in ORT */		\
+		v = !(v >= flo) ? flo : v > fhi ? fhi : v;		\
+		y[e] = (T)v;						\
+	);								\
 } while (0)
 
 static int
@@ -182,7 +220,7 @@ quantize(struct op_ctx *c, int contrib)
 	struct qlayout l;
 	float *xf = NULL, *sf, flo, fhi;
 	int32_t *zi;
-	int dt, threads;
+	int dt, threads, rc;
 
 	if (!x || !s)
 		return err_set(c->err, "input %d is missing", x ? 1 : 0);
@@ -203,14 +241,8 @@ quantize(struct op_ctx *c, int contrib)
 	if (!qtype_ok(dt, contrib, c->opset))
 		return err_set(c->err, "quantized type %s is not supported",
 		    ops_type_name(dt));
-	if (qlayout(c, x, s, zp, contrib, &l) == -1)
-		return -1;
-	if (tensor_alloc_like(&c->out[0], dt, x, c->err) == -1)
-		return -1;
-	if (x->nelem == 0)
-		return 0;
-	if (qparams(c, s, zp, &sf, &zi) == -1)
-		return -1;
+	if ((rc = qprepare(c, x, s, zp, contrib, dt, &l, &sf, &zi)) <= 0)
+		return rc;
 	if (x->dtype != DT_FLOAT) {
 		if (!(xf = malloc(sizeof *xf * (size_t)x->nelem))) {
 			free(sf), free(zi);
@@ -224,20 +256,7 @@ quantize(struct op_ctx *c, int contrib)
 		dtype_int_range(dt, &lo, &hi);
 		flo = (float)lo, fhi = (float)hi;
 		threads = threads_for(c, x->nelem);
-		switch (dt) {
-		case DT_UINT8: case DT_UINT4:
-			QUANT_LOOP(uint8_t);
-			break;
-		case DT_INT8: case DT_INT4:
-			QUANT_LOOP(int8_t);
-			break;
-		case DT_UINT16:
-			QUANT_LOOP(uint16_t);
-			break;
-		case DT_INT16:
-			QUANT_LOOP(int16_t);
-			break;
-		}
+		QSWITCH(dt, QUANT_LOOP);
 	}
 	free(xf);
 	free(sf);
@@ -247,15 +266,7 @@ quantize(struct op_ctx *c, int contrib)
 
 #define DEQUANT_LOOP(T) do {						\
 	const T *xd = x->data;						\
-	_Pragma("omp parallel for num_threads(threads) schedule(static)") \
-	for (int64_t r = 0; r < l.outer * l.A; r++) {			\
-		int64_t o = r / l.A, a = r % l.A;			\
-		for (int64_t i = 0; i < l.inner; i++) {			\
-			int64_t k = qindex(&l, o, a, i);		\
-			int64_t e = r * l.inner + i;			\
-			yf[e] = (float)((int64_t)xd[e] - zi[k]) * sf[k]; \
-		}							\
-	}								\
+	QFOR_EACH(yf[e] = (float)((int64_t)xd[e] - zi[k]) * sf[k];);	\
 } while (0)
 
 static int
@@ -266,7 +277,7 @@ dequantize(struct op_ctx *c, int contrib)
 	struct qlayout l;
 	float *sf, *yf;
 	int32_t *zi;
-	int odt, threads;
+	int odt, threads, rc;
 
 	if (!x || !s)
 		return err_set(c->err, "input %d is missing", x ? 1 : 0);
@@ -283,16 +294,10 @@ dequantize(struct op_ctx *c, int contrib)
 		return err_set(c->err, "input 2: zero point type %s differs "
 		    "from input 0's %s", ops_type_name(zp->dtype),
 		    ops_type_name(x->dtype));
-	if (qlayout(c, x, s, zp, contrib, &l) == -1)
-		return -1;
 	/* Before opset 19 the result is float whatever the scale. */
 	odt = contrib || c->opset >= 19 ? s->dtype : DT_FLOAT;
-	if (tensor_alloc_like(&c->out[0], odt, x, c->err) == -1)
-		return -1;
-	if (x->nelem == 0)
-		return 0;
-	if (qparams(c, s, zp, &sf, &zi) == -1)
-		return -1;
+	if ((rc = qprepare(c, x, s, zp, contrib, odt, &l, &sf, &zi)) <= 0)
+		return rc;
 	if (odt == DT_FLOAT)
 		yf = c->out[0].data;
 	else if (!(yf = malloc(sizeof *yf * (size_t)x->nelem))) {
@@ -300,23 +305,7 @@ dequantize(struct op_ctx *c, int contrib)
 		return err_nomem(c->err);
 	}
 	threads = threads_for(c, x->nelem);
-	switch (x->dtype) {
-	case DT_UINT8: case DT_UINT4:
-		DEQUANT_LOOP(uint8_t);
-		break;
-	case DT_INT8: case DT_INT4:
-		DEQUANT_LOOP(int8_t);
-		break;
-	case DT_UINT16:
-		DEQUANT_LOOP(uint16_t);
-		break;
-	case DT_INT16:
-		DEQUANT_LOOP(int16_t);
-		break;
-	case DT_INT32:
-		DEQUANT_LOOP(int32_t);
-		break;
-	}
+	QSWITCH(x->dtype, DEQUANT_LOOP);
 	if (odt != DT_FLOAT) {
 		uint16_t *h = c->out[0].data;
 

@@ -37,6 +37,30 @@ first_input(struct op_ctx *c, const struct tensor **x)
 	return 0;
 }
 
+/*
+ * x in the type wdt a kernel computes it in: x itself, or its copy in
+ * *tmp (to release); NULL with c->err set.
+ */
+static const struct tensor *
+in_work_type(struct op_ctx *c, const struct tensor *x, int wdt,
+    struct tensor *tmp)
+{
+	if (x->dtype == wdt)
+		return x;
+	return tensor_cast(tmp, x, wdt, c->err) < 0 ? NULL : tmp;
+}
+
+/* res, computed in a work type, as output 0 of type dt (res is taken). */
+static int
+store_result(struct op_ctx *c, struct tensor *res, int dt)
+{
+	if (res->dtype == dt) {
+		tensor_move(&c->out[0], res);
+		return 0;
+	}
+	return tensor_cast(&c->out[0], res, dt, c->err) < 0 ? -1 : 0;
+}
+
 /* n elements of t from element off, as doubles. */
 static void
 get_doubles(const struct tensor *t, int64_t off, int64_t n, double *dst)
@@ -382,16 +406,18 @@ out:
 	return rc;
 }
 
-OPS_KERNEL(run_reduce_sum, reduce, R_SUM)
-OPS_KERNEL(run_reduce_mean, reduce, R_MEAN)
-OPS_KERNEL(run_reduce_max, reduce, R_MAX)
-OPS_KERNEL(run_reduce_min, reduce, R_MIN)
-OPS_KERNEL(run_reduce_prod, reduce, R_PROD)
-OPS_KERNEL(run_reduce_l1, reduce, R_L1)
-OPS_KERNEL(run_reduce_l2, reduce, R_L2)
-OPS_KERNEL(run_reduce_log_sum, reduce, R_LOGSUM)
-OPS_KERNEL(run_reduce_log_sum_exp, reduce, R_LOGSUMEXP)
-OPS_KERNEL(run_reduce_sum_square, reduce, R_SUMSQ)
+#define REDUCE_OP(name, mode) OPS_KERNEL(name, reduce, mode)
+
+REDUCE_OP(run_reduce_sum, R_SUM)
+REDUCE_OP(run_reduce_mean, R_MEAN)
+REDUCE_OP(run_reduce_max, R_MAX)
+REDUCE_OP(run_reduce_min, R_MIN)
+REDUCE_OP(run_reduce_prod, R_PROD)
+REDUCE_OP(run_reduce_l1, R_L1)
+REDUCE_OP(run_reduce_l2, R_L2)
+REDUCE_OP(run_reduce_log_sum, R_LOGSUM)
+REDUCE_OP(run_reduce_log_sum_exp, R_LOGSUMEXP)
+REDUCE_OP(run_reduce_sum_square, R_SUMSQ)
 
 /*
  * ArgMax, ArgMin: int64 indices along one axis; ties go to the first
@@ -569,12 +595,8 @@ softmax(struct op_ctx *c, enum smkind kind)
 			len *= x->dims[a];
 		inner = 1;
 	}
-	ux = x;
-	if (wdt != dt) {
-		if (tensor_cast(&tx, x, wdt, c->err) < 0)
-			return -1;
-		ux = &tx;
-	}
+	if (!(ux = in_work_type(c, x, wdt, &tx)))
+		return -1;
 	/* Hardmax writes only the ones. */
 	if ((kind == SM_HARD ? tensor_alloc_like :
 	    tensor_alloc_like_uninit)(&res, wdt, ux, c->err) < 0)
@@ -603,11 +625,8 @@ softmax(struct op_ctx *c, enum smkind kind)
 				    inner, kind, (double *)mx, (double *)sm);
 		}
 	}
-	if (wdt != dt) {
-		if (tensor_cast(&c->out[0], &res, dt, c->err) < 0)
-			goto out;
-	} else
-		tensor_move(&c->out[0], &res);
+	if (store_result(c, &res, dt) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(scratch);
@@ -808,20 +827,13 @@ run_cumsum(struct op_ctx *c)
 	excl = attr_int(c->node, "exclusive", 0) != 0;
 	rev = attr_int(c->node, "reverse", 0) != 0;
 	split_at(x, axis, &outer, &len, &inner);
-	ux = x;
-	if (wdt != dt) {
-		if (tensor_cast(&tx, x, wdt, c->err) < 0)
-			return -1;
-		ux = &tx;
-	}
+	if (!(ux = in_work_type(c, x, wdt, &tx)))
+		return -1;
 	if (tensor_alloc_like(&res, wdt, ux, c->err) < 0)
 		goto out;
 	fn(res.data, ux->data, outer, len, inner, excl, rev);
-	if (wdt != dt) {
-		if (tensor_cast(&c->out[0], &res, dt, c->err) < 0)
-			goto out;
-	} else
-		tensor_move(&c->out[0], &res);
+	if (store_result(c, &res, dt) < 0)
+		goto out;
 	rc = 0;
 out:
 	tensor_release(&tx);

@@ -11,12 +11,7 @@
 #include "graph.h"
 #include "prep.h"
 #include "strmap.h"
-
-static const char *
-str_or_empty(const char *s)
-{
-	return s ? s : "";
-}
+#include "util.h"
 
 static int
 is_op(const Onnx__NodeProto *n, const char *op)
@@ -76,8 +71,10 @@ constant_tensor(Onnx__NodeProto *n, Onnx__TensorProto **out, struct err *e)
 {
 	Onnx__AttributeProto *a;
 	struct tensor t = { 0 };
+	const void *v;
 	int64_t dim;
-	size_t i, j;
+	size_t i, n1;
+	int dt, rank;
 
 	for (i = 0; i < n->n_attribute; i++) {
 		a = n->attribute[i];
@@ -91,28 +88,22 @@ constant_tensor(Onnx__NodeProto *n, Onnx__TensorProto **out, struct err *e)
 			a->t = NULL;
 			return 1;
 		}
-		if (strcmp(name, "value_float") == 0) {
-			if (tensor_alloc(&t, DT_FLOAT, 0, NULL, e) != 0)
-				return -1;
-			((float *)t.data)[0] = a->f;
-		} else if (strcmp(name, "value_int") == 0) {
-			if (tensor_alloc(&t, DT_INT64, 0, NULL, e) != 0)
-				return -1;
-			((int64_t *)t.data)[0] = a->i;
-		} else if (strcmp(name, "value_floats") == 0) {
-			dim = (int64_t)a->n_floats;
-			if (tensor_alloc(&t, DT_FLOAT, 1, &dim, e) != 0)
-				return -1;
-			for (j = 0; j < a->n_floats; j++)
-				((float *)t.data)[j] = a->floats[j];
-		} else if (strcmp(name, "value_ints") == 0) {
-			dim = (int64_t)a->n_ints;
-			if (tensor_alloc(&t, DT_INT64, 1, &dim, e) != 0)
-				return -1;
-			for (j = 0; j < a->n_ints; j++)
-				((int64_t *)t.data)[j] = a->ints[j];
-		} else
+		/* a scalar (rank 0) or a list (rank 1) of n values at v */
+		if (strcmp(name, "value_float") == 0)
+			dt = DT_FLOAT, rank = 0, n1 = 1, v = &a->f;
+		else if (strcmp(name, "value_int") == 0)
+			dt = DT_INT64, rank = 0, n1 = 1, v = &a->i;
+		else if (strcmp(name, "value_floats") == 0)
+			dt = DT_FLOAT, rank = 1, n1 = a->n_floats, v = a->floats;
+		else if (strcmp(name, "value_ints") == 0)
+			dt = DT_INT64, rank = 1, n1 = a->n_ints, v = a->ints;
+		else
 			continue;
+		dim = (int64_t)n1;
+		if (tensor_alloc(&t, dt, rank, &dim, e) != 0)
+			return -1;
+		if (n1 > 0)
+			memcpy(t.data, v, n1 * dtype_size(dt));
 		*out = new_tensor_proto(n->output[0], &t, e);
 		tensor_release(&t);
 		return *out != NULL ? 1 : -1;

@@ -12,6 +12,7 @@
 
 #include "attr.h"
 #include "graph.h"
+#include "opinfo.h"
 #include "opset.h"
 #include "qdq.h"
 #include "qparams.h"
@@ -772,40 +773,19 @@ apply_folds(struct ctx *c, struct err *e)
 /* ---- which records apply, and what opset they need ---- */
 
 /*
- * Float inputs that are parameters, not data: quantizing them changes what
- * the node computes (a Resize scale of 1.99 for 2 changes the output
- * shape), so a constant read there stays float whatever the stream says.
+ * The first node reading name in a parameter slot (opinfo_is_data), or
+ * NULL. Quantizing a parameter changes what the node computes (a Resize
+ * scale of 1.99 for 2 changes the output shape), so a constant read there
+ * stays float whatever the stream says.
  */
-static const struct {
-	const char *op;
-	unsigned slots;		/* bit per input slot */
-} param_slots[] = {
-	{ "Resize", 0x6 },	/* roi, scales */
-	{ "Upsample", 0x2 },	/* scales */
-	{ "Clip", 0x6 },	/* min, max */
-	{ "RoiAlign", 0x2 },	/* rois */
-	{ "Dropout", 0x2 },	/* ratio */
-};
-
-/* The first node reading name in a parameter slot, or NULL. */
 static const Onnx__NodeProto *
 read_as_param(const struct ctx *c, const char *name)
 {
-	size_t i, j, k;
-
-	for (i = 0; i < c->g->n_node; i++) {
+	for (size_t i = 0; i < c->g->n_node; i++) {
 		const Onnx__NodeProto *n = c->g->node[i];
 
-		if (!is_default_domain(n->domain))
-			continue;
-		for (k = 0; k < sizeof param_slots / sizeof param_slots[0]; k++)
-			if (strcmp(str_or_empty(n->op_type),
-			    param_slots[k].op) == 0)
-				break;
-		if (k == sizeof param_slots / sizeof param_slots[0])
-			continue;
-		for (j = 0; j < n->n_input && j < 32; j++)
-			if ((param_slots[k].slots >> j & 1) &&
+		for (size_t j = 0; j < n->n_input && j < 32; j++)
+			if (!opinfo_is_data(n->domain, n->op_type, (int)j) &&
 			    strcmp(str_or_empty(n->input[j]), name) == 0)
 				return n;
 	}

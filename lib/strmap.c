@@ -26,32 +26,6 @@ hash(const char *s)
 	return h;
 }
 
-struct strmap *
-strmap_new(void)
-{
-	struct strmap *m = calloc(1, sizeof *m);
-
-	if (!m)
-		return NULL;
-	m->cap = 64;
-	if (!(m->slots = calloc(m->cap, sizeof *m->slots))) {
-		free(m);
-		return NULL;
-	}
-	return m;
-}
-
-void
-strmap_free(struct strmap *m)
-{
-	if (!m)
-		return;
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->slots[i].key);
-	free(m->slots);
-	free(m);
-}
-
 static struct slot *
 find(const struct strmap *m, const char *key)
 {
@@ -62,17 +36,18 @@ find(const struct strmap *m, const char *key)
 	return &m->slots[i];
 }
 
+/* Move the keys to a table of cap slots, a power of two; -1 if no memory. */
 static int
-grow(struct strmap *m)
+resize(struct strmap *m, size_t cap)
 {
 	struct slot *old = m->slots;
 	size_t oldcap = m->cap;
 
-	if (!(m->slots = calloc(oldcap * 2, sizeof *m->slots))) {
+	if (!(m->slots = calloc(cap, sizeof *m->slots))) {
 		m->slots = old;
 		return -1;
 	}
-	m->cap = oldcap * 2;
+	m->cap = cap;
 	for (size_t i = 0; i < oldcap; i++)
 		if (old[i].key)
 			*find(m, old[i].key) = old[i];
@@ -80,12 +55,35 @@ grow(struct strmap *m)
 	return 0;
 }
 
+struct strmap *
+strmap_new(void)
+{
+	struct strmap *m = calloc(1, sizeof *m);
+
+	if (m && resize(m, 64) < 0) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void
+strmap_free(struct strmap *m)
+{
+	if (m) {
+		for (size_t i = 0; i < m->cap; i++)
+			free(m->slots[i].key);
+		free(m->slots);
+	}
+	free(m);
+}
+
 int
 strmap_put(struct strmap *m, const char *key, int val)
 {
 	struct slot *s;
 
-	if ((m->count + 1) * 2 > m->cap && grow(m) < 0)
+	if ((m->count + 1) * 2 > m->cap && resize(m, 2 * m->cap) < 0)
 		return -1;
 	s = find(m, key);
 	if (!s->key) {
@@ -107,10 +105,4 @@ strmap_get(const struct strmap *m, const char *key, int *val)
 	if (val)
 		*val = s->val;
 	return 1;
-}
-
-size_t
-strmap_count(const struct strmap *m)
-{
-	return m->count;
 }

@@ -14,6 +14,5 @@ void strmap_free(struct strmap *m);
 int strmap_put(struct strmap *m, const char *key, int val);
 /* 1 and *val when present, 0 otherwise (val may be NULL). */
 int strmap_get(const struct strmap *m, const char *key, int *val);
-size_t strmap_count(const struct strmap *m);
 
 #endif

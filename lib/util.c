@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -80,4 +81,20 @@ str_printable(const char *s)
 	}
 	*p = '\0';
 	return out;
+}
+
+const char *
+str_clip(const char *s, char *buf, size_t size)
+{
+	size_t i;
+
+	if (s == NULL)
+		s = "";
+	for (i = 0; s[i] != '\0' && i + 1 < size; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ?
+		    '?' : s[i];
+	buf[i] = '\0';
+	if (s[i] != '\0' && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+	return buf;
 }

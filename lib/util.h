@@ -30,4 +30,11 @@ char *str_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 char *str_printable(const char *s);
 
+/*
+ * s (NULL as "") copied into buf of size bytes for a one-line message:
+ * control bytes become '?', and a name too long for buf ends in "...".
+ * Returns buf.
+ */
+const char *str_clip(const char *s, char *buf, size_t size);
+
 #endif

@@ -43,6 +43,18 @@ max_rel_below() {
 	    "$got" "$1" || fail "max_rel_diff '$got', want below $1"
 }
 
+# probe_bn MODEL SHAPE PATTERN N TOL: MODEL with every BatchNormalization
+# output made a graph output, prepared; N outputs named like PATTERN are
+# compared with the unprepared model's on x of SHAPE, within TOL.
+probe_bn() {
+	"$PY" "$MKFIX" probe-bn "$1" probe.onnx
+	onnxq-roundtrip --prep probe.onnx probe-prep.onnx 2>/dev/null
+	run ort_node "$COMPARE" probe.onnx probe-prep.onnx "x=$2"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(grep -c "$3" <<<"$output")" -eq "$4" ]
+	max_rel_below "$5"
+}
+
 @test "round trip: every backend test model parses back equal" {
 	local n
 	find "$BACKEND"/node "$BACKEND"/pytorch-converted \
@@ -308,12 +320,7 @@ assert {'cf', 'cfs', 'cis', 'ct'} <= names, names
 assert not {'W1', 'B1', 'G1', 'bn1_scale', 'ci'} & names, names
 EOF
 	# every BatchNormalization output made a graph output: each compared
-	"$PY" "$MKFIX" probe-bn "$FIX/prep-small.onnx" probe.onnx
-	onnxq-roundtrip --prep probe.onnx probe-prep.onnx 2>/dev/null
-	run ort_node "$COMPARE" probe.onnx probe-prep.onnx x=1x4x5x5
-	[ "$status" -eq 0 ] || fail "$output"
-	[ "$(grep -c '^b[0-9]	' <<<"$output")" -eq 8 ]
-	max_rel_below 1e-5
+	probe_bn "$FIX/prep-small.onnx" 1x4x5x5 '^b[0-9]	' 8 1e-5
 }
 
 @test "prep: initializers listed as inputs (IR 3: must be; IR 4 on: overridable)" {
@@ -349,12 +356,7 @@ EOF
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "prep: $want" ]
 	"$PY" -c 'import onnx; onnx.checker.check_model(onnx.load("cls.onnx"))'
-	"$PY" "$MKFIX" probe-bn "$OCR_CLS" probe.onnx
-	onnxq-roundtrip --prep probe.onnx probe-prep.onnx 2>/dev/null
-	run ort_node "$COMPARE" probe.onnx probe-prep.onnx x=1x3x48x192
-	[ "$status" -eq 0 ] || fail "$output"
-	[ "$(grep -c '^batch_norm' <<<"$output")" -eq 35 ]
-	max_rel_below 1e-4
+	probe_bn "$OCR_CLS" 1x3x48x192 '^batch_norm' 35 1e-4
 }
 
 @test "prep: the rec and det models" {

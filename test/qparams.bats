@@ -30,6 +30,13 @@ qp() {
 	    s = $3; for (i = 4; i <= NF; i++) s = s " " $i; print s }' <<<"$output"
 }
 
+# want_qp NAME WANT: the qparam record of NAME in $output reads WANT.
+want_qp() {
+	local got
+	got=$(qp "$1")
+	[ "$got" = "$2" ] || fail "$1: $got"
+}
+
 @test "qparams: bit-exact with ORT's compute_scale_zp (numpy) on random ranges" {
 	run --separate-stderr /usr/bin/python3 "$ONNXQ_ROOT/test/qparams_ort_check.py" \
 	    "$ONNXQ_TOOLS/qparams-calc"
@@ -63,16 +70,12 @@ qp() {
 	# input 0.05; weight 2e-7/255 = 7.843e-10 raised by
 	# (1.0001*2*5/(2^32-2)) / (0.05*7.843e-10) = 59.38 to 4.657e-8;
 	# bias scale 0.05 * 4.657e-8.
-	[ "$(qp input_0)" = "role=act type=uint8 scale=0.05 zp=0 method=minmax rmin=0 rmax=12.75" ] ||
-	    fail "input_0: $(qp input_0)"
-	[ "$(qp weight)" = "role=weight type=int8 scale=4.6570786e-08 zp=-1 method=minmax rmin=-1e-07 rmax=1e-07 adjusted=1" ] ||
-	    fail "weight: $(qp weight)"
-	[ "$(qp bias)" = "role=bias type=int32 scale=2.3285394e-09 zp=0 input=input_0 weight=weight" ] ||
-	    fail "bias: $(qp bias)"
+	want_qp input_0 "role=act type=uint8 scale=0.05 zp=0 method=minmax rmin=0 rmax=12.75"
+	want_qp weight "role=weight type=int8 scale=4.6570786e-08 zp=-1 method=minmax rmin=-1e-07 rmax=1e-07 adjusted=1"
+	want_qp bias "role=bias type=int32 scale=2.3285394e-09 zp=0 input=input_0 weight=weight"
 	run --separate-stderr onnx-qparams --per-tensor --weight-asymmetric \
 	    --no-bias-weight-adjust "$QD/pr22020.stream"
-	[ "$(qp weight)" = "role=weight type=int8 scale=7.843137e-10 zp=-1 method=minmax rmin=-1e-07 rmax=1e-07" ] ||
-	    fail "weight: $(qp weight)"
+	want_qp weight "role=weight type=int8 scale=7.843137e-10 zp=-1 method=minmax rmin=-1e-07 rmax=1e-07"
 }
 
 @test "qparams: Gemm biases: per channel with beta, and broadcast" {
@@ -83,14 +86,11 @@ qp() {
 	# 2 holds 500000: the least valid scale 1.0001*2*5e5/(2^32-2) =
 	# 2.3285e-4 exceeds 0.01 * 0.003937 * 2 = 7.874e-5, so w_2 is raised
 	# by their ratio to 0.011642696 and C1's scale_2 is 2.3285393e-4.
-	[ "$(qp B1)" = "role=weight type=int8 axis=0 scale=0.007874016,0.015748031,0.011642696 zp=0,0,0 method=minmax rmin=-1,-0.5,-0.25 rmax=1,2,0.5 adjusted=1" ] ||
-	    fail "B1: $(qp B1)"
-	[ "$(qp C1)" = "role=bias type=int32 axis=1 scale=0.00015748032,0.00031496063,0.00023285393 zp=0,0,0 input=a weight=B1" ] ||
-	    fail "C1: $(qp C1)"
+	want_qp B1 "role=weight type=int8 axis=0 scale=0.007874016,0.015748031,0.011642696 zp=0,0,0 method=minmax rmin=-1,-0.5,-0.25 rmax=1,2,0.5 adjusted=1"
+	want_qp C1 "role=bias type=int32 axis=1 scale=0.00015748032,0.00031496063,0.00023285393 zp=0,0,0 input=a weight=B1"
 	# C2 (2x1) is the same for every output channel: one scale,
 	# 0.01 * the largest weight scale 0.015748031.
-	[ "$(qp C2)" = "role=bias type=int32 scale=0.00015748032 zp=0 input=a weight=B2" ] ||
-	    fail "C2: $(qp C2)"
+	want_qp C2 "role=bias type=int32 scale=0.00015748032 zp=0 input=a weight=B2"
 }
 
 @test "qparams: the defaults: weight-carrying ops, mse (minmax without histograms)" {
@@ -147,21 +147,19 @@ qp() {
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$stderr" ] || fail "stderr: $stderr"
 	# x: [-1,3] uint8: 4/255, zp round(63.75) = 64.
-	[ "$(qp x)" = "role=act type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3" ] || fail "x: $(qp x)"
+	want_qp x "role=act type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3"
 	# c is read by relu alone: it takes r's range [0,6] (ORT).
-	[ "$(qp c)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"
+	want_qp c "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6"
 	# Softmax output: [0,1] whatever was seen.
-	[ "$(qp s)" = "role=act type=uint8 scale=0.003921569 zp=0 method=minmax rmin=0 rmax=1" ] || fail "s: $(qp s)"
+	want_qp s "role=act type=uint8 scale=0.003921569 zp=0 method=minmax rmin=0 rmax=1"
 	# Reshape keeps its input's grid.
-	[ "$(qp q)" = "role=act type=uint8 scale=0.003921569 zp=0 method=shared from=s" ] || fail "q: $(qp q)"
+	want_qp q "role=act type=uint8 scale=0.003921569 zp=0 method=shared from=s"
 	# Per-channel symmetric int8: 0.5/127, 2/127.
-	[ "$(qp W)" = "role=weight type=int8 axis=0 scale=0.003937008,0.015748031 zp=0,0 method=minmax rmin=-0.5,-1 rmax=0.25,2" ] ||
-	    fail "W: $(qp W)"
+	want_qp W "role=weight type=int8 axis=0 scale=0.003937008,0.015748031 zp=0,0 method=minmax rmin=-0.5,-1 rmax=0.25,2"
 	# Bias: x's 4/255 times each weight scale.
-	[ "$(qp B)" = "role=bias type=int32 axis=0 scale=6.175699e-05,0.00024702796 zp=0,0 input=x weight=W" ] ||
-	    fail "B: $(qp B)"
+	want_qp B "role=bias type=int32 axis=0 scale=6.175699e-05,0.00024702796 zp=0,0 input=x weight=W"
 	# Mul's constant is quantized like an activation: uint8, per tensor.
-	[ "$(qp k)" = "role=weight type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3" ] || fail "k: $(qp k)"
+	want_qp k "role=weight type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3"
 	# Every input record passes through, in order, before the qparams.
 	diff <(grep -v '^#' "$QD/graph.stream" | grep -v '^end') \
 	    <(grep -v '^#' <<<"$output" | grep -v -e '^qparam' -e '^end')
@@ -171,7 +169,7 @@ qp() {
 	run --separate-stderr onnx-qparams --all-ops -m minmax "$QD/graph.stream"
 	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
 	[ -z "$(qp c)" ] || fail "c: $(qp c)"
-	[ "$(qp r)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "r: $(qp r)"
+	want_qp r "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6"
 	[ "$(grep '^fold' <<<"$output")" = "$(printf 'fold\trelu\tinto=conv')" ] || fail "$output"
 	[ "${lines[${#lines[@]}-1]}" = "$(printf 'end\t24')" ] || fail "last line: ${lines[${#lines[@]}-1]}"
 	# Symmetric activations: no fold (zero is mid-grid, nothing clamps).
@@ -192,8 +190,8 @@ qp() {
 		[ -z "$(qp "$t")" ] || fail "$t: $(qp "$t")"
 	done
 	# The data around them is quantized; Resize keeps its input's grid.
-	[ "$(qp u)" = "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=r2" ] || fail "u: $(qp u)"
-	[ "$(qp u2)" = "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=u" ] || fail "u2: $(qp u2)"
+	want_qp u "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=r2"
+	want_qp u2 "role=act type=uint8 scale=0.019607844 zp=0 method=shared from=u"
 	[ -n "$(qp p)" ] && [ -n "$(qp W2)" ] || fail "$output"
 	run --separate-stderr onnx-qparams --all-ops -m minmax -v "$QD/params.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
@@ -231,7 +229,7 @@ qp() {
 	run --separate-stderr onnx-qparams --all-ops -m minmax --keep-activations "$QD/params.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
 	[ -z "$(grep '^fold' <<<"$output")" ] || fail "$output"
-	[ "$(qp c1)" = "role=act type=uint8 scale=0.019607844 zp=0 method=minmax rmin=0 rmax=5" ] || fail "c1: $(qp c1)"
+	want_qp c1 "role=act type=uint8 scale=0.019607844 zp=0 method=minmax rmin=0 rmax=5"
 	# Excluding the Clip, or its producer, keeps it.
 	for x in clip6 conv1; do
 		run --separate-stderr onnx-qparams --all-ops -m minmax --exclude-nodes "$x" "$QD/params.stream"
@@ -290,10 +288,9 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 	printf 'tensors:\n  c: {method: percentile, percentile: 99}\n' >p.yaml
 	run --separate-stderr onnx-qparams -c p.yaml --exclude-nodes relu "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
-	[ "$(qp c)" = "role=act type=uint8 scale=0.007904412 zp=128 method=percentile rmin=-1.0078125 rmax=1.0078125" ] ||
-	    fail "c: $(qp c)"
+	want_qp c "role=act type=uint8 scale=0.007904412 zp=128 method=percentile rmin=-1.0078125 rmax=1.0078125"
 	# The others keep the global method.
-	[ "$(qp x)" = "role=act type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3" ] || fail "x: $(qp x)"
+	want_qp x "role=act type=uint8 scale=0.015686275 zp=64 method=minmax rmin=-1 rmax=3"
 }
 
 @test "qparams: a method needing a histogram says which tensor lacks one" {
@@ -322,14 +319,14 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 	# (--keep-activations: c would fold away.)
 	run --separate-stderr onnx-qparams --all-ops -m minmax --keep-activations -c "$CD/graph-good.yaml" "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
-	[ "$(qp x)" = "role=act type=uint8 scale=0.5 zp=2 method=fixed" ] || fail "x: $(qp x)"
+	want_qp x "role=act type=uint8 scale=0.5 zp=2 method=fixed"
 	# Activations int8 from the recipe: [0,6]: 6/255, zp -128.
-	[ "$(qp c)" = "role=act type=int8 scale=0.023529412 zp=-128 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"
+	want_qp c "role=act type=int8 scale=0.023529412 zp=-128 method=minmax rmin=0 rmax=6"
 	# int16 symmetric [-1.8,1.8]: 3.6/65534.
-	[ "$(qp m)" = "role=act type=int16 scale=5.4933316e-05 zp=0 method=minmax rmin=-0.5 rmax=1.8" ] || fail "m: $(qp m)"
-	[ "$(qp W)" = "role=weight type=int8 axis=0 scale=0.01,0.02 zp=0,0 method=fixed" ] || fail "W: $(qp W)"
+	want_qp m "role=act type=int16 scale=5.4933316e-05 zp=0 method=minmax rmin=-0.5 rmax=1.8"
+	want_qp W "role=weight type=int8 axis=0 scale=0.01,0.02 zp=0,0 method=fixed"
 	# The bias follows the fixed scales (0.5 * 0.01, 0.5 * 0.02).
-	[ "$(qp B)" = "role=bias type=int32 axis=0 scale=0.005,0.01 zp=0,0 input=x weight=W" ] || fail "B: $(qp B)"
+	want_qp B "role=bias type=int32 axis=0 scale=0.005,0.01 zp=0,0 input=x weight=W"
 	# r: uint16 for sm, int8 for the rest: [0,6] over 0..65535.
 	grep -qx "$(printf 'convert\tr\ttype=uint16\tscale=9.155413e-05\tzp=0\tmethod=minmax\trmin=0\trmax=6\trecv=sm')" <<<"$output" ||
 	    fail "no convert record: $output"
@@ -339,9 +336,9 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 	run --separate-stderr onnx-qparams --all-ops -m minmax --keep-activations -c "$CD/graph-good.yaml" -a uint8 \
 	    "$QD/graph.stream"
 	[ "$status" -eq 0 ] || fail "$stderr"
-	[ "$(qp c)" = "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6" ] || fail "c: $(qp c)"
+	want_qp c "role=act type=uint8 scale=0.023529412 zp=0 method=minmax rmin=0 rmax=6"
 	# The tensor's own quant_type still wins over both.
-	[ "$(qp m)" = "role=act type=int16 scale=5.4933316e-05 zp=0 method=minmax rmin=-0.5 rmax=1.8" ] || fail "m: $(qp m)"
+	want_qp m "role=act type=int16 scale=5.4933316e-05 zp=0 method=minmax rmin=-0.5 rmax=1.8"
 }
 
 @test "qparams: a bad recipe: every error, FILE:LINE:COL, exit 1" {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "tensor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -74,6 +75,19 @@ fuzz_check_err(const struct err *e)
 	}
 	if (strpbrk(e->msg, "\n\r")) {
 		fprintf(stderr, "error message spans lines: %s\n", e->msg);
+		abort();
+	}
+}
+
+/* A round trip gave back t: same type, shape and bytes (what: "array"). */
+static inline void
+fuzz_check_same(const struct tensor *back, const struct tensor *t,
+    const char *what)
+{
+	if (back->dtype != t->dtype || !shape_equal(back, t) ||
+	    memcmp(back->data, t->data, (size_t)t->nelem *
+	    dtype_size(t->dtype)) != 0) {
+		fprintf(stderr, "round trip changed the %s\n", what);
 		abort();
 	}
 }

@@ -31,39 +31,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "calib.h"
-#include "dataset.h"
-#include "interp.h"
+#include "common.h"
 #include "model.h"
 #include "prep.h"
-
-static double
-clock_ms(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /*
  * The floor: each float tensor's values counted by their top 16 bits
@@ -95,6 +67,14 @@ floor_observe(void *ctx, const char *name, const struct tensor *t,
 	return 0;
 }
 
+/* Wall and process CPU time now, in milliseconds. */
+static void
+stamp(double *wall, double *cpu)
+{
+	*wall = clock_ms(CLOCK_MONOTONIC);
+	*cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -105,41 +85,27 @@ main(int argc, char **argv)
 	struct interp *ip, *fip;
 	struct calib *cal;
 	struct dataset *ds;
-	struct dataset_spec spec = { 0 };
-	struct tensor *in, *out;
-	const char **names;
+	struct sample smp;
 	double *iw, *ic, *cw, *cc, *rw, *rc, *fw, *fc, *gw, *gc;
 	double nelem = 0;
-	int runs = 5, c, ni, no;
+	int runs = 5, arg;
 
-	interp_reexec_bounded_spin(argv);
 	calib_opts_init(&co);
-	while ((c = getopt(argc, argv, "b:n:t:")) != -1)
-		switch (c) {
-		case 'b': co.mbits = atoi(optarg); break;
-		case 'n': runs = atoi(optarg); break;
-		case 't': io.threads = atoi(optarg); break;
-		default: goto usage;
-		}
-	if (argc - optind != 2 || runs < 1 || io.threads < 1)
+	if ((arg = tool_args(argc, argv, &runs, &io.threads, &co.mbits)) < 0)
 		goto usage;
 	co.threads = io.threads;
 	fo = io;
 	fo.observe = floor_observe;
-	if (!(m = model_load(argv[optind], &e)) ||
+	if (!(m = model_load(argv[arg], &e)) ||
 	    prep_model(m, NULL, &e) < 0 ||
 	    !(ip = interp_new(m, &io, &e)) ||
 	    !(fip = interp_new(m, &fo, &e)) ||
 	    !(cal = calib_new(m, &co, &e)) ||
-	    !(ds = dataset_open((const char **)&argv[optind + 1], 1, &e))) {
+	    !(ds = dataset_open((const char **)&argv[arg + 1], 1, &e)) ||
+	    sample_load(&smp, ip, ds, &e) < 0) {
 		fprintf(stderr, "onnxq-calibtime: %s\n", e.msg);
 		return 1;
 	}
-	ni = interp_ninputs(ip);
-	no = interp_noutputs(ip);
-	names = calloc(ni + 1, sizeof *names);
-	in = calloc(ni + 1, sizeof *in);
-	out = calloc(no + 1, sizeof *out);
 	iw = calloc(runs, sizeof *iw);
 	ic = calloc(runs, sizeof *ic);
 	cw = calloc(runs, sizeof *cw);
@@ -150,40 +116,24 @@ main(int argc, char **argv)
 	fc = calloc(runs, sizeof *fc);
 	gw = calloc(runs, sizeof *gw);
 	gc = calloc(runs, sizeof *gc);
-	if (!names || !in || !out || !iw || !ic || !cw || !cc || !rw || !rc ||
-	    !fw || !fc || !gw || !gc) {
+	if (!iw || !ic || !cw || !cc || !rw || !rc || !fw || !fc || !gw ||
+	    !gc) {
 		fputs("onnxq-calibtime: out of memory\n", stderr);
-		return 1;
-	}
-	for (int i = 0; i < ni; i++)
-		names[i] = interp_input_name(ip, i);
-	spec.ninputs = ni;
-	spec.input_names = names;
-	if (dataset_load(ds, 0, &spec, in, NULL, &e) < 0) {
-		fprintf(stderr, "onnxq-calibtime: %s\n", e.msg);
 		return 1;
 	}
 	for (int r = -1; r < runs; r++) {
 		double w0, c0, w1, c1, w2, c2, w3, c3;
 
-		w0 = clock_ms(CLOCK_MONOTONIC);
-		c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-		if (interp_run(ip, in, out, &e) < 0)
+		stamp(&w0, &c0);
+		if (sample_run(&smp, ip, &e) < 0)
 			goto fail;
-		for (int k = 0; k < no; k++)
-			tensor_release(&out[k]);
-		w1 = clock_ms(CLOCK_MONOTONIC);
-		c1 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-		if (calib_run(cal, in, &e) < 0)
+		stamp(&w1, &c1);
+		if (calib_run(cal, smp.in, &e) < 0)
 			goto fail;
-		w2 = clock_ms(CLOCK_MONOTONIC);
-		c2 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-		if (interp_run(fip, in, out, &e) < 0)
+		stamp(&w2, &c2);
+		if (sample_run(&smp, fip, &e) < 0)
 			goto fail;
-		for (int k = 0; k < no; k++)
-			tensor_release(&out[k]);
-		w3 = clock_ms(CLOCK_MONOTONIC);
-		c3 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+		stamp(&w3, &c3);
 		if (r < 0)
 			continue;
 		iw[r] = w1 - w0;
@@ -210,11 +160,7 @@ main(int argc, char **argv)
 		nelem += (double)(ts->n + ts->nan + ts->inf);
 	}
 	printf("values %.0f per run\n", nelem / (runs + 1));
-	for (int k = 0; k < ni; k++)
-		tensor_release(&in[k]);
-	free(in);
-	free(out);
-	free(names);
+	sample_free(&smp);
 	free(iw);
 	free(ic);
 	free(cw);

@@ -15,11 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "dataset.h"
-#include "interp.h"
+#include "common.h"
 #include "model.h"
 #include "strmap.h"
 
@@ -31,15 +28,6 @@ struct prof {
 	int nop;
 	double last;
 };
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int
 observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
@@ -75,27 +63,18 @@ main(int argc, char **argv)
 	struct model *m;
 	struct interp *ip;
 	struct dataset *ds;
-	struct dataset_spec spec = { 0 };
-	struct tensor *in, *out;
+	struct sample smp;
 	const Onnx__GraphProto *g;
-	const char **names;
-	int runs = 5, c, ni, no, *order;
+	int runs = 5, arg, *order;
 	double total = 0;
 
-	interp_reexec_bounded_spin(argv);
-	while ((c = getopt(argc, argv, "n:t:")) != -1)
-		switch (c) {
-		case 'n': runs = atoi(optarg); break;
-		case 't': io.threads = atoi(optarg); break;
-		default: goto usage;
-		}
-	if (argc - optind != 2 || runs < 1 || io.threads < 1)
+	if ((arg = tool_args(argc, argv, &runs, &io.threads, NULL)) < 0)
 		goto usage;
 	io.observe = observe;
 	io.observe_ctx = &p;
-	if (!(m = model_load(argv[optind], &e)) ||
+	if (!(m = model_load(argv[arg], &e)) ||
 	    !(ip = interp_new(m, &io, &e)) ||
-	    !(ds = dataset_open((const char **)&argv[optind + 1], 1, &e))) {
+	    !(ds = dataset_open((const char **)&argv[arg + 1], 1, &e))) {
 		fprintf(stderr, "onnxq-opprof: %s\n", e.msg);
 		return 1;
 	}
@@ -115,18 +94,7 @@ main(int argc, char **argv)
 			if (strmap_put(p.owner, g->node[i]->output[j], k) < 0)
 				goto nomem;
 	}
-	ni = interp_ninputs(ip);
-	no = interp_noutputs(ip);
-	names = calloc(ni + 1, sizeof *names);
-	in = calloc(ni + 1, sizeof *in);
-	out = calloc(no + 1, sizeof *out);
-	if (!names || !in || !out)
-		goto nomem;
-	for (int i = 0; i < ni; i++)
-		names[i] = interp_input_name(ip, i);
-	spec.ninputs = ni;
-	spec.input_names = names;
-	if (dataset_load(ds, 0, &spec, in, NULL, &e) < 0) {
+	if (sample_load(&smp, ip, ds, &e) < 0) {
 		fprintf(stderr, "onnxq-opprof: %s\n", e.msg);
 		return 1;
 	}
@@ -134,12 +102,10 @@ main(int argc, char **argv)
 		if (r == 0)
 			memset(p.ms, 0, (g->n_node + 1) * sizeof *p.ms);
 		p.last = now_ms();
-		if (interp_run(ip, in, out, &e) < 0) {
+		if (sample_run(&smp, ip, &e) < 0) {
 			fprintf(stderr, "onnxq-opprof: %s\n", e.msg);
 			return 1;
 		}
-		for (int k = 0; k < no; k++)
-			tensor_release(&out[k]);
 	}
 	for (int k = 0; k < p.nop; k++) {
 		order[k] = k;
@@ -161,9 +127,8 @@ main(int argc, char **argv)
 		    total > 0 ? 100 * p.ms[o] / total : 0.0, p.nodes[o]);
 	}
 	printf("total\t%.2f\n", total / runs);
-	for (int k = 0; k < ni; k++)
-		tensor_release(&in[k]);
-	free(in), free(out), free(names), free(order);
+	sample_free(&smp);
+	free(order);
 	free(p.op), free(p.ms), free(p.nodes);
 	strmap_free(p.owner);
 	dataset_free(ds);

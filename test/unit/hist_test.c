@@ -9,26 +9,15 @@
 #include <stdint.h>
 
 #include "hist.h"
+#define UNIT_SEED 0x243f6a8885a308d3ULL
 #include "unit.h"
-
-static uint64_t rng = 0x243f6a8885a308d3ULL;
-
-static uint64_t
-next64(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ULL;
-}
 
 static float
 bits2f(uint32_t u)
 {
-	float f;
+	union { uint32_t u; float f; } v = { .u = u };
 
-	memcpy(&f, &u, sizeof f);
-	return f;
+	return v.f;
 }
 
 /* Random floats of every kind: normals over the whole range, subnormals,
@@ -37,9 +26,9 @@ static void
 fill(float *x, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		uint32_t u = (uint32_t)next64();
+		uint32_t u = (uint32_t)unit_rand64();
 
-		switch (next64() % 16) {
+		switch (unit_rand64() % 16) {
 		case 0:
 			x[i] = (u & 1) ? -0.0f : 0.0f;
 			break;
@@ -63,16 +52,7 @@ fill(float *x, size_t n)
 static int
 same(const struct hist *a, const struct hist *b)
 {
-	struct hist_bin *ba, *bb;
-	size_t na, nb;
-	int eq;
-
-	if (hist_bins(a, &ba, &na, NULL) < 0 || hist_bins(b, &bb, &nb, NULL) < 0)
-		return 0;
-	eq = na == nb && (na == 0 || memcmp(ba, bb, na * sizeof *ba) == 0);
-	free(ba);
-	free(bb);
-	return eq;
+	return hist_same(a, b, NULL) == 1;
 }
 
 static void

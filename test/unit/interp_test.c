@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "interp.h"
 #include "model.h"
 #include "unit.h"
@@ -37,24 +38,13 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 	return 0;
 }
 
-static struct model *
-load(const char *name)
-{
-	struct err e;
-	struct model *m = model_load(name, &e);
-
-	if (!m)
-		fprintf(stderr, "%s\n", e.msg);
-	return m;
-}
-
 static void
 test_io(void)
 {
 	struct seen s = { .fail_at = -1 };
 	struct interp_opts o = { .threads = 1, .observe = observe,
 	    .observe_ctx = &s };
-	struct model *m = load(FIX "io.onnx");
+	struct model *m = fixture_model(FIX "io.onnx");
 	struct interp *ip;
 	struct tensor in[2], out[5];
 	struct err e;
@@ -136,7 +126,7 @@ test_io(void)
 static void
 test_missing(void)
 {
-	struct model *m = load(FIX "missing.onnx");
+	struct model *m = fixture_model(FIX "missing.onnx");
 	struct err e;
 
 	REQUIRE(m != NULL);
@@ -144,7 +134,7 @@ test_missing(void)
 	CHECK_EQ_STR(e.msg, "unsupported operators: node n1 (NoSuchOp), "
 	    "node #2 (Frob in com.example)");
 	model_free(m);
-	m = load(FIX "opset22.onnx");
+	m = fixture_model(FIX "opset22.onnx");
 	REQUIRE(m != NULL);
 	CHECK(interp_new(m, NULL, &e) == NULL);
 	CHECK_EQ_STR(e.msg, "opset 22 of the default domain is not supported "
@@ -155,7 +145,7 @@ test_missing(void)
 static void
 test_optional_and_errors(void)
 {
-	struct model *m = load(FIX "optional.onnx");
+	struct model *m = fixture_model(FIX "optional.onnx");
 	struct interp *ip;
 	struct tensor in[2], out[1];
 	struct err e;

@@ -8,86 +8,7 @@
  */
 #include <stdint.h>
 
-#include "ops.h"
-#include "unit.h"
-
-/* A node built in place: op type, outputs and a few attributes. */
-struct tnode {
-	Onnx__NodeProto n;
-	Onnx__AttributeProto a[8];
-	Onnx__AttributeProto *ap[8];
-	char *outs[4];
-	int64_t ints[8][8];
-};
-
-static void
-node_init(struct tnode *t, const char *op)
-{
-	static char *names[4] = { "y0", "y1", "y2", "y3" };
-
-	memset(t, 0, sizeof *t);
-	onnx__node_proto__init(&t->n);
-	t->n.op_type = (char *)op;
-	t->n.n_output = 2;
-	for (int i = 0; i < 4; i++)
-		t->outs[i] = names[i];
-	t->n.output = t->outs;
-	t->n.attribute = t->ap;
-}
-
-static Onnx__AttributeProto *
-attr_new(struct tnode *t, const char *name)
-{
-	Onnx__AttributeProto *a = &t->a[t->n.n_attribute];
-
-	onnx__attribute_proto__init(a);
-	a->name = (char *)name;
-	t->ap[t->n.n_attribute++] = a;
-	return a;
-}
-
-static void
-set_int(struct tnode *t, const char *name, int64_t v)
-{
-	Onnx__AttributeProto *a = attr_new(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-	a->has_i = 1;
-	a->i = v;
-}
-
-static void
-set_float(struct tnode *t, const char *name, float v)
-{
-	Onnx__AttributeProto *a = attr_new(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-	a->has_f = 1;
-	a->f = v;
-}
-
-static void
-set_string(struct tnode *t, const char *name, const char *v)
-{
-	Onnx__AttributeProto *a = attr_new(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-	a->has_s = 1;
-	a->s.data = (uint8_t *)v;
-	a->s.len = strlen(v);
-}
-
-static void
-set_ints(struct tnode *t, const char *name, int n, const int64_t *v)
-{
-	int k = (int)t->n.n_attribute;
-	Onnx__AttributeProto *a = attr_new(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-	memcpy(t->ints[k], v, (size_t)n * sizeof *v);
-	a->ints = t->ints[k];
-	a->n_ints = (size_t)n;
-}
+#include "optest.h"
 
 /* A tensor of type dt and shape dims, filled from vals (may be NULL). */
 static struct tensor
@@ -105,36 +26,13 @@ mk(int dt, int rank, const int64_t *dims, const double *vals)
 	return t;
 }
 
-#define DIMS(...) (const int64_t[]){ __VA_ARGS__ }
-#define VALS(...) (const double[]){ __VA_ARGS__ }
-
 /* Run the kernel for t's op; outputs arrive empty. */
 static int
 run(struct tnode *t, int opset, int nin, const struct tensor **in, int nout,
     struct tensor *out, int threads, struct err *e)
 {
-	const struct op_def *d = ops_find("", t->n.op_type);
-	void *state = NULL;
-	struct op_ctx c;
-
-	if (!d) {
-		snprintf(e->msg, sizeof e->msg, "no kernel for %s",
-		    t->n.op_type);
-		return -1;
-	}
-	t->n.n_output = (size_t)nout;
 	memset(out, 0, (size_t)nout * sizeof *out);
-	c.node = &t->n;
-	c.opset = opset;
-	c.nin = nin;
-	c.in = in;
-	c.nout = nout;
-	c.out = out;
-	c.threads = threads;
-	c.state = &state;
-	c.err = e;
-	e->msg[0] = '\0';
-	return d->run(&c);
+	return op_run_in("", t, opset, in, nin, out, nout, threads, e);
 }
 
 static int
@@ -147,15 +45,10 @@ check_vals(const struct tensor *t, int n, const double *want, double tol)
 	return ok;
 }
 
-static uint64_t rng_state = 88172645463325252ull;
-
 static double
 rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (double)(rng_state >> 11) / 9007199254740992.0;
+	return (double)(optest_rand() >> 11) / 9007199254740992.0;
 }
 
 /* Element of a broadcast input at output multi-index idx. */
@@ -306,8 +199,8 @@ test_legacy_broadcast(void)
 	struct err e;
 
 	node_init(&t, "Add");
-	set_int(&t, "broadcast", 1);
-	set_int(&t, "axis", 1);
+	node_int(&t, "broadcast", 1);
+	node_int(&t, "axis", 1);
 	REQUIRE(run(&t, 6, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 12, VALS(1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3), 0);
 	tensor_release(&out[0]);
@@ -334,7 +227,7 @@ test_integer_edges(void)
 	REQUIRE(run(&t, 13, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 6, VALS(1, 1, -1, -1, 0, 0), 0);
 	tensor_release(&out[0]);
-	set_int(&t, "fmod", 1);
+	node_int(&t, "fmod", 1);
 	REQUIRE(run(&t, 13, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 6, VALS(1, -1, 1, -1, 0, 0), 0);
 	tensor_release(&out[0]);
@@ -421,8 +314,8 @@ test_clip(void)
 	tensor_release(&out[0]);
 	/* opset 6: bounds are attributes */
 	node_init(&t, "Clip");
-	set_float(&t, "min", -1);
-	set_float(&t, "max", 1);
+	node_float(&t, "min", -1);
+	node_float(&t, "max", 1);
 	in[0] = &f;
 	REQUIRE(run(&t, 6, 1, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 4, VALS(-1, -0.5, 0.5, 1), 0);
@@ -448,7 +341,7 @@ test_activations(void)
 	check_vals(&out[0], 5, VALS(-0.00404969, -0.15426877, 0, 0.34573123,
 	    2.99595031), 1e-6);
 	tensor_release(&out[0]);
-	set_string(&t, "approximate", "tanh");
+	node_str(&t, "approximate", "tanh");
 	REQUIRE(run(&t, 20, 1, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 5, VALS(-0.00363739, -0.15428599, 0, 0.34571401,
 	    2.99636261), 1e-6);
@@ -471,7 +364,7 @@ test_activations(void)
 	tensor_release(&out[0]);
 	/* LeakyRelu is written as max/min for vectorising: NaN must stay */
 	node_init(&t, "LeakyRelu");
-	set_float(&t, "alpha", 0.5f);
+	node_float(&t, "alpha", 0.5f);
 	in[0] = &x;
 	tensor_set(&x, 2, NAN);
 	REQUIRE(run(&t, 16, 1, in, 1, out, 1, &e) == 0);
@@ -554,14 +447,14 @@ test_reduce_axes(void)
 	struct err e;
 
 	node_init(&t, "ReduceMean");
-	set_int(&t, "keepdims", 0);
+	node_int(&t, "keepdims", 0);
 	REQUIRE(run(&t, 18, 2, in, 1, out, 1, &e) == 0);
 	CHECK_EQ_INT(out[0].rank, 1);
 	check_vals(&out[0], 2, VALS(5, 8), 1e-6);
 	tensor_release(&out[0]);
 	/* opset 13 takes the attribute and ignores a second input */
 	node_init(&t, "ReduceMean");
-	set_ints(&t, "axes", 1, DIMS(1));
+	node_ints(&t, "axes", DIMS(1), 1);
 	REQUIRE(run(&t, 13, 1, in, 1, out, 1, &e) == 0);
 	CHECK_EQ_INT(out[0].rank, 3);
 	CHECK_EQ_INT(out[0].dims[1], 1);
@@ -573,13 +466,13 @@ test_reduce_axes(void)
 	REQUIRE(run(&t, 13, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 1, VALS(78), 0);
 	tensor_release(&out[0]);
-	set_int(&t, "noop_with_empty_axes", 1);
+	node_int(&t, "noop_with_empty_axes", 1);
 	REQUIRE(run(&t, 13, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 12, VALS(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), 0);
 	tensor_release(&out[0]);
 	/* ... which still applies the elementwise part */
 	node_init(&t, "ReduceSumSquare");
-	set_int(&t, "noop_with_empty_axes", 1);
+	node_int(&t, "noop_with_empty_axes", 1);
 	REQUIRE(run(&t, 18, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 12, VALS(1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121,
 	    144), 0);
@@ -619,7 +512,7 @@ test_reduce_large(void)
 		want[o] = fmax(want[o], tensor_get(&x, i));
 	}
 	node_init(&t, "ReduceMax");
-	set_ints(&t, "axes", 1, DIMS(1));
+	node_ints(&t, "axes", DIMS(1), 1);
 	REQUIRE(run(&t, 13, 1, in, 1, out, 2, &e) == 0);
 	check_vals(&out[0], 21, want, 0);
 	tensor_release(&out[0]);
@@ -637,7 +530,7 @@ test_softmax_axis_semantics(void)
 
 	/* opset 11, axis 0: one softmax over all 4 elements */
 	node_init(&t, "Softmax");
-	set_int(&t, "axis", 0);
+	node_int(&t, "axis", 0);
 	REQUIRE(run(&t, 11, 1, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 4, VALS(0.25, 0.25, 0.25, 0.25), 1e-7);
 	tensor_release(&out[0]);
@@ -647,7 +540,7 @@ test_softmax_axis_semantics(void)
 	tensor_release(&out[0]);
 	/* Hardmax: the first maximum wins */
 	node_init(&t, "Hardmax");
-	set_int(&t, "axis", 0);
+	node_int(&t, "axis", 0);
 	tensor_set(&x, 1, 3);
 	tensor_set(&x, 3, 3);
 	REQUIRE(run(&t, 11, 1, in, 1, out, 1, &e) == 0);
@@ -674,7 +567,7 @@ test_softmax_threads(void)
 		tensor_set(&x, i, 20 * rnd() - 10);
 	for (int axis = 1; axis <= 2; axis++) {
 		node_init(&t, "Softmax");
-		set_int(&t, "axis", axis);
+		node_int(&t, "axis", axis);
 		REQUIRE(run(&t, 13, 1, in, 1, one, 1, &e) == 0);
 		REQUIRE(run(&t, 13, 1, in, 1, two, 2, &e) == 0);
 		for (i = 0; i < x.nelem; i++)
@@ -704,7 +597,7 @@ test_topk_argmax(void)
 	check_vals(&out[1], 4, VALS(1, 2, 0, 1), 0);
 	tensor_release(&out[0]);
 	tensor_release(&out[1]);
-	set_int(&t, "largest", 0);
+	node_int(&t, "largest", 0);
 	REQUIRE(run(&t, 11, 2, in, 2, out, 1, &e) == 0);
 	check_vals(&out[0], 4, VALS(1, 2, 0, 5), 0);
 	check_vals(&out[1], 4, VALS(0, 3, 3, 0), 0);
@@ -714,13 +607,13 @@ test_topk_argmax(void)
 	CHECK(run(&t, 11, 2, in, 2, out, 1, &e) < 0);
 	CHECK_EQ_STR(e.msg, "k 5 is out of range for axis of length 4");
 	node_init(&t, "ArgMax");
-	set_int(&t, "axis", 1);
-	set_int(&t, "keepdims", 0);
+	node_int(&t, "axis", 1);
+	node_int(&t, "keepdims", 0);
 	REQUIRE(run(&t, 13, 1, in, 1, out, 1, &e) == 0);
 	CHECK_EQ_INT(out[0].rank, 1);
 	check_vals(&out[0], 2, VALS(1, 0), 0);
 	tensor_release(&out[0]);
-	set_int(&t, "select_last_index", 1);
+	node_int(&t, "select_last_index", 1);
 	REQUIRE(run(&t, 13, 1, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 2, VALS(2, 2), 0);
 	tensor_release(&out[0]);
@@ -739,8 +632,8 @@ test_cumsum(void)
 	struct err e;
 
 	node_init(&t, "CumSum");
-	set_int(&t, "exclusive", 1);
-	set_int(&t, "reverse", 1);
+	node_int(&t, "exclusive", 1);
+	node_int(&t, "reverse", 1);
 	REQUIRE(run(&t, 14, 2, in, 1, out, 1, &e) == 0);
 	check_vals(&out[0], 6, VALS(5, 3, 0, 11, 6, 0), 0);
 	tensor_release(&out[0]);

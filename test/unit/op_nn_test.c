@@ -13,139 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
-#include "tensor.h"
-#include "unit.h"
-
-#define MAXATTR 10
-
-struct tnode {
-	Onnx__NodeProto n;
-	Onnx__AttributeProto a[MAXATTR];
-	Onnx__AttributeProto *ap[MAXATTR];
-	int64_t ints[MAXATTR][16];
-	char *outs[3];
-};
-
-static void
-node_init(struct tnode *t, const char *op)
-{
-	static char y[] = "y", i[] = "i", z[] = "z";
-
-	memset(t, 0, sizeof(*t));
-	onnx__node_proto__init(&t->n);
-	t->n.op_type = (char *)op;
-	t->n.attribute = t->ap;
-	t->outs[0] = y, t->outs[1] = i, t->outs[2] = z;
-	t->n.output = t->outs;
-	t->n.n_output = 1;
-}
-
-static Onnx__AttributeProto *
-node_attr(struct tnode *t, const char *name)
-{
-	Onnx__AttributeProto *a = &t->a[t->n.n_attribute];
-
-	onnx__attribute_proto__init(a);
-	a->name = (char *)name;
-	t->ap[t->n.n_attribute++] = a;
-	return a;
-}
-
-static void
-node_int(struct tnode *t, const char *name, int64_t v)
-{
-	Onnx__AttributeProto *a = node_attr(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-	a->has_i = 1;
-	a->i = v;
-}
-
-static void
-node_float(struct tnode *t, const char *name, float v)
-{
-	Onnx__AttributeProto *a = node_attr(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-	a->has_f = 1;
-	a->f = v;
-}
-
-static void
-node_ints(struct tnode *t, const char *name, const int64_t *v, size_t n)
-{
-	int64_t *store = t->ints[t->n.n_attribute];
-	Onnx__AttributeProto *a = node_attr(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-	memcpy(store, v, n * sizeof(*v));
-	a->ints = store;
-	a->n_ints = n;
-}
-
-static void
-node_str(struct tnode *t, const char *name, const char *s)
-{
-	Onnx__AttributeProto *a = node_attr(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-	a->has_s = 1;
-	a->s.data = (uint8_t *)s;
-	a->s.len = strlen(s);
-}
-
-/* Run t's kernel (found through the registry) with a fresh state. */
-static int
-run_dom(const char *domain, struct tnode *t, int opset,
-    const struct tensor **in, int nin, struct tensor *out, int nout,
-    int threads, struct err *e)
-{
-	const struct op_def *d = ops_find(domain, t->n.op_type);
-	void *state = NULL;
-	struct op_ctx c;
-	int rc;
-
-	if (!d)
-		return err_set(e, "no kernel for %s", t->n.op_type);
-	t->n.n_output = (size_t)nout;
-	memset(&c, 0, sizeof c);
-	c.node = &t->n;
-	c.opset = opset;
-	c.nin = nin;
-	c.in = in;
-	c.nout = nout;
-	c.out = out;
-	c.threads = threads;
-	c.state = &state;
-	c.err = e;
-	e->msg[0] = '\0';
-	rc = d->run(&c);
-	/* A second run must reuse the state and give the same result. */
-	if (rc == 0 && state) {
-		struct tensor again = { 0 };
-
-		c.out = &again;
-		c.nout = 1;
-		if (d->run(&c) == 0) {
-			if (!shape_equal(&again, &out[0]) || memcmp(again.data,
-			    out[0].data, (size_t)out[0].nelem *
-			    dtype_size(out[0].dtype)) != 0)
-				rc = err_set(e, "second run differs");
-		} else
-			rc = -1;
-		tensor_release(&again);
-	}
-	if (d->free_state)
-		d->free_state(state);
-	return rc;
-}
+#include "optest.h"
 
 static int
 run_op(struct tnode *t, int opset, const struct tensor **in, int nin,
     struct tensor *out, int nout, int threads, struct err *e)
 {
-	return run_dom("", t, opset, in, nin, out, nout, threads, e);
+	return op_run_in("", t, opset, in, nin, out, nout, threads, e);
 }
 
 static void
@@ -983,7 +857,7 @@ test_quantize_rounding(void)
 	/* int4 is only for opset 21 in the default domain */
 	CHECK(run_op(&t, 19, in, 3, &y, 1, 1, &e) == -1);
 	CHECK_EQ_STR(e.msg, "quantized type int4 is not supported");
-	REQUIRE(run_dom("com.microsoft", &t, 1, in, 3, &y, 1, 1, &e) == 0);
+	REQUIRE(op_run_in("com.microsoft", &t, 1, in, 3, &y, 1, 1, &e) == 0);
 	CHECK_NEAR(tensor_get(&y, 7), -8, 0);
 	tensor_release(&y);
 	tensor_release(&x), tensor_release(&s), tensor_release(&z);

@@ -11,113 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
-#include "tensor.h"
-#include "unit.h"
-
-#define MAXATTR 8
-
-struct tnode {
-	Onnx__NodeProto n;
-	Onnx__AttributeProto a[MAXATTR];
-	Onnx__AttributeProto *ap[MAXATTR];
-	int64_t ints[MAXATTR][16];
-};
-
-static void
-node_init(struct tnode *t, const char *op)
-{
-	memset(t, 0, sizeof(*t));
-	onnx__node_proto__init(&t->n);
-	t->n.op_type = (char *)op;
-	t->n.attribute = t->ap;
-}
-
-static Onnx__AttributeProto *
-node_attr(struct tnode *t, const char *name)
-{
-	Onnx__AttributeProto *a = &t->a[t->n.n_attribute];
-
-	onnx__attribute_proto__init(a);
-	a->name = (char *)name;
-	t->ap[t->n.n_attribute++] = a;
-	return a;
-}
-
-static void
-node_int(struct tnode *t, const char *name, int64_t v)
-{
-	Onnx__AttributeProto *a = node_attr(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-	a->has_i = 1;
-	a->i = v;
-}
-
-static void
-node_ints(struct tnode *t, const char *name, const int64_t *v, size_t n)
-{
-	int64_t *store = t->ints[t->n.n_attribute];
-	Onnx__AttributeProto *a = node_attr(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-	memcpy(store, v, n * sizeof(*v));
-	a->ints = store;
-	a->n_ints = n;
-}
-
-static void
-node_str(struct tnode *t, const char *name, const char *s)
-{
-	Onnx__AttributeProto *a = node_attr(t, name);
-
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-	a->has_s = 1;
-	a->s.data = (uint8_t *)s;
-	a->s.len = strlen(s);
-}
+#include "optest.h"
 
 static int
 run_op(struct tnode *t, int opset, const struct tensor **in, int nin,
     struct tensor *out, int nout, struct err *e)
 {
-	const struct op_def *d = ops_find("", t->n.op_type);
-	struct op_ctx c;
-	void *state = NULL;
-
-	if (d == NULL) {
-		err_set(e, "no kernel for %s", t->n.op_type);
-		return -2;
-	}
-	memset(&c, 0, sizeof(c));
-	c.node = &t->n;
-	c.opset = opset;
-	c.nin = nin;
-	c.in = in;
-	c.nout = nout;
-	c.out = out;
-	c.threads = 2;
-	c.state = &state;
-	c.err = e;
-	e->msg[0] = '\0';
-	return d->run(&c);
-}
-
-static uint64_t rng = 88172645463325252ULL;
-
-static uint64_t
-next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return op_run_in("", t, opset, in, nin, out, nout, 2, e);
 }
 
 static int64_t
 rand_range(int64_t lo, int64_t hi)
 {
-	return lo + (int64_t)(next_rand() % (uint64_t)(hi - lo + 1));
+	return lo + (int64_t)(optest_rand() % (uint64_t)(hi - lo + 1));
 }
 
 /* A tensor with random bytes (any element type works for data movement). */
@@ -131,7 +37,7 @@ make_random(struct tensor *t, int dtype, int rank, const int64_t *dims)
 		abort();
 	n = (size_t)t->nelem * dtype_size(dtype);
 	for (i = 0; i < n; i++)
-		((unsigned char *)t->data)[i] = (unsigned char)next_rand();
+		((unsigned char *)t->data)[i] = (unsigned char)optest_rand();
 	if (dtype == DT_BOOL)
 		for (i = 0; i < n; i++)
 			((unsigned char *)t->data)[i] &= 1;

@@ -6,6 +6,7 @@
  * rewrites); a deprecated operator stops raising.
  * Run from the top of the source tree.
  */
+#include "fixture.h"
 #include "interp.h"
 #include "opset.h"
 #include "unit.h"
@@ -29,17 +30,6 @@ test_since(void)
 	CHECK_EQ_INT(opset_ir_version(13), 7);
 	CHECK_EQ_INT(opset_ir_version(17), 8);
 	CHECK_EQ_INT(opset_ir_version(21), 10);
-}
-
-static struct model *
-load(const char *name)
-{
-	struct err e;
-	struct model *m = model_load(name, &e);
-
-	if (!m)
-		fprintf(stderr, "%s\n", e.msg);
-	return m;
 }
 
 /* Run m on x (1x4x6x8, a fixed ramp); outputs into out. */
@@ -74,7 +64,8 @@ run(struct model *m, struct tensor *out)
 static void
 test_raise(void)
 {
-	struct model *a = load(FIX "opset9.onnx"), *b = load(FIX "opset9.onnx");
+	struct model *a = fixture_model(FIX "opset9.onnx");
+	struct model *b = fixture_model(FIX "opset9.onnx");
 	struct tensor oa[3] = { 0 }, ob[3] = { 0 };
 	struct err e;
 
@@ -105,8 +96,8 @@ test_raise(void)
 static void
 test_rewrites(void)
 {
-	struct model *a = load(FIX "rewrite9.onnx");
-	struct model *b = load(FIX "rewrite9.onnx");
+	struct model *a = fixture_model(FIX "rewrite9.onnx");
+	struct model *b = fixture_model(FIX "rewrite9.onnx");
 	struct tensor oa[2] = { 0 }, ob[2] = { 0 };
 	struct err e;
 
@@ -127,7 +118,7 @@ test_rewrites(void)
 static void
 test_deprecated(void)
 {
-	struct model *m = load(FIX "upsample9.onnx");
+	struct model *m = fixture_model(FIX "upsample9.onnx");
 	struct err e;
 
 	REQUIRE(m != NULL);

@@ -18,20 +18,13 @@ static const int all_types[] = {
 static struct rangesel_stats
 stats(double min, double max, const struct hist_bin *b, size_t n)
 {
-	struct rangesel_stats st;
+	struct rangesel_stats st = {
+		.min = min, .max = max, .mavg_min = NAN, .mavg_max = NAN,
+		.mean = NAN, .std = NAN, .bins = b, .nbins = n,
+	};
 
-	memset(&st, 0, sizeof st);
-	st.min = min;
-	st.max = max;
-	st.mavg_min = NAN;
-	st.mavg_max = NAN;
-	st.mean = NAN;
-	st.std = NAN;
-	st.n = 0;
 	for (size_t i = 0; i < n; i++)
 		st.n += b[i].count;
-	st.bins = b;
-	st.nbins = n;
 	return st;
 }
 

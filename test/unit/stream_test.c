@@ -14,18 +14,8 @@
 
 #include "stats.h"
 #include "stream.h"
+#define UNIT_SEED 0x6a09e667f3bcc908ULL
 #include "unit.h"
-
-static uint64_t rng = 0x6a09e667f3bcc908ULL;
-
-static uint64_t
-next64(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ULL;
-}
 
 /* Read a whole stream held in memory; 0 at a good end, -1 with e set. */
 static int
@@ -72,7 +62,7 @@ test_float_round_trip(void)
 		CHECK(memcmp(&back, &special[i], sizeof back) == 0);
 	}
 	for (int i = 0; i < 200000; i++) {
-		uint32_t u = (uint32_t)next64(), ub;
+		uint32_t u = (uint32_t)unit_rand64(), ub;
 		float f;
 
 		if (i % 4 == 0)
@@ -116,7 +106,7 @@ test_double_round_trip(void)
 		CHECK(memcmp(&back, &special[i], sizeof back) == 0);
 	}
 	for (int i = 0; i < 100000; i++) {
-		uint64_t u = next64(), ub;
+		uint64_t u = unit_rand64(), ub;
 		double d;
 
 		if (i % 4 == 0)
@@ -747,12 +737,12 @@ test_random_damage(void)
 	REQUIRE(s != NULL);
 	REQUIRE((d = malloc(len)) != NULL);
 	for (int i = 0; i < 20000; i++) {
-		int nd = 1 + (int)(next64() % 4);
+		int nd = 1 + (int)(unit_rand64() % 4);
 
 		memcpy(d, s, len);
 		for (int k = 0; k < nd; k++) {
-			size_t p = next64() % len;
-			uint64_t r = next64();
+			size_t p = unit_rand64() % len;
+			uint64_t r = unit_rand64();
 
 			d[p] = r % 3 ? pick[r % (sizeof pick - 1)] :
 			    (r % 5 == 0 ? '\0' : (char)(r >> 8));

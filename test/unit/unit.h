@@ -279,4 +279,23 @@ unit_main_(void (*const *fns)(void), size_t nfns, const char *names,
 	return nfail > 0;
 }
 
+/*
+ * unit_rand64: xorshift64*, deterministic so that a failure reproduces.
+ * A test that wants its own sequence defines UNIT_SEED before including
+ * this header.
+ */
+#ifndef UNIT_SEED
+#define UNIT_SEED 0x9e3779b97f4a7c15ULL
+#endif
+static uint64_t unit_rng_ = UNIT_SEED;
+
+UNIT_FN uint64_t
+unit_rand64(void)
+{
+	unit_rng_ ^= unit_rng_ >> 12;
+	unit_rng_ ^= unit_rng_ << 25;
+	unit_rng_ ^= unit_rng_ >> 27;
+	return unit_rng_ * 2685821657736338717ULL;
+}
+
 #endif

@@ -12,26 +12,14 @@
 #include "unit.h"
 #include "xsum.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t
-next64(void)
-{
-	/* xorshift64*: deterministic, so a failure reproduces */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ULL;
-}
-
 /* A random double with exponent in [-emax, emax], random sign. */
 static double
 rand_double(int emax)
 {
-	double m = (double)(next64() >> 11) / 9007199254740992.0;
-	int ex = (int)(next64() % (uint64_t)(2 * emax + 1)) - emax;
+	double m = (double)(unit_rand64() >> 11) / 9007199254740992.0;
+	int ex = (int)(unit_rand64() % (uint64_t)(2 * emax + 1)) - emax;
 
-	return (next64() & 1 ? -1 : 1) * ldexp(m, ex);
+	return (unit_rand64() & 1 ? -1 : 1) * ldexp(m, ex);
 }
 
 /*
@@ -111,7 +99,7 @@ test_matches_fsum(void)
 	int bad = 0;
 
 	for (int trial = 0; trial < 2000; trial++) {
-		size_t n = 1 + next64() % 1000;
+		size_t n = 1 + unit_rand64() % 1000;
 		int emax = trial % 3 == 0 ? 30 : trial % 3 == 1 ? 300 : 1000;
 
 		for (size_t i = 0; i < n; i++)
@@ -131,7 +119,8 @@ test_integers_exact(void)
 
 	xsum_init(&x);
 	for (int i = 0; i < 100000; i++) {
-		int64_t k = (int64_t)(next64() % (1ULL << 40)) - (1LL << 39);
+		int64_t k = (int64_t)(unit_rand64() % (1ULL << 40)) -
+		    (1LL << 39);
 
 		want += k;
 		xsum_add(&x, (double)k);
@@ -151,7 +140,7 @@ test_order_independent(void)
 	sum_of(&x, v, 5000);
 	xsum_format(&x, a);
 	for (size_t i = 4999; i > 0; i--) {
-		size_t j = next64() % (i + 1);
+		size_t j = unit_rand64() % (i + 1);
 		double t = v[i];
 
 		v[i] = v[j];
@@ -303,7 +292,7 @@ test_text_round_trip(void)
 	int maxparts = 0;
 
 	for (int trial = 0; trial < 3000; trial++) {
-		size_t n = 1 + next64() % 200;
+		size_t n = 1 + unit_rand64() % 200;
 		int parts = 1;
 
 		for (size_t i = 0; i < n; i++)
