@@ -4,7 +4,7 @@
 # a device as a model is refused before it is read; an .npz member is
 # checked from its header before it is inflated; the interpreter's memory
 # budget (ONNXQ_MEM_LIMIT); a long output name; input files named as the
-# input is (#17). Every case must end in seconds (timeout) with one line
+# input is (#17); a model and its external data written as a pair. Every case must end in seconds (timeout) with one line
 # naming the file.
 # Needs: the built programs, /usr/bin/python3 with onnx and numpy.
 
@@ -27,6 +27,11 @@ def relu(path, name):
 
 relu("relu.onnx", "x")
 relu("colon.onnx", "onnx::Flatten_0")
+g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"], name="add")], "t",
+    [h.make_tensor_value_info("x", T.FLOAT, [1, 256])],
+    [h.make_tensor_value_info("y", T.FLOAT, [1, 256])],
+    [nh.from_array(np.arange(256, dtype=np.float32).reshape(1, 256), "w")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "add.onnx")
 # three 8 GiB tensors from 199 bytes
 g = h.make_graph([
     h.make_node("ConstantOfShape", ["shape"], ["c"], name="cos"),
@@ -62,6 +67,19 @@ refused() {
 	[ "$stderr" = "$msg" ] || fail "$*: $stderr"
 }
 
+@test "data: a FIFO named as a data file is refused, not waited on" {
+	mkdir -p a/s1 b/test_data_set_0 c
+	mkfifo a/s1/x.npy b/test_data_set_0/input_0.pb c/s0.npz
+	refused onnx-calib -q -d a relu.onnx 'onnx-calib: a/s1/x.npy: not a regular file'
+	refused onnx-calib -q -d b relu.onnx \
+	    'onnx-calib: b/test_data_set_0/input_0.pb: not a regular file'
+	refused onnx-calib -q -d c relu.onnx 'onnx-calib: c/s0.npz: not a regular file'
+	run --separate-stderr timeout 20 onnx-verify -d a relu.onnx
+	[ "$status" -eq 2 ] || fail "onnx-verify: exit $status: $stderr"
+	[ "$stderr" = 'onnx-verify: a/s1/x.npy: not a regular file' ] ||
+	    fail "onnx-verify: $stderr"
+}
+
 @test "models: a device is refused before it is read; pipes still work" {
 	refused onnx-calib --weights-only /dev/zero \
 	    'onnx-calib: /dev/zero: not a regular file'
@@ -69,4 +87,11 @@ refused() {
 	[ "$status" -eq 0 ] || fail "stdin: $stderr"
 	run --separate-stderr onnx-calib --weights-only <(cat relu.onnx)
 	[ "$status" -eq 0 ] || fail "pipe: $stderr"
+}
+
+@test "npz: a member is checked from its header before it is inflated" {
+	mkdir z && cp "$BATS_FILE_TMPDIR/bomb.npz" z/s0.npz
+	# 512 MiB would not fit in what the program is allowed here
+	refused sh -c 'ulimit -v 300000 && exec onnx-calib -q -d z relu.onnx' \
+	    'onnx-calib: z/s0.npz: x.npy: dtype <f8 where the model wants float'
 }
