@@ -498,25 +498,180 @@ want_init(struct want *w, const struct dataset *ds,
 }
 
 /*
- * 0 and a tensor, 1 when the file does not exist, -1 on error; *pathp
- * the file looked for. w (NULL for outputs) checks the header.
+ * The literal tensor name as a file name, when the file system can hold
+ * it and it differs from the encoded one: no '/', not "." or "..", not
+ * longer than a name may be.
+ */
+static int
+literal_ok(const char *name, const char *fname)
+{
+	return strcmp(name, fname) != 0 && !strchr(name, '/') &&
+	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+	    strlen(name) + 4 <= 255;
+}
+
+/*
+ * 0 and a tensor, 1 when no file holds it, -1 on error; *pathp the file
+ * looked for first (the encoded name). Then the literal name is tried.
+ * w (NULL for outputs) checks the header.
  */
 static int
 read_npy_file(const char *dir, const char *name, struct want *w,
     char **pathp, struct tensor *t, struct err *e)
 {
-	char *fname, *path;
+	char *fname, *path, *lit;
+	int r;
 
 	*pathp = NULL;
 	if (!(fname = dataset_file_name(name)))
 		return err_nomem(e);
 	path = str_fmt("%s/%s.npy", dir, fname);
-	free(fname);
-	if (!(*pathp = path))
+	if (!(*pathp = path)) {
+		free(fname);
 		return err_nomem(e);
+	}
 	if (w)
 		w->where = w->file = path;
-	return npy_read_checked(path, w ? check_head : NULL, w, t, e);
+	r = npy_read_checked(path, w ? check_head : NULL, w, t, e);
+	if (r != 1 || !literal_ok(name, fname)) {
+		free(fname);
+		return r;
+	}
+	free(fname);
+	if (!(lit = str_fmt("%s/%s.npy", dir, name)))
+		return err_nomem(e);
+	if (w)
+		w->where = w->file = lit;
+	r = npy_read_checked(lit, w ? check_head : NULL, w, t, e);
+	if (r < 0 && strncmp(e->msg, lit, strlen(lit)) == 0) {
+		/* the message names the file read: keep its name for it */
+		free(path);
+		*pathp = lit;
+		return r;
+	}
+	free(lit);
+	return r;
+}
+
+/* Is file (a directory entry) the file of one of the spec's outputs? */
+static int
+is_output_file(const struct dataset_spec *spec, const char *file)
+{
+	for (int k = 0; k < spec->noutputs; k++) {
+		char *f = dataset_file_name(spec->output_names[k]);
+		size_t n = f ? strlen(f) : 0;
+		size_t m = strlen(spec->output_names[k]);
+		int hit = (f && strncmp(file, f, n) == 0 &&
+		    strcmp(file + n, ".npy") == 0) ||
+		    (strncmp(file, spec->output_names[k], m) == 0 &&
+		    strcmp(file + m, ".npy") == 0);
+
+		free(f);
+		if (hit)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return dataset_name_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The .npy files of a sample directory that hold no output: their names
+ * into *names (natural order, *n of them); the caller frees them.
+ */
+static int
+list_npy(const char *dir, const struct dataset_spec *spec, char ***names,
+    size_t *n, struct err *e)
+{
+	DIR *d;
+	struct dirent *de;
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!(d = opendir(dir)))
+		return err_errno(e, "%s", dir);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".npy") ||
+		    is_output_file(spec, de->d_name))
+			continue;
+		if (array_grow(names, &cap, *n, sizeof **names) < 0 ||
+		    !((*names)[*n] = strdup(de->d_name))) {
+			closedir(d);
+			return err_nomem(e);
+		}
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof **names, name_cmp);
+	return 0;
+}
+
+static void
+free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/*
+ * Input k has no file of its name: for a model of one input the one
+ * .npy file of the sample is it, whatever its name (as ONNX Runtime's
+ * tools take it); otherwise say what was looked for and what is there.
+ */
+static int
+read_npy_other(const struct sample *s, const struct dataset_spec *spec,
+    int k, const char *path, struct want *w, struct tensor *t,
+    struct err *e)
+{
+	char **names, *fname, *lit = NULL, found[256];
+	size_t n, len = 0;
+	int r;
+
+	if (list_npy(s->path, spec, &names, &n, e) < 0)
+		return -1;
+	if (spec->ninputs == 1 && n == 1) {
+		char *p = dataset_path_join(s->path, names[0]);
+
+		free_names(names, n);
+		if (!p)
+			return err_nomem(e);
+		w->where = w->file = p;
+		r = npy_read_checked(p, check_head, w, t, e);
+		if (r == 1)
+			r = err_set(e, "%s: vanished while reading", p);
+		free(p);
+		return r;
+	}
+	found[0] = '\0';
+	for (size_t i = 0; i < n && len + 1 < sizeof found; i++)
+		len += (size_t)snprintf(found + len, sizeof found - len, "%s%s",
+		    i ? ", " : "", names[i]);
+	if (len >= sizeof found)
+		memcpy(found + sizeof found - 5, "...", 4);
+	if (!(fname = dataset_file_name(spec->input_names[k]))) {
+		free_names(names, n);
+		return err_nomem(e);
+	}
+	if (literal_ok(spec->input_names[k], fname) &&
+	    !(lit = str_fmt(", nor %s.npy", spec->input_names[k]))) {
+		free(fname);
+		free_names(names, n);
+		return err_nomem(e);
+	}
+	err_set(e, "%s: missing (model input %s%s); %s%s", path,
+	    spec->input_names[k], lit ? lit : "", n ? "found " :
+	    "found no .npy file", found);
+	free(lit);
+	free(fname);
+	free_names(names, n);
+	return -1;
 }
 
 /* 0 and a tensor, 1 when no member holds it, -1 on error. */
@@ -629,8 +784,7 @@ load_npy(const struct dataset *ds, const struct sample *s,
 		r = read_npy_file(s->path, spec->input_names[k], &w, &path,
 		    &in[k], e);
 		if (r == 1)
-			err_set(e, "%s: missing (model input %s)", path,
-			    spec->input_names[k]);
+			r = read_npy_other(s, spec, k, path, &w, &in[k], e);
 		free(path);
 		if (r)
 			return -1;

@@ -22,8 +22,14 @@
  *
  * File names: a tensor name maps to a file name by percent-encoding every
  * byte outside [A-Za-z0-9._-] as %HH with upper-case hex digits, so
- * "conv/out:0" is stored as "conv%2Fout%3A0.npy". An .npz member may also
- * carry the unencoded name, as numpy.savez(**{name: array}) writes it.
+ * "conv/out:0" is stored as "conv%2Fout%3A0.npy". A file (or .npz
+ * member, as numpy.savez(**{name: array}) writes it) may also carry the
+ * unencoded name where the file system allows it ("onnx::Flatten_0.npy";
+ * the encoded name is looked for first). For a model of one input, the
+ * one .npy file of a sample directory (files of expected outputs apart)
+ * is its input whatever its name, as ONNX Runtime's tools take it. A
+ * missing input names the file looked for and the .npy files there:
+ * "DIR/s0/y.npy: missing (model input y); found x.npy".
  *
  * A data file that is not a regular file (a FIFO, a device) is an error,
  * "PATH: not a regular file", found without blocking on it. An .npy

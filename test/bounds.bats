@@ -95,3 +95,23 @@ refused() {
 	refused sh -c 'ulimit -v 300000 && exec onnx-calib -q -d z relu.onnx' \
 	    'onnx-calib: z/s0.npz: x.npy: dtype <f8 where the model wants float'
 }
+
+@test "data: input files named as the input is, or the lone .npy (#17)" {
+	mkdir -p a/s0 b/s0 c/s0
+	"$PY" - <<'PYEOF'
+import numpy as np
+np.save("a/s0/onnx::Flatten_0.npy", np.ones((1, 4), np.float32))
+np.save("b/s0/onnx%3A%3AFlatten_0.npy", np.ones((1, 4), np.float32))
+np.save("c/s0/sample.npy", np.ones((1, 4), np.float32))
+np.save("c/s0/other.npy", np.ones((1, 4), np.float32))
+PYEOF
+	run --separate-stderr onnx-calib -q -d a colon.onnx
+	[ "$status" -eq 0 ] || fail "literal: $stderr"
+	run --separate-stderr onnx-calib -q -d b colon.onnx
+	[ "$status" -eq 0 ] || fail "encoded: $stderr"
+	refused onnx-calib -q -d c colon.onnx \
+	    'onnx-calib: c/s0/onnx%3A%3AFlatten_0.npy: missing (model input onnx::Flatten_0, nor onnx::Flatten_0.npy); found other.npy, sample.npy'
+	rm c/s0/other.npy
+	run --separate-stderr onnx-calib -q -d c colon.onnx
+	[ "$status" -eq 0 ] || fail "lone file: $stderr"
+}

@@ -1,7 +1,8 @@
 /*
  * dataset_test: lib/dataset.c's checks of a sample against the model
- * before its data is read (dataset_expect_shapes). Needs a writable
- * $TMPDIR or /tmp.
+ * before its data is read (dataset_expect_shapes), and the names an
+ * input's file may have (percent-encoded, literal, the lone .npy of a
+ * one-input model). Needs a writable $TMPDIR or /tmp.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -93,6 +94,43 @@ test_shape_checked_first(void)
 }
 
 static void
+test_literal_name(void)
+{
+	const char *dir = sample("literal", "onnx::Flatten_0.npy", 4);
+	const char *names[] = { "onnx::Flatten_0" };
+	struct tensor in[1];
+	struct err e;
+
+	REQUIRE(load(dir, 1, names, NULL, NULL, in, &e) == 0);
+	CHECK_EQ_INT(in[0].nelem, 4);
+	tensor_release(&in[0]);
+}
+
+static void
+test_lone_file(void)
+{
+	const char *dir = sample("lone", "whatever.npy", 4);
+	const char *one[] = { "x" }, *two[] = { "x", "y" };
+	struct tensor in[2];
+	struct err e;
+	char want[1200];
+
+	REQUIRE(load(dir, 1, one, NULL, NULL, in, &e) == 0);
+	CHECK_EQ_INT(in[0].nelem, 4);
+	tensor_release(&in[0]);
+	/* with two inputs the file is nobody's: say what is there */
+	CHECK_EQ_INT(load(dir, 2, two, NULL, NULL, in, &e), -1);
+	snprintf(want, sizeof want, "%s/s0/x.npy: missing (model input x); "
+	    "found whatever.npy", dir);
+	CHECK_EQ_STR(e.msg, want);
+	sample("lone", "other.npy", 4);
+	CHECK_EQ_INT(load(dir, 1, one, NULL, NULL, in, &e), -1);
+	snprintf(want, sizeof want, "%s/s0/x.npy: missing (model input x); "
+	    "found other.npy, whatever.npy", dir);
+	CHECK_EQ_STR(e.msg, want);
+}
+
+static void
 test_cleanup(void)
 {
 	char cmd[600];
@@ -103,4 +141,5 @@ test_cleanup(void)
 	}
 }
 
-UNIT_MAIN(test_shape_checked_first, test_cleanup)
+UNIT_MAIN(test_shape_checked_first, test_literal_name, test_lone_file,
+    test_cleanup)
