@@ -365,7 +365,8 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	ip->threads = opts && opts->threads > 0 ? opts->threads : 2;
 	ip->observe = opts ? opts->observe : NULL;
 	ip->observe_ctx = opts ? opts->observe_ctx : NULL;
-	if (check_opsets(m, g, e) < 0 || check_kernels(ip, g, e) < 0)
+	if (tensor_mem_limit_init(opts ? opts->mem_limit : 0, e) < 0 ||
+	    check_opsets(m, g, e) < 0 || check_kernels(ip, g, e) < 0)
 		goto fail;
 	if (!(ip->gr = graph_new(g, e)))
 		goto fail;

@@ -96,6 +96,20 @@ refused() {
 	    'onnx-calib: z/s0.npz: x.npy: dtype <f8 where the model wants float'
 }
 
+@test "interp: a memory budget, refused with the node before it allocates" {
+	mkdir -p d/s0
+	"$PY" -c 'import numpy as np; np.save("d/s0/x.npy", np.ones(1, np.float32))'
+	ONNXQ_MEM_LIMIT=1G refused onnx-calib -q -d d mem.onnx \
+	    'onnx-calib: d/s0: node cos (ConstantOfShape): needs 8589934592 bytes, over the memory limit of 1073741824 (16 in use)'
+	ONNXQ_MEM_LIMIT=lots refused onnx-calib -q -d d mem.onnx \
+	    "onnx-calib: mem.onnx: ONNXQ_MEM_LIMIT: bad size 'lots' (bytes, or with K, M, G or T; 0 or none for no limit)"
+	# a model that fits runs as before
+	mkdir -p r/s0
+	"$PY" -c 'import numpy as np; np.save("r/s0/x.npy", np.ones((1, 4), np.float32))'
+	ONNXQ_MEM_LIMIT=64K run --separate-stderr onnx-calib -q -d r relu.onnx
+	[ "$status" -eq 0 ] || fail "small model: $stderr"
+}
+
 @test "data: input files named as the input is, or the lone .npy (#17)" {
 	mkdir -p a/s0 b/s0 c/s0
 	"$PY" - <<'PYEOF'
