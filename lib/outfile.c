@@ -15,6 +15,8 @@
 #include "outfile.h"
 
 #define MAX_OPEN 16
+/* NAME_MAX of the usual file systems (ext4, xfs, btrfs, tmpfs) */
+#define TMP_NAME_MAX 255
 
 struct outfile {
 	FILE *fp;
@@ -41,9 +43,9 @@ struct outfile *
 outfile_open(const char *path, struct err *e)
 {
 	struct outfile *o = calloc(1, sizeof *o);
-	const char *slash;
+	const char *slash, *base;
 	struct stat st;
-	size_t dirlen;
+	size_t dirlen, blen;
 	int fd;
 
 	if (!o) {
@@ -68,14 +70,18 @@ outfile_open(const char *path, struct err *e)
 	}
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	base = slash ? slash + 1 : path;
 	o->path = strdup(path);
-	o->tmp = malloc(dirlen + strlen(slash ? slash + 1 : path) + 16);
+	o->tmp = malloc(dirlen + strlen(base) + 16);
 	if (!o->path || !o->tmp) {
 		err_nomem(e);
 		goto fail;
 	}
-	sprintf(o->tmp, "%.*s.%s.XXXXXX", (int)dirlen, path,
-	    slash ? slash + 1 : path);
+	/* ".NAME.XXXXXX": cut NAME so that a legal long name still has one */
+	blen = strlen(base);
+	if (blen > TMP_NAME_MAX - 8)
+		blen = TMP_NAME_MAX - 8;
+	sprintf(o->tmp, "%.*s.%.*s.XXXXXX", (int)dirlen, path, (int)blen, base);
 	/*
 	 * Known to the signal handler before it exists: a signal that
 	 * comes while mkstemp makes it must not leave it behind.

@@ -110,6 +110,15 @@ refused() {
 	[ "$status" -eq 0 ] || fail "small model: $stderr"
 }
 
+@test "output: a legal 250-byte name is written (the temporary is cut)" {
+	local name
+	name=$(printf 'm%.0s' $(seq 245)).onnx
+	run --separate-stderr onnx-calib --weights-only -o "$name" relu.onnx
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -s "$name" ] || fail "not written"
+	[ -z "$(ls -A | grep '^\.')" ] || fail "left behind: $(ls -A)"
+}
+
 @test "data: input files named as the input is, or the lone .npy (#17)" {
 	mkdir -p a/s0 b/s0 c/s0
 	"$PY" - <<'PYEOF'
