@@ -138,3 +138,25 @@ PYEOF
 	run --separate-stderr onnx-calib -q -d c colon.onnx
 	[ "$status" -eq 0 ] || fail "lone file: $stderr"
 }
+
+@test "external data: the model and its data change together or not at all" {
+	local first
+	onnxq-roundtrip --external-data --external-min 16 add.onnx m.onnx
+	first=$(ls | grep -x 'm\.onnx\.[A-Za-z0-9]\{6\}\.data') ||
+	    fail "no data: $(ls)"
+	# the model cannot be written: nothing new is left, the old pair stays
+	mkdir d d/m.onnx
+	run --separate-stderr onnxq-roundtrip --external-data --external-min 16 \
+	    add.onnx d/m.onnx
+	[ "$status" -ne 0 ] || fail "wrote over a directory"
+	[ "$(ls -A d)" = m.onnx ] || fail "left behind: $(ls -A d)"
+	# a new pair replaces the old one whole; the old data goes after
+	onnxq-roundtrip --external-data --external-min 16 add.onnx m.onnx
+	[ ! -e "$first" ] || fail "old data left: $(ls)"
+	[ "$(ls | grep -c '^m\.onnx')" -eq 2 ] || fail "$(ls)"
+	onnxq-roundtrip m.onnx back.onnx
+	# a model written inline over it takes its data away too
+	onnxq-roundtrip add.onnx m.onnx
+	[ "$(ls | grep -c '^m\.onnx')" -eq 1 ] || fail "$(ls)"
+	[ -z "$(ls -A | grep '^\.')" ] || fail "temporaries: $(ls -A)"
+}
