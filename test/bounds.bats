@@ -160,3 +160,10 @@ PYEOF
 	[ "$(ls | grep -c '^m\.onnx')" -eq 1 ] || fail "$(ls)"
 	[ -z "$(ls -A | grep '^\.')" ] || fail "temporaries: $(ls -A)"
 }
+
+@test "qparams: --entropy-bins stops where the search still takes seconds" {
+	run --separate-stderr onnx-qparams -m entropy --entropy-bins 8192 </dev/null
+	[ "$status" -eq 2 ] || fail "exit $status: $stderr"
+	[ "${stderr%%$'\n'*}" = "onnx-qparams: entropy bins '8192' is not in 16..4096" ] ||
+	    fail "$stderr"
+}

@@ -642,7 +642,7 @@ onnx-qparams: $M/config/zp-not-int.yaml:4:17: tensor x: zero_point: '1.5' is not
 	# case: config: percentile 101
 	config percentile '2:15: activations: percentile: 101 is not in (0, 100]'
 	# case: config: entropy bins 0
-	config entropy-bins '2:17: activations: entropy_bins: 0 is not in 16..65536'
+	config entropy-bins '2:17: activations: entropy_bins: 0 is not in 16..4096'
 	# case: config: rmin above rmax
 	config rmin-rmax '3:5: tensor x: rmin: 2 is above rmax 1'
 	# case: config: unknown tensor
