@@ -9,9 +9,11 @@
 
 #include "dataset.h"
 #include "image.h"
+#include "infile.h"
 #include "model.h"
 #include "npy.h"
 #include "onnx/onnx.pb-c.h"
+#include "util.h"
 
 /* A TensorProto file is the tensor plus a little framing. */
 #define PB_MAX_BYTES ((size_t)TENSOR_MAX_BYTES + (1 << 20))
@@ -32,6 +34,9 @@ struct sample {
 struct dataset {
 	struct sample *s;
 	int n, cap;
+	int nshapes;		/* dataset_expect_shapes: inputs with a shape */
+	int *ranks;
+	int64_t *dims;		/* nshapes * TENSOR_MAX_RANK */
 	int images;		/* image directories allowed */
 	char *base_buf;		/* scratch for dataset_sample_base */
 };
@@ -198,6 +203,14 @@ scan_dir(struct dataset *ds, const char *dir, struct err *e)
 			free(p);
 			continue;	/* dangling link: not a sample */
 		}
+		/* a FIFO or device named as data: refused, never opened */
+		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+		    (has_suffix(de->d_name, ".npz") ||
+		    (ds->images && image_name_ok(de->d_name)))) {
+			err_set(e, "%s: not a regular file", p);
+			free(p);
+			goto fail;
+		}
 		if (S_ISREG(st.st_mode) && has_suffix(de->d_name, ".npz")) {
 			if (add_sample(ds, SAMPLE_NPZ, p, e) < 0)
 				goto fail;
@@ -296,6 +309,30 @@ dataset_has_images(const struct dataset *ds)
 	return 0;
 }
 
+int
+dataset_expect_shapes(struct dataset *ds, int n, const int *ranks,
+    const int64_t *dims, struct err *e)
+{
+	int *r = n ? malloc((size_t)n * sizeof *r) : NULL;
+	int64_t *d = n ? malloc((size_t)n * TENSOR_MAX_RANK * sizeof *d) : NULL;
+
+	if (n && (!r || !d)) {
+		free(r);
+		free(d);
+		return err_nomem(e);
+	}
+	if (n) {
+		memcpy(r, ranks, (size_t)n * sizeof *r);
+		memcpy(d, dims, (size_t)n * TENSOR_MAX_RANK * sizeof *d);
+	}
+	free(ds->ranks);
+	free(ds->dims);
+	ds->ranks = r;
+	ds->dims = d;
+	ds->nshapes = n;
+	return 0;
+}
+
 void
 dataset_free(struct dataset *ds)
 {
@@ -304,6 +341,8 @@ dataset_free(struct dataset *ds)
 	for (int i = 0; i < ds->n; i++)
 		free(ds->s[i].path);
 	free(ds->s);
+	free(ds->ranks);
+	free(ds->dims);
 	free(ds->base_buf);
 	free(ds);
 }
@@ -374,39 +413,14 @@ release_all(struct tensor *t, int n)
 static int
 read_pb(const char *path, struct tensor *t, struct err *e)
 {
-	FILE *fp;
-	uint8_t *buf;
-	long size;
+	void *buf;
+	size_t size;
 	Onnx__TensorProto *tp;
 	int r;
 
-	if (!(fp = fopen(path, "rb"))) {
-		if (errno == ENOENT)
-			return 1;
-		return err_errno(e, "%s", path);
-	}
-	if (fseek(fp, 0, SEEK_END) < 0 || (size = ftell(fp)) < 0 ||
-	    fseek(fp, 0, SEEK_SET) < 0) {
-		err_errno(e, "%s", path);
-		fclose(fp);
-		return -1;
-	}
-	if ((unsigned long)size > PB_MAX_BYTES) {
-		fclose(fp);
-		return err_set(e, "%s: file too large", path);
-	}
-	if (!(buf = malloc(size ? (size_t)size : 1))) {
-		fclose(fp);
-		return err_nomem(e);
-	}
-	if (fread(buf, 1, (size_t)size, fp) != (size_t)size) {
-		err_set(e, "%s: read error", path);
-		free(buf);
-		fclose(fp);
-		return -1;
-	}
-	fclose(fp);
-	tp = onnx__tensor_proto__unpack(NULL, (size_t)size, buf);
+	if ((r = infile_read_regular(path, PB_MAX_BYTES, &buf, &size, e)) != 0)
+		return r;
+	tp = onnx__tensor_proto__unpack(NULL, size, buf);
 	free(buf);
 	if (!tp)
 		return err_set(e, "%s: not a serialized TensorProto", path);
@@ -417,34 +431,253 @@ read_pb(const char *path, struct tensor *t, struct err *e)
 	return 0;
 }
 
-/* 0 and a tensor, 1 when the file does not exist, -1 on error. */
-static int
-read_npy_file(const char *dir, const char *name, char **pathp,
-    struct tensor *t, struct err *e)
+/* What an input's .npy header is checked against before its data. */
+struct want {
+	const char *where;	/* the file, "Z.npz: x.npy" for a member */
+	const char *file;	/* the file alone: Z.npz for a member */
+	const char *name;	/* the model input */
+	int dtype;		/* DT_UNDEFINED: any */
+	int rank;		/* -1: any */
+	const int64_t *dims;
+};
+
+static void
+dims_text(int rank, const int64_t *dims, char *buf, size_t size)
 {
-	char *fname, *path;
-	struct stat st;
+	size_t n = 0;
+
+	if (rank == 0) {
+		snprintf(buf, size, "scalar");
+		return;
+	}
+	buf[0] = '\0';
+	for (int k = 0; k < rank && n < size; k++)
+		n += (size_t)snprintf(buf + n, size - n, dims[k] < 0 ? "%s?" :
+		    "%s%lld", k ? "x" : "", (long long)dims[k]);
+}
+
+/*
+ * The header against the model, in the words onnx-calib uses once the
+ * tensor is read. The first dimension is not compared: samples may be
+ * batched along it.
+ */
+static int
+check_head(const struct npy_head *h, void *ctx, struct err *e)
+{
+	const struct want *w = ctx;
+	char have[256], want[256];
+	int bad;
+
+	if (w->dtype != DT_UNDEFINED && h->dtype != w->dtype)
+		return err_set(e, "%s: dtype %s where the model wants %s",
+		    w->where, npy_descr(h->dtype) ? npy_descr(h->dtype) : "?",
+		    dtype_name(w->dtype) ? dtype_name(w->dtype) : "?");
+	if (w->rank < 0)
+		return 0;
+	bad = w->rank != h->rank;
+	for (int j = 1; !bad && j < h->rank; j++)
+		bad = w->dims[j] >= 0 && w->dims[j] != h->dims[j];
+	if (!bad)
+		return 0;
+	dims_text(h->rank, h->dims, have, sizeof have);
+	dims_text(w->rank, w->dims, want, sizeof want);
+	return err_set(e, "%s: input %s: shape %s, the model wants %s", w->file,
+	    w->name, have, want);
+}
+
+/* What input k of spec is checked against; where and file are the caller's. */
+static void
+want_init(struct want *w, const struct dataset *ds,
+    const struct dataset_spec *spec, int k)
+{
+	w->name = spec->input_names[k];
+	w->dtype = spec->input_dtypes ? spec->input_dtypes[k] : DT_UNDEFINED;
+	w->rank = k < ds->nshapes ? ds->ranks[k] : -1;
+	w->dims = k < ds->nshapes ? ds->dims + (size_t)k * TENSOR_MAX_RANK :
+	    NULL;
+}
+
+/*
+ * The literal tensor name as a file name, when the file system can hold
+ * it and it differs from the encoded one: no '/', not "." or "..", not
+ * longer than a name may be.
+ */
+static int
+literal_ok(const char *name, const char *fname)
+{
+	return strcmp(name, fname) != 0 && !strchr(name, '/') &&
+	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+	    strlen(name) + 4 <= 255;
+}
+
+/*
+ * 0 and a tensor, 1 when no file holds it, -1 on error; *pathp the file
+ * looked for first (the encoded name). Then the literal name is tried.
+ * w (NULL for outputs) checks the header.
+ */
+static int
+read_npy_file(const char *dir, const char *name, struct want *w,
+    char **pathp, struct tensor *t, struct err *e)
+{
+	char *fname, *path, *lit;
+	int r;
 
 	*pathp = NULL;
 	if (!(fname = dataset_file_name(name)))
 		return err_nomem(e);
-	path = malloc(strlen(dir) + 1 + strlen(fname) + 5);
-	if (!path) {
+	path = str_fmt("%s/%s.npy", dir, fname);
+	if (!(*pathp = path)) {
 		free(fname);
 		return err_nomem(e);
 	}
-	sprintf(path, "%s/%s.npy", dir, fname);
+	if (w)
+		w->where = w->file = path;
+	r = npy_read_checked(path, w ? check_head : NULL, w, t, e);
+	if (r != 1 || !literal_ok(name, fname)) {
+		free(fname);
+		return r;
+	}
 	free(fname);
-	*pathp = path;
-	if (stat(path, &st) < 0 && errno == ENOENT)
-		return 1;
-	return npy_read(path, t, e);
+	if (!(lit = str_fmt("%s/%s.npy", dir, name)))
+		return err_nomem(e);
+	if (w)
+		w->where = w->file = lit;
+	r = npy_read_checked(lit, w ? check_head : NULL, w, t, e);
+	if (r < 0 && strncmp(e->msg, lit, strlen(lit)) == 0) {
+		/* the message names the file read: keep its name for it */
+		free(path);
+		*pathp = lit;
+		return r;
+	}
+	free(lit);
+	return r;
+}
+
+/* Is file (a directory entry) the file of one of the spec's outputs? */
+static int
+is_output_file(const struct dataset_spec *spec, const char *file)
+{
+	for (int k = 0; k < spec->noutputs; k++) {
+		char *f = dataset_file_name(spec->output_names[k]);
+		size_t n = f ? strlen(f) : 0;
+		size_t m = strlen(spec->output_names[k]);
+		int hit = (f && strncmp(file, f, n) == 0 &&
+		    strcmp(file + n, ".npy") == 0) ||
+		    (strncmp(file, spec->output_names[k], m) == 0 &&
+		    strcmp(file + m, ".npy") == 0);
+
+		free(f);
+		if (hit)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return dataset_name_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The .npy files of a sample directory that hold no output: their names
+ * into *names (natural order, *n of them); the caller frees them.
+ */
+static int
+list_npy(const char *dir, const struct dataset_spec *spec, char ***names,
+    size_t *n, struct err *e)
+{
+	DIR *d;
+	struct dirent *de;
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!(d = opendir(dir)))
+		return err_errno(e, "%s", dir);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".npy") ||
+		    is_output_file(spec, de->d_name))
+			continue;
+		if (array_grow(names, &cap, *n, sizeof **names) < 0 ||
+		    !((*names)[*n] = strdup(de->d_name))) {
+			closedir(d);
+			return err_nomem(e);
+		}
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof **names, name_cmp);
+	return 0;
+}
+
+static void
+free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/*
+ * Input k has no file of its name: for a model of one input the one
+ * .npy file of the sample is it, whatever its name (as ONNX Runtime's
+ * tools take it); otherwise say what was looked for and what is there.
+ */
+static int
+read_npy_other(const struct sample *s, const struct dataset_spec *spec,
+    int k, const char *path, struct want *w, struct tensor *t,
+    struct err *e)
+{
+	char **names, *fname, *lit = NULL, found[256];
+	size_t n, len = 0;
+	int r;
+
+	if (list_npy(s->path, spec, &names, &n, e) < 0)
+		return -1;
+	if (spec->ninputs == 1 && n == 1) {
+		char *p = dataset_path_join(s->path, names[0]);
+
+		free_names(names, n);
+		if (!p)
+			return err_nomem(e);
+		w->where = w->file = p;
+		r = npy_read_checked(p, check_head, w, t, e);
+		if (r == 1)
+			r = err_set(e, "%s: vanished while reading", p);
+		free(p);
+		return r;
+	}
+	found[0] = '\0';
+	for (size_t i = 0; i < n && len + 1 < sizeof found; i++)
+		len += (size_t)snprintf(found + len, sizeof found - len, "%s%s",
+		    i ? ", " : "", names[i]);
+	if (len >= sizeof found)
+		memcpy(found + sizeof found - 5, "...", 4);
+	if (!(fname = dataset_file_name(spec->input_names[k]))) {
+		free_names(names, n);
+		return err_nomem(e);
+	}
+	if (literal_ok(spec->input_names[k], fname) &&
+	    !(lit = str_fmt(", nor %s.npy", spec->input_names[k]))) {
+		free(fname);
+		free_names(names, n);
+		return err_nomem(e);
+	}
+	err_set(e, "%s: missing (model input %s%s); %s%s", path,
+	    spec->input_names[k], lit ? lit : "", n ? "found " :
+	    "found no .npy file", found);
+	free(lit);
+	free(fname);
+	free_names(names, n);
+	return -1;
 }
 
 /* 0 and a tensor, 1 when no member holds it, -1 on error. */
 static int
 read_npz_member(struct npz *z, const char *zpath, const char *name,
-    char **member, struct tensor *t, struct err *e)
+    struct want *w, char **member, struct tensor *t, struct err *e)
 {
 	char *fname, *m;
 	int i;
@@ -452,36 +685,30 @@ read_npz_member(struct npz *z, const char *zpath, const char *name,
 	*member = NULL;
 	if (!(fname = dataset_file_name(name)))
 		return err_nomem(e);
-	m = malloc(strlen(fname) + strlen(name) + 5);
+	m = str_fmt("%s.npy", fname);
+	if (m && (i = npz_find(z, m)) < 0) {
+		free(m);
+		if ((m = str_fmt("%s.npy", name)))
+			i = npz_find(z, m);
+	}
 	if (!m) {
 		free(fname);
 		return err_nomem(e);
 	}
-	sprintf(m, "%s.npy", fname);
-	free(fname);
-	if ((i = npz_find(z, m)) < 0) {
-		sprintf(m, "%s.npy", name);
-		i = npz_find(z, m);
-	}
 	if (i < 0) {
-		free(m);
-		if (!(fname = dataset_file_name(name)))
-			return err_nomem(e);
-		m = malloc(strlen(zpath) + strlen(fname) + 7);
-		if (m)
-			sprintf(m, "%s: %s.npy", zpath, fname);
+		*member = str_fmt("%s: %s.npy", zpath, fname);
 		free(fname);
-		*member = m;
+		free(m);
 		return 1;
 	}
-	m = realloc(m, strlen(zpath) + strlen(m) + 3);
-	if (m) {
-		memmove(m + strlen(zpath) + 2, m, strlen(m) + 1);
-		memcpy(m, zpath, strlen(zpath));
-		memcpy(m + strlen(zpath), ": ", 2);
+	free(fname);
+	*member = str_fmt("%s: %s", zpath, m);
+	free(m);
+	if (w) {
+		w->where = *member ? *member : zpath;
+		w->file = zpath;
 	}
-	*member = m;
-	return npz_read(z, i, t, e);
+	return npz_read_checked(z, i, w ? check_head : NULL, w, t, e);
 }
 
 static int
@@ -543,28 +770,28 @@ load_pb(const struct sample *s, const struct dataset_spec *spec,
 }
 
 static int
-load_npy(const struct sample *s, const struct dataset_spec *spec,
-    struct tensor *in, struct tensor *exp, struct err *e)
+load_npy(const struct dataset *ds, const struct sample *s,
+    const struct dataset_spec *spec, struct tensor *in, struct tensor *exp,
+    struct err *e)
 {
 	char *path;
 	int r;
 
 	for (int k = 0; k < spec->ninputs; k++) {
-		r = read_npy_file(s->path, spec->input_names[k], &path, &in[k], e);
+		struct want w;
+
+		want_init(&w, ds, spec, k);
+		r = read_npy_file(s->path, spec->input_names[k], &w, &path,
+		    &in[k], e);
 		if (r == 1)
-			err_set(e, "%s: missing (model input %s)", path,
-			    spec->input_names[k]);
-		else if (r == 0 && spec->input_dtypes &&
-		    check_dtype(path, &in[k], spec->input_dtypes[k], 1, e) < 0)
-			r = -1;
-		if (!path && r == 0)
-			r = err_nomem(e);
+			r = read_npy_other(s, spec, k, path, &w, &in[k], e);
 		free(path);
 		if (r)
 			return -1;
 	}
 	for (int k = 0; exp && k < spec->noutputs; k++) {
-		r = read_npy_file(s->path, spec->output_names[k], &path, &exp[k], e);
+		r = read_npy_file(s->path, spec->output_names[k], NULL, &path,
+		    &exp[k], e);
 		free(path);
 		if (r < 0)
 			return -1;
@@ -573,8 +800,9 @@ load_npy(const struct sample *s, const struct dataset_spec *spec,
 }
 
 static int
-load_npz(const struct sample *s, const struct dataset_spec *spec,
-    struct tensor *in, struct tensor *exp, struct err *e)
+load_npz(const struct dataset *ds, const struct sample *s,
+    const struct dataset_spec *spec, struct tensor *in, struct tensor *exp,
+    struct err *e)
 {
 	struct npz *z;
 	char *where;
@@ -583,19 +811,19 @@ load_npz(const struct sample *s, const struct dataset_spec *spec,
 	if (!(z = npz_open(s->path, e)))
 		return -1;
 	for (int k = 0; r == 0 && k < spec->ninputs; k++) {
-		r = read_npz_member(z, s->path, spec->input_names[k], &where,
+		struct want w;
+
+		want_init(&w, ds, spec, k);
+		r = read_npz_member(z, s->path, spec->input_names[k], &w, &where,
 		    &in[k], e);
 		if (r == 1)
 			err_set(e, "%s: missing (model input %s)",
 			    where ? where : s->path, spec->input_names[k]);
-		else if (r == 0 && spec->input_dtypes && check_dtype(where ?
-		    where : s->path, &in[k], spec->input_dtypes[k], 1, e) < 0)
-			r = -1;
 		free(where);
 	}
 	for (int k = 0; r == 0 && exp && k < spec->noutputs; k++) {
-		r = read_npz_member(z, s->path, spec->output_names[k], &where,
-		    &exp[k], e);
+		r = read_npz_member(z, s->path, spec->output_names[k], NULL,
+		    &where, &exp[k], e);
 		free(where);
 		if (r == 1)
 			r = 0;
@@ -623,14 +851,14 @@ dataset_load(struct dataset *ds, int i, const struct dataset_spec *spec,
 		r = load_pb(s, spec, inputs, expected, e);
 		break;
 	case SAMPLE_NPY:
-		r = load_npy(s, spec, inputs, expected, e);
+		r = load_npy(ds, s, spec, inputs, expected, e);
 		break;
 	case SAMPLE_IMAGE:
 		/* preprocessing is the caller's (image.h) */
 		r = err_set(e, "%s: an image, not a tensor file", s->path);
 		break;
 	default:
-		r = load_npz(s, spec, inputs, expected, e);
+		r = load_npz(ds, s, spec, inputs, expected, e);
 		break;
 	}
 	if (r < 0) {

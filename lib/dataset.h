@@ -22,8 +22,20 @@
  *
  * File names: a tensor name maps to a file name by percent-encoding every
  * byte outside [A-Za-z0-9._-] as %HH with upper-case hex digits, so
- * "conv/out:0" is stored as "conv%2Fout%3A0.npy". An .npz member may also
- * carry the unencoded name, as numpy.savez(**{name: array}) writes it.
+ * "conv/out:0" is stored as "conv%2Fout%3A0.npy". A file (or .npz
+ * member, as numpy.savez(**{name: array}) writes it) may also carry the
+ * unencoded name where the file system allows it ("onnx::Flatten_0.npy";
+ * the encoded name is looked for first). For a model of one input, the
+ * one .npy file of a sample directory (files of expected outputs apart)
+ * is its input whatever its name, as ONNX Runtime's tools take it. A
+ * missing input names the file looked for and the .npy files there:
+ * "DIR/s0/y.npy: missing (model input y); found x.npy".
+ *
+ * A data file that is not a regular file (a FIFO, a device) is an error,
+ * "PATH: not a regular file", found without blocking on it. An .npy
+ * file or .npz member is read header first: its element type (and shape,
+ * see dataset_expect_shapes) is checked before the data is read or
+ * inflated, and the data is inflated straight into the tensor.
  *
  * Messages name the file: "DIR/s3/x.npy: dtype <f8 where the model wants
  * float".
@@ -62,6 +74,18 @@ struct dataset *dataset_open(const char *const *dirs, int ndirs,
  */
 struct dataset *dataset_open_images(const char *const *dirs, int ndirs,
     struct err *e);
+/*
+ * The shapes the model wants for its inputs, in dataset_spec order:
+ * ranks[k] (-1: any) and dims[k * TENSOR_MAX_RANK + j] (< 0: any). An
+ * .npy file or .npz member is checked against them, and against the
+ * element type, from its header, before its data is read or inflated:
+ * "DIR/s0.npz: input x: shape 1x1073741824, the model wants 1x4". The
+ * first dimension is not compared (samples may be batched along it; the
+ * caller checks it on the tensor). Without this call only the element
+ * type is checked that early. n may be smaller than the number of inputs.
+ */
+int dataset_expect_shapes(struct dataset *ds, int n, const int *ranks,
+    const int64_t *dims, struct err *e);
 int dataset_sample_is_image(const struct dataset *ds, int i);
 int dataset_has_images(const struct dataset *ds);
 void dataset_free(struct dataset *ds);

@@ -572,7 +572,8 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 		err_set(e, "%s: the model has no graph", m->path);
 		return NULL;
 	}
-	if (check_opsets(m, m->proto->graph, e) < 0 ||
+	if (tensor_mem_limit_init(opts ? opts->mem_limit : 0, e) < 0 ||
+	    check_opsets(m, m->proto->graph, e) < 0 ||
 	    !(ip = plan_graph(m, m->proto->graph, NULL, NULL, opts &&
 	    opts->threads > 0 ? opts->threads : 2, e)))
 		return NULL;

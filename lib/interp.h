@@ -26,6 +26,9 @@ struct interp_opts {
 	int threads;			/* 0 means 2 */
 	interp_observe_fn observe;	/* may be NULL */
 	void *observe_ctx;
+	/* bytes all live tensors may take (tensor.h): 0 means
+	 * $ONNXQ_MEM_LIMIT, else half the physical memory */
+	uint64_t mem_limit;
 };
 
 struct interp;

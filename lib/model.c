@@ -1112,25 +1112,25 @@ write_padding(FILE *fp, uint64_t n)
 	return fwrite(zero, 1, (size_t)n, fp) == n ? 0 : -1;
 }
 
-/* Write the big tensors into the data file and mark them external. */
+/*
+ * Write the big tensors into a data file of a name of its own beside
+ * path (outfile_open_unique: "m.onnx.k3J9aZ.data") and mark them
+ * external; *ofp is left open for write_model to commit with the model.
+ * A name of its own: the model, renamed into place last, is the one
+ * thing that switches from the old pair to the new.
+ */
 static int
 save_external(const struct model *m, struct save_item *items, size_t n,
-    const char *path, size_t min, struct err *e)
+    const char *path, size_t min, struct outfile **ofp, struct err *e)
 {
 	struct outfile *of;
-	char *dpath;
 	const uint8_t *bytes;
 	uint64_t off = 0, pad, align;
 	size_t i, len;
 	FILE *fp;
 
-	if ((dpath = malloc(strlen(path) + 6)) == NULL)
-		return err_nomem(e);
-	sprintf(dpath, "%s.data", path);
-	if ((of = outfile_open(dpath, e)) == NULL) {
-		free(dpath);
+	if ((of = outfile_open_unique(path, ".data", e)) == NULL)
 		return -1;
-	}
 	fp = outfile_fp(of);
 	for (i = 0; i < n; i++) {
 		struct save_item *it = &items[i];
@@ -1141,24 +1141,93 @@ save_external(const struct model *m, struct save_item *items, size_t n,
 		pad = (align - off % align) % align;
 		if (write_padding(fp, pad) != 0 ||
 		    (len > 0 && fwrite(bytes, 1, len, fp) != len)) {
-			err_errno(e, "%s", dpath);
-			goto fail;
+			err_errno(e, "%s", outfile_name(of));
+			outfile_abort(of);
+			return -1;
 		}
 		it->to_external = 1;
 		it->offset = off + pad;
 		off += pad + len;
 		it->len = len;
 	}
-	if (outfile_commit(of, e) != 0) {
-		free(dpath);
-		return -1;
-	}
-	free(dpath);
+	*ofp = of;
 	return 0;
-fail:
-	outfile_abort(of);
-	free(dpath);
-	return -1;
+}
+
+/* Is v a data file name this program gives the model base? */
+static int
+ours(const char *v, const char *base, size_t blen)
+{
+	/* as outfile_open_unique cuts BASE in BASE.XXXXXX.data */
+	size_t cut = blen > 255 - 13 ? 255 - 13 : blen, vl;
+
+	if (!v)
+		return 0;
+	vl = strlen(v);
+	if (vl == blen + 5 && strncmp(v, base, blen) == 0 &&
+	    strcmp(v + blen, ".data") == 0)
+		return 1;
+	return vl == cut + 12 && strncmp(v, base, cut) == 0 &&
+	    v[cut] == '.' && strcmp(v + cut + 7, ".data") == 0 &&
+	    !strchr(v, '/');
+}
+
+/*
+ * The external data files the model now at path uses that this program
+ * writes ("BASE.data", "BASE.XXXXXX.data" beside it): removed once a new
+ * model has replaced it. Best effort: nothing when it cannot be read.
+ */
+static void
+old_data_files(const char *path, char ***files, size_t *nfiles)
+{
+	struct tplist l = { 0 };
+	Onnx__ModelProto *mp;
+	struct err e;
+	void *buf;
+	size_t len, cap = 0, blen = strlen(path_base(path));
+	char *dir;
+
+	*files = NULL;
+	*nfiles = 0;
+	if (strcmp(path, "-") == 0 || access(path, F_OK) != 0 ||
+	    infile_read_regular(path, INFILE_MODEL_MAX, &buf, &len, &e) != 0)
+		return;
+	mp = onnx__model_proto__unpack(NULL, len, buf);
+	free(buf);
+	if (mp == NULL || (dir = infile_dir(path)) == NULL) {
+		if (mp)
+			onnx__model_proto__free_unpacked(mp, NULL);
+		return;
+	}
+	if (collect_tensors(&mp->base, &l, 0, &e) == 0)
+		for (size_t i = 0; i < l.n; i++)
+			for (size_t k = 0; k < l.v[i]->n_external_data; k++) {
+				const Onnx__StringStringEntryProto *kv =
+				    l.v[i]->external_data[k];
+				const char *v = kv->value;
+				char *f;
+
+				if (!kv->key || strcmp(kv->key, "location") ||
+				    !ours(v, path_base(path), blen))
+					continue;
+				if (*nfiles == cap) {
+					char **nf = realloc(*files, (cap * 2 + 4) *
+					    sizeof **files);
+
+					if (!nf)
+						goto done;
+					*files = nf;
+					cap = cap * 2 + 4;
+				}
+				if ((f = malloc(strlen(dir) + strlen(v) + 2))) {
+					sprintf(f, "%s/%s", dir, v);
+					(*files)[(*nfiles)++] = f;
+				}
+			}
+done:
+	free(l.v);
+	free(dir);
+	onnx__model_proto__free_unpacked(mp, NULL);
 }
 
 /* Put the tensor in the form it is saved in; undone by restore. */
@@ -1210,18 +1279,25 @@ item_swap(struct save_item *it, char *location)
 }
 
 static int
-write_model(struct model *m, const char *path, struct err *e)
+write_model(struct model *m, const char *path, struct outfile *data,
+    struct err *e)
 {
 	struct file_buffer fb;
 	struct outfile *of;
-	size_t size;
+	size_t size, nold = 0;
+	char **old;
+	int rc;
 
 	size = protobuf_c_message_get_packed_size(&m->proto->base);
-	if (size > PROTO_MAX)
+	if (size > PROTO_MAX) {
+		outfile_abort(data);
 		return err_set(e, "%s: model is %zu bytes, more than protobuf's "
 		    "2 GiB limit", shown_out(path), size);
-	if ((of = outfile_open(path, e)) == NULL)
+	}
+	if ((of = outfile_open(path, e)) == NULL) {
+		outfile_abort(data);
 		return -1;
+	}
 	fb.base.append = file_append;
 	fb.fp = outfile_fp(of);
 	fb.failed = 0;
@@ -1229,9 +1305,20 @@ write_model(struct model *m, const char *path, struct err *e)
 	if (fb.failed || ferror(fb.fp)) {
 		err_errno(e, "%s", shown_out(path));
 		outfile_abort(of);
+		outfile_abort(data);
 		return -1;
 	}
-	return outfile_commit(of, e);
+	/* what the model it replaces used, read before it is replaced */
+	old_data_files(path, &old, &nold);
+	rc = data ? outfile_commit_pair(of, data, e) : outfile_commit(of, e);
+	for (size_t i = 0; i < nold; i++) {
+		/* the new pair is in place: the old data has no model */
+		if (rc == 0 && (!data || strcmp(old[i], outfile_name(data))))
+			unlink(old[i]);
+		free(old[i]);
+	}
+	free(old);
+	return rc;
 }
 
 int
@@ -1240,6 +1327,7 @@ model_save(struct model *m, const char *path,
 {
 	struct tplist l = { 0 };
 	struct save_item *items = NULL;
+	struct outfile *data = NULL;
 	char *location = NULL, label[300];
 	uint64_t need = 0, extra = 0;
 	size_t i, min;
@@ -1285,18 +1373,15 @@ model_save(struct model *m, const char *path,
 			    "writing to standard output");
 			goto done;
 		}
-		if ((location = malloc(strlen(path_base(path)) + 6)) == NULL) {
-			err_nomem(e);
+		if (save_external(m, items, l.n, path, min, &data, e) != 0)
 			goto done;
-		}
-		sprintf(location, "%s.data", path_base(path));
-		if (save_external(m, items, l.n, path, min, e) != 0)
-			goto done;
+		location = (char *)path_base(outfile_name(data));
 	}
 	for (i = 0; i < l.n; i++)
 		if (items[i].to_external || items[i].was_external)
 			item_swap(&items[i], location);
-	rc = write_model(m, path, e);
+	rc = write_model(m, path, data, e);
+	data = NULL;
 done:
 	for (i = 0; items != NULL && i < l.n; i++) {
 		if (items[i].swapped)
@@ -1305,7 +1390,7 @@ done:
 	}
 	free(items);
 	free(l.v);
-	free(location);
+	outfile_abort(data);
 	return rc;
 }
 

@@ -3,7 +3,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -282,52 +285,106 @@ fortran_to_c(struct tensor *t, struct err *e)
 	return 0;
 }
 
-static int
-read_mem(const uint8_t *b, size_t len, struct tensor *t, struct err *e)
-{
-	size_t hlen, off, need;
-	int64_t nelem;
-	char descr[32];
-	int fortran = 0, rank = 0, swap = 0, dtype;
-	int64_t dims[TENSOR_MAX_RANK];
-	char sbuf[256];
+/*
+ * Where an .npy image comes from: read(ctx, dst, n) gives its next n
+ * bytes (0, or -1 with e set); size is its whole length.
+ */
+struct npy_src {
+	int (*read)(void *ctx, void *dst, size_t n, struct err *e);
+	void *ctx;
+	uint64_t size;
+};
 
-	if (len < 10 || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-		return err_set(e, "not an npy file");
-	if (b[6] == 1) {
-		hlen = b[8] | (size_t)b[9] << 8;
+/* The header into *h, read from src: the bytes before the data. */
+static int
+read_head(struct npy_src *src, struct npy_head *h, int *swap, int *fortran,
+    struct err *e)
+{
+	uint8_t pre[12];
+	char *text;
+	size_t hlen, off, npre = src->size < 12 ? (size_t)src->size : 12;
+	int r;
+
+	if (src->size < 10 || src->read(src->ctx, pre, npre, e) < 0 ||
+	    memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+		return src->size < 10 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) ?
+		    err_set(e, "not an npy file") : -1;
+	if (pre[6] == 1) {
+		hlen = pre[8] | (size_t)pre[9] << 8;
 		off = 10;
-	} else if (b[6] == 2 || b[6] == 3) {
-		if (len < 12)
+	} else if (pre[6] == 2 || pre[6] == 3) {
+		if (npre < 12)
 			return err_set(e, "truncated npy header");
-		hlen = b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 |
-		    (size_t)b[11] << 24;
+		hlen = pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
+		    (size_t)pre[11] << 24;
 		off = 12;
 	} else
 		return err_set(e, "npy format version %d.%d is not supported",
-		    b[6], b[7]);
-	if (hlen > NPY_HEADER_MAX || hlen > len - off)
+		    pre[6], pre[7]);
+	if (hlen > NPY_HEADER_MAX || hlen > src->size - off)
 		return err_set(e, "truncated npy header");
-	if (parse_header((const char *)b + off, hlen, descr, sizeof descr,
-	    &fortran, &rank, dims, e) < 0)
+	/* the text, of which pre may hold the first bytes already */
+	if (!(text = malloc(hlen + 1)))
+		return err_nomem(e);
+	memcpy(text, pre + off, npre - off < hlen ? npre - off : hlen);
+	if (npre - off < hlen && src->read(src->ctx, text + (npre - off),
+	    hlen - (npre - off), e) < 0) {
+		free(text);
 		return -1;
-	off += hlen;
-	if ((dtype = descr_dtype(descr, &swap)) == DT_UNDEFINED)
-		return err_set(e, "npy dtype %s is not supported", descr);
+	}
+	r = parse_header(text, hlen, h->descr, sizeof h->descr, fortran,
+	    &h->rank, h->dims, e);
+	free(text);
+	if (r < 0)
+		return -1;
+	h->data_offset = off + hlen;
+	if ((h->dtype = descr_dtype(h->descr, swap)) == DT_UNDEFINED)
+		return err_set(e, "npy dtype %s is not supported", h->descr);
 	/* the data must be there before the tensor is allocated */
-	if ((nelem = shape_nelem(rank, dims, e)) < 0)
+	if ((h->nelem = shape_nelem(h->rank, h->dims, e)) < 0)
 		return -1;
-	if ((uint64_t)nelem <= (uint64_t)TENSOR_MAX_BYTES / dtype_size(dtype) &&
-	    len - off != (need = (size_t)nelem * dtype_size(dtype)))
-		return err_set(e, "%zu bytes of data where shape %s of %s needs %zu",
-		    len - off, shape_str(rank, dims, sbuf, sizeof sbuf), descr, need);
-	if (tensor_alloc(t, dtype, rank, dims, e) < 0)
+	return 0;
+}
+
+/*
+ * Read an .npy image from src into an empty tensor: the header first,
+ * then, when check (if any) accepts it and the data has the size it
+ * says, the data straight into the tensor.
+ */
+static int
+read_src(struct npy_src *src, npy_check_fn *check, void *ctx,
+    struct tensor *t, struct err *e, int *checked)
+{
+	struct npy_head h;
+	int swap = 0, fortran = 0;
+	size_t need, es;
+	uint64_t left;
+	char sbuf[256];
+
+	*checked = 0;
+	if (read_head(src, &h, &swap, &fortran, e) < 0)
 		return -1;
-	need = (size_t)t->nelem * dtype_size(dtype);
-	memcpy(t->data, b + off, need);
+	es = dtype_size(h.dtype);
+	left = src->size - h.data_offset;
+	if (check && check(&h, ctx, e) < 0) {
+		*checked = 1;
+		return -1;
+	}
+	if ((uint64_t)h.nelem <= (uint64_t)TENSOR_MAX_BYTES / es &&
+	    left != (need = (size_t)h.nelem * es))
+		return err_set(e, "%llu bytes of data where shape %s of %s needs "
+		    "%zu", (unsigned long long)left,
+		    shape_str(h.rank, h.dims, sbuf, sizeof sbuf), h.descr, need);
+	if (tensor_alloc_uninit(t, h.dtype, h.rank, h.dims, e) < 0)
+		return -1;
+	need = (size_t)t->nelem * es;
+	if (need && src->read(src->ctx, t->data, need, e) < 0) {
+		tensor_release(t);
+		return -1;
+	}
 	if (swap)
-		byteswap(t->data, t->nelem, dtype_size(dtype));
-	if (dtype == DT_BOOL)
+		byteswap(t->data, t->nelem, es);
+	if (h.dtype == DT_BOOL)
 		for (int64_t i = 0; i < t->nelem; i++)
 			((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
 	if (fortran && fortran_to_c(t, e) < 0) {
@@ -337,70 +394,108 @@ read_mem(const uint8_t *b, size_t len, struct tensor *t, struct err *e)
 	return 0;
 }
 
+/* An image in memory as a source. */
+struct mem_src {
+	const uint8_t *b;
+	size_t len, pos;
+};
+
+static int
+mem_read(void *ctx, void *dst, size_t n, struct err *e)
+{
+	struct mem_src *m = ctx;
+
+	if (n > m->len - m->pos)
+		return err_set(e, "truncated npy file");
+	memcpy(dst, m->b + m->pos, n);
+	m->pos += n;
+	return 0;
+}
+
 int
 npy_read_mem(const void *buf, size_t len, const char *name, struct tensor *t,
     struct err *e)
 {
+	struct mem_src m = { buf, len, 0 };
+	struct npy_src src = { mem_read, &m, len };
+	int checked;
+
 	memset(t, 0, sizeof *t);
-	if (read_mem(buf, len, t, e) < 0)
+	if (read_src(&src, NULL, NULL, t, e, &checked) < 0)
 		return err_prefix(e, "%s", name);
 	return 0;
 }
 
-/* Read a whole regular file, refusing more than max bytes. */
-static int
-slurp(const char *path, size_t max, uint8_t **buf, size_t *len,
-    struct err *e)
-{
-	FILE *fp;
-	off_t size;
-	uint8_t *b;
+/* A file as a source. */
+struct fd_src {
+	int fd;
+};
 
-	if (!(fp = fopen(path, "rb")))
-		return err_errno(e, "%s", path);
-	if (fseeko(fp, 0, SEEK_END) < 0 || (size = ftello(fp)) < 0 ||
-	    fseeko(fp, 0, SEEK_SET) < 0) {
-		err_errno(e, "%s", path);
-		fclose(fp);
-		return -1;
+static int
+fd_read(void *ctx, void *dst, size_t n, struct err *e)
+{
+	struct fd_src *f = ctx;
+	uint8_t *p = dst;
+
+	while (n > 0) {
+		ssize_t r = read(f->fd, p, n < (size_t)1 << 30 ? n : (size_t)1 << 30);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return err_errno(e, "read");
+		if (r == 0)
+			return err_set(e, "file shrank while reading");
+		p += r;
+		n -= (size_t)r;
 	}
-	if ((uint64_t)size > max) {
-		fclose(fp);
-		return err_set(e, "%s: file too large (%lld bytes)", path,
-		    (long long)size);
-	}
-	if (!(b = malloc(size ? (size_t)size : 1))) {
-		fclose(fp);
-		return err_nomem(e);
-	}
-	if (fread(b, 1, (size_t)size, fp) != (size_t)size) {
-		if (ferror(fp))
-			err_errno(e, "%s", path);
-		else
-			err_set(e, "%s: file shrank while reading", path);
-		free(b);
-		fclose(fp);
-		return -1;
-	}
-	fclose(fp);
-	*buf = b;
-	*len = (size_t)size;
 	return 0;
+}
+
+int
+npy_read_checked(const char *path, npy_check_fn *check, void *ctx,
+    struct tensor *t, struct err *e)
+{
+	struct fd_src f;
+	struct npy_src src = { fd_read, &f, 0 };
+	struct stat st;
+	int r, checked = 0;
+
+	memset(t, 0, sizeof *t);
+	/* O_NONBLOCK: a FIFO is refused, not waited on */
+	if ((f.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		return err_errno(e, "%s", path);
+	}
+	if (fstat(f.fd, &st) < 0)
+		r = err_errno(e, "%s", path);
+	else if (!S_ISREG(st.st_mode))
+		r = err_set(e, "%s: %s", path, S_ISDIR(st.st_mode) ?
+		    "is a directory" : "not a regular file");
+	else if ((uint64_t)st.st_size > (uint64_t)TENSOR_MAX_BYTES +
+	    NPY_HEADER_MAX + 16)
+		r = err_set(e, "%s: file too large (%lld bytes)", path,
+		    (long long)st.st_size);
+	else {
+		src.size = (uint64_t)st.st_size;
+		if ((r = read_src(&src, check, ctx, t, e, &checked)) < 0 &&
+		    !checked)
+			err_prefix(e, "%s", path);
+	}
+	close(f.fd);
+	return r < 0 ? -1 : 0;
 }
 
 int
 npy_read(const char *path, struct tensor *t, struct err *e)
 {
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int r;
+	int r = npy_read_checked(path, NULL, NULL, t, e);
 
-	memset(t, 0, sizeof *t);
-	if (slurp(path, (size_t)TENSOR_MAX_BYTES + NPY_HEADER_MAX + 16, &buf,
-	    &len, e) < 0)
-		return -1;
-	r = npy_read_mem(buf, len, path, t, e);
-	free(buf);
+	if (r == 1) {
+		errno = ENOENT;
+		return err_errno(e, "%s", path);
+	}
 	return r;
 }
 
@@ -671,6 +766,30 @@ bad:
 	return err_set(e, "%s: bad zip central directory", z->path);
 }
 
+/* fopen, refusing what is not a regular file without blocking on it. */
+static FILE *
+open_regular(const char *path, struct err *e)
+{
+	struct stat st;
+	FILE *fp;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		err_errno(e, "%s", path);
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err_set(e, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if (!(fp = fdopen(fd, "rb"))) {
+		err_errno(e, "%s", path);
+		close(fd);
+	}
+	return fp;
+}
+
 struct npz *
 npz_open(const char *path, struct err *e)
 {
@@ -682,8 +801,7 @@ npz_open(const char *path, struct err *e)
 		err_nomem(e);
 		return NULL;
 	}
-	if (!(z->fp = fopen(path, "rb"))) {
-		err_errno(e, "%s", path);
+	if (!(z->fp = open_regular(path, e))) {
 		npz_close(z);
 		return NULL;
 	}
@@ -735,35 +853,6 @@ npz_find(const struct npz *z, const char *member)
 	return -1;
 }
 
-static int
-inflate_raw(const uint8_t *src, size_t slen, uint8_t *dst, size_t dlen)
-{
-	z_stream s;
-	int r;
-
-	memset(&s, 0, sizeof s);
-	if (inflateInit2(&s, -MAX_WBITS) != Z_OK)
-		return -1;
-	s.next_in = (Bytef *)src;
-	s.next_out = dst;
-	/* zlib counts in uInt; feed and drain in chunks it can express. */
-	do {
-		if (s.avail_in == 0) {
-			size_t left = slen - (size_t)((const uint8_t *)s.next_in - src);
-			s.avail_in = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-		}
-		if (s.avail_out == 0) {
-			size_t left = dlen - (size_t)(s.next_out - dst);
-			s.avail_out = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-		}
-		r = inflate(&s, Z_NO_FLUSH);
-	} while (r == Z_OK);
-	inflateEnd(&s);
-	if (r != Z_STREAM_END || (size_t)(s.next_out - dst) != dlen)
-		return -1;
-	return 0;
-}
-
 /* A member name for messages: control bytes as '?', long names cut. */
 static void
 member_label(const char *name, char *buf, size_t size)
@@ -778,14 +867,133 @@ member_label(const char *name, char *buf, size_t size)
 		memcpy(buf + size - 4, "...", 4);
 }
 
+/*
+ * A member as a source: its bytes inflated (or copied) in order, a chunk
+ * of the compressed data at a time, their CRC kept as they go.
+ */
+struct member_src {
+	struct npz *z;
+	const struct npz_member *m;
+	const char *shown;
+	uint64_t data;		/* file offset of the member's data */
+	uint64_t in_pos;	/* compressed bytes read */
+	uint64_t out_pos;	/* bytes given */
+	z_stream zs;
+	int zinit, ended;
+	uLong crc;
+	uint8_t in[1 << 16];
+};
+
+static int
+member_corrupt(struct member_src *s, struct err *e)
+{
+	return err_set(e, "%s: %s: corrupt deflate data", s->z->path, s->shown);
+}
+
+/* Inflate into dst[n] (n may be 0: then just to the end of the stream). */
+static int
+member_inflate(struct member_src *s, uint8_t *dst, size_t n, struct err *e)
+{
+	uint8_t spare;
+	int r;
+
+	s->zs.next_out = n ? dst : &spare;
+	s->zs.avail_out = 0;
+	for (;;) {
+		size_t left = n - (size_t)(s->zs.next_out - (n ? dst : &spare));
+
+		if (n && left == 0)
+			return 0;
+		if (s->zs.avail_out == 0)
+			s->zs.avail_out = !n ? 1 : left > UINT32_MAX ? UINT32_MAX :
+			    (uInt)left;
+		if (s->zs.avail_in == 0 && s->in_pos < s->m->csize) {
+			uint64_t c = s->m->csize - s->in_pos;
+			size_t k = c < sizeof s->in ? (size_t)c : sizeof s->in;
+
+			if (read_at(s->z, s->data + s->in_pos, s->in, k, e) < 0)
+				return -1;
+			s->in_pos += k;
+			s->zs.next_in = s->in;
+			s->zs.avail_in = (uInt)k;
+		}
+		if (s->ended)
+			return n ? member_corrupt(s, e) : 0;
+		r = inflate(&s->zs, Z_NO_FLUSH);
+		if (!n && s->zs.next_out != &spare)
+			return member_corrupt(s, e);	/* more than usize */
+		if (r == Z_STREAM_END) {
+			/* the end may come with the last bytes asked for */
+			s->ended = 1;
+			if (!n || s->zs.next_out == dst + n)
+				return 0;
+			return member_corrupt(s, e);
+		}
+		if (r != Z_OK)
+			return member_corrupt(s, e);
+	}
+}
+
+static int
+member_read(void *ctx, void *dst, size_t n, struct err *e)
+{
+	struct member_src *s = ctx;
+	size_t done = 0;
+
+	if (n > s->m->usize - s->out_pos)
+		return err_set(e, "truncated npy file");
+	if (s->m->method == 0) {
+		if (read_at(s->z, s->data + s->out_pos, dst, n, e) < 0)
+			return -1;
+	} else if (member_inflate(s, dst, n, e) < 0)
+		return -1;
+	s->out_pos += n;
+	/* crc32() takes uInt lengths; go in chunks. */
+	while (done < n) {
+		size_t k = n - done > (1u << 30) ? (1u << 30) : n - done;
+
+		s->crc = crc32(s->crc, (const uint8_t *)dst + done, (uInt)k);
+		done += k;
+	}
+	return 0;
+}
+
+/*
+ * After a parse error: the rest of the member, a chunk at a time, and
+ * when its deflate data or CRC is bad, that is the error (as the whole
+ * member was checked before it was parsed, once).
+ */
+static void
+member_drain(struct member_src *s, struct err *e)
+{
+	uint8_t buf[1 << 16];
+	struct err e2;
+
+	while (s->out_pos < s->m->usize) {
+		uint64_t left = s->m->usize - s->out_pos;
+		size_t k = left < sizeof buf ? (size_t)left : sizeof buf;
+
+		if (member_read(s, buf, k, &e2) < 0)
+			goto bad;
+	}
+	if (s->m->method == 8 && member_inflate(s, NULL, 0, &e2) < 0)
+		goto bad;
+	if (s->crc != s->m->crc)
+		err_set(e, "%s: %s: crc mismatch", s->z->path, s->shown);
+	return;
+bad:
+	*e = e2;
+}
+
 int
-npz_read(struct npz *z, int i, struct tensor *t, struct err *e)
+npz_read_checked(struct npz *z, int i, npy_check_fn *check, void *ctx,
+    struct tensor *t, struct err *e)
 {
 	struct npz_member *m;
-	uint8_t lh[30], *cbuf = NULL, *ubuf = NULL;
-	uint64_t data;
+	struct member_src *s;
+	uint8_t lh[30];
 	char shown[128];
-	int r = -1;
+	int r = -1, checked = 0;
 
 	memset(t, 0, sizeof *t);
 	if (i < 0 || i >= z->n)
@@ -804,56 +1012,72 @@ npz_read(struct npz *z, int i, struct tensor *t, struct err *e)
 		return -1;
 	if (rd32(lh) != 0x04034b50)
 		return err_set(e, "%s: %s: bad local header", z->path, shown);
-	data = m->offset + 30 + rd16(lh + 26) + rd16(lh + 28);
-	if (data > z->size || m->csize > z->size - data)
-		return err_set(e, "%s: %s: truncated zip file", z->path, shown);
-	if (m->method == 0 && m->csize != m->usize)
-		return err_set(e, "%s: %s: bad sizes for a stored member", z->path,
-		    shown);
-	/* deflate expands at most 1032 times: refuse before allocating */
-	if (m->method == 8 && m->usize / 1032 > m->csize + 64)
-		return err_set(e, "%s: %s: bad sizes for a deflated member",
-		    z->path, shown);
-	if (!(cbuf = malloc(m->csize ? (size_t)m->csize : 1)))
+	if (!(s = calloc(1, sizeof *s)))
 		return err_nomem(e);
-	if (read_at(z, data, cbuf, (size_t)m->csize, e) < 0)
+	s->z = z;
+	s->m = m;
+	s->shown = shown;
+	s->data = m->offset + 30 + rd16(lh + 26) + rd16(lh + 28);
+	s->crc = crc32(0L, Z_NULL, 0);
+	if (s->data > z->size || m->csize > z->size - s->data) {
+		err_set(e, "%s: %s: truncated zip file", z->path, shown);
 		goto out;
+	}
+	if (m->method == 0 && m->csize != m->usize) {
+		err_set(e, "%s: %s: bad sizes for a stored member", z->path,
+		    shown);
+		goto out;
+	}
+	/* deflate expands at most 1032 times: refuse before inflating */
+	if (m->method == 8 && m->usize / 1032 > m->csize + 64) {
+		err_set(e, "%s: %s: bad sizes for a deflated member", z->path,
+		    shown);
+		goto out;
+	}
 	if (m->method == 8) {
-		if (!(ubuf = malloc(m->usize ? (size_t)m->usize : 1))) {
+		if (inflateInit2(&s->zs, -MAX_WBITS) != Z_OK) {
 			err_nomem(e);
 			goto out;
 		}
-		if (inflate_raw(cbuf, (size_t)m->csize, ubuf, (size_t)m->usize) < 0) {
-			err_set(e, "%s: %s: corrupt deflate data", z->path, shown);
-			goto out;
-		}
-	} else {
-		ubuf = cbuf;
-		cbuf = NULL;
+		s->zinit = 1;
 	}
 	{
-		/* crc32() takes uInt lengths; go in chunks. */
-		uLong crc = crc32(0L, Z_NULL, 0);
-		size_t done = 0;
+		struct npy_src src = { member_read, s, m->usize };
 
-		while (done < m->usize) {
-			size_t n = m->usize - done > (1u << 30) ? (1u << 30) :
-			    (size_t)(m->usize - done);
-			crc = crc32(crc, ubuf + done, (uInt)n);
-			done += n;
-		}
-		if (crc != m->crc) {
-			err_set(e, "%s: %s: crc mismatch", z->path, shown);
+		if (read_src(&src, check, ctx, t, e, &checked) < 0) {
+			/* zip errors name the archive already */
+			if (!checked &&
+			    strncmp(e->msg, z->path, strlen(z->path)) != 0)
+				err_prefix(e, "%s: %s", z->path, shown);
+			/* bad bytes from bad deflate data: say that instead */
+			if (!checked)
+				member_drain(s, e);
 			goto out;
 		}
 	}
-	if (read_mem(ubuf, (size_t)m->usize, t, e) < 0) {
-		err_prefix(e, "%s: %s", z->path, shown);
+	/* all of it, and nothing after it: then the CRC covers the member */
+	if (s->out_pos != m->usize ||
+	    (m->method == 8 && member_inflate(s, NULL, 0, e) < 0)) {
+		if (s->out_pos != m->usize)
+			member_corrupt(s, e);
+		tensor_release(t);
+		goto out;
+	}
+	if (s->crc != m->crc) {
+		err_set(e, "%s: %s: crc mismatch", z->path, shown);
+		tensor_release(t);
 		goto out;
 	}
 	r = 0;
 out:
-	free(cbuf);
-	free(ubuf);
+	if (s->zinit)
+		inflateEnd(&s->zs);
+	free(s);
 	return r;
+}
+
+int
+npz_read(struct npz *z, int i, struct tensor *t, struct err *e)
+{
+	return npz_read_checked(z, i, NULL, NULL, t, e);
 }

@@ -24,11 +24,34 @@
 #include "err.h"
 #include "tensor.h"
 
+/*
+ * A header as read, before any data: for a caller to refuse a tensor it
+ * cannot use before the data is read or inflated (an .npz member of a
+ * few MB may inflate to GBs). A check returns 0 to go on, or -1 with e
+ * set to a message of its own, passed on as it is (not prefixed).
+ */
+struct npy_head {
+	char descr[32];			/* as written: "<f4" */
+	int dtype;
+	int rank;
+	int64_t dims[TENSOR_MAX_RANK];
+	int64_t nelem;
+	size_t data_offset;		/* bytes before the data */
+};
+typedef int npy_check_fn(const struct npy_head *h, void *ctx,
+    struct err *e);
+
 /* Parse an .npy image in memory into an empty tensor; name is for messages. */
 int npy_read_mem(const void *buf, size_t len, const char *name,
     struct tensor *t, struct err *e);
-/* Read an .npy file into an empty tensor. */
+/*
+ * Read an .npy file into an empty tensor, its header first. Only a
+ * regular file is read: a FIFO is refused without waiting for a writer.
+ */
 int npy_read(const char *path, struct tensor *t, struct err *e);
+/* The same with a check (NULL: none); 1 when path does not exist. */
+int npy_read_checked(const char *path, npy_check_fn *check, void *ctx,
+    struct tensor *t, struct err *e);
 /* Write t as .npy to fp (no flush or close). */
 int npy_write_fp(FILE *fp, const struct tensor *t, struct err *e);
 /* Write t to path atomically (temporary file renamed into place). */
@@ -46,7 +69,14 @@ int npz_count(const struct npz *z);
 const char *npz_member(const struct npz *z, int i);
 /* Index of the member with exactly this name, -1 if none. */
 int npz_find(const struct npz *z, const char *member);
-/* Decompress member i and parse it as .npy into an empty tensor. */
+/*
+ * Decompress member i and parse it as .npy into an empty tensor. The
+ * header is inflated first; the data is inflated straight into the
+ * tensor, never more than the header says, and its CRC checked last.
+ */
 int npz_read(struct npz *z, int i, struct tensor *t, struct err *e);
+/* The same with a check of the header (NULL: none). */
+int npz_read_checked(struct npz *z, int i, npy_check_fn *check, void *ctx,
+    struct tensor *t, struct err *e);
 
 #endif

@@ -15,6 +15,8 @@
 #include "outfile.h"
 
 #define MAX_OPEN 16
+/* NAME_MAX of the usual file systems (ext4, xfs, btrfs, tmpfs) */
+#define TMP_NAME_MAX 255
 
 struct outfile {
 	FILE *fp;
@@ -22,6 +24,7 @@ struct outfile {
 	char *tmp;		/* temporary beside it */
 	int slot;
 	int direct;		/* writing straight to a non-regular file */
+	int unique;		/* outfile_open_unique: tmp is the file itself */
 };
 
 static char *volatile open_tmps[MAX_OPEN];
@@ -41,9 +44,9 @@ struct outfile *
 outfile_open(const char *path, struct err *e)
 {
 	struct outfile *o = calloc(1, sizeof *o);
-	const char *slash;
+	const char *slash, *base;
 	struct stat st;
-	size_t dirlen;
+	size_t dirlen, blen;
 	int fd;
 
 	if (!o) {
@@ -68,14 +71,18 @@ outfile_open(const char *path, struct err *e)
 	}
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	base = slash ? slash + 1 : path;
 	o->path = strdup(path);
-	o->tmp = malloc(dirlen + strlen(slash ? slash + 1 : path) + 16);
+	o->tmp = malloc(dirlen + strlen(base) + 16);
 	if (!o->path || !o->tmp) {
 		err_nomem(e);
 		goto fail;
 	}
-	sprintf(o->tmp, "%.*s.%s.XXXXXX", (int)dirlen, path,
-	    slash ? slash + 1 : path);
+	/* ".NAME.XXXXXX": cut NAME so that a legal long name still has one */
+	blen = strlen(base);
+	if (blen > TMP_NAME_MAX - 8)
+		blen = TMP_NAME_MAX - 8;
+	sprintf(o->tmp, "%.*s.%.*s.XXXXXX", (int)dirlen, path, (int)blen, base);
 	/*
 	 * Known to the signal handler before it exists: a signal that
 	 * comes while mkstemp makes it must not leave it behind.
@@ -154,12 +161,88 @@ outfile_commit(struct outfile *o, struct err *e)
 	return rc;
 }
 
+struct outfile *
+outfile_open_unique(const char *path, const char *suffix, struct err *e)
+{
+	struct outfile *o = calloc(1, sizeof *o);
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	size_t blen = strlen(base), slen = strlen(suffix);
+	int fd;
+
+	if (!o || !(o->tmp = malloc(dirlen + blen + slen + 16))) {
+		free(o);
+		err_nomem(e);
+		return NULL;
+	}
+	o->slot = -1;
+	if (blen + 8 + slen > TMP_NAME_MAX)
+		blen = TMP_NAME_MAX - 8 - slen;
+	sprintf(o->tmp, "%.*s%.*s.XXXXXX%s", (int)dirlen, path, (int)blen,
+	    base, suffix);
+	o->slot = register_tmp(o->tmp);
+	if ((fd = mkstemps(o->tmp, (int)slen)) < 0) {
+		err_errno(e, "%s", path);
+		forget(o);
+		return NULL;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	if (!(o->fp = fdopen(fd, "w"))) {
+		err_errno(e, "%s", o->tmp);
+		close(fd);
+		unlink(o->tmp);
+		forget(o);
+		return NULL;
+	}
+	o->unique = 1;
+	return o;
+}
+
+const char *
+outfile_name(const struct outfile *o)
+{
+	return o->unique ? o->tmp : o->path;
+}
+
+int
+outfile_commit_pair(struct outfile *o, struct outfile *data, struct err *e)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	sigset_t hold, old;
+	int rc = 0;
+
+	if (fflush(data->fp) != 0 || ferror(data->fp) ||
+	    fsync(fileno(data->fp)) < 0)
+		rc = err_errno(e, "%s", data->tmp);
+	if (fclose(data->fp) != 0 && rc == 0)
+		rc = err_errno(e, "%s", data->tmp);
+	data->fp = NULL;
+	if (rc < 0) {
+		outfile_abort(data);
+		outfile_abort(o);
+		return -1;
+	}
+	/* the model's rename and the data's release, as one for signals */
+	sigemptyset(&hold);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaddset(&hold, sigs[i]);
+	sigprocmask(SIG_BLOCK, &hold, &old);
+	if ((rc = outfile_commit(o, e)) < 0)
+		unlink(data->tmp);
+	forget(data);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 void
 outfile_abort(struct outfile *o)
 {
 	if (!o)
 		return;
-	if ((o->path || o->direct) && o->fp)
+	if ((o->path || o->direct || o->unique) && o->fp)
 		fclose(o->fp);
 	if (o->tmp)
 		unlink(o->tmp);

@@ -22,6 +22,27 @@ FILE *outfile_fp(struct outfile *o);
 int outfile_commit(struct outfile *o, struct err *e);
 /* Discard; frees o. NULL is fine. */
 void outfile_abort(struct outfile *o);
+
+/*
+ * A file of a name of its own beside path, for the second file of a pair
+ * (a model's external data): "DIR/BASE.XXXXXX" followed by suffix, made
+ * new (BASE is path's last component, cut so the name fits in 255
+ * bytes). It is written in place, and stays a temporary (removed by
+ * outfile_abort and by the signal handler) until outfile_commit_pair.
+ */
+struct outfile *outfile_open_unique(const char *path, const char *suffix,
+    struct err *e);
+/* The file o writes: the temporary of outfile_open_unique's. */
+const char *outfile_name(const struct outfile *o);
+/*
+ * Commit the pair: data (from outfile_open_unique) flushed and synced,
+ * then o renamed into place, and only then data no longer a temporary;
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE are held over the rename, so an
+ * interruption leaves o's target as it was with data removed, or the new
+ * pair whole. Frees both; on failure both are removed.
+ */
+int outfile_commit_pair(struct outfile *o, struct outfile *data,
+    struct err *e);
 /*
  * Remove every temporary still open in this process; async-signal-safe, for
  * SIGINT/SIGTERM handlers (cmd/ installs them with outfile_cleanup_on_signals,

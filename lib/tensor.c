@@ -1,8 +1,11 @@
 /* tensor: see tensor.h. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "tensor.h"
 
@@ -154,6 +157,104 @@ shape_equal(const struct tensor *a, const struct tensor *b)
 	return 1;
 }
 
+/*
+ * The budget: process-wide, as the tensors it counts are. 0 for the limit
+ * means not yet set. Atomic: kernels may allocate from OpenMP threads.
+ */
+static uint64_t mem_limit, mem_live;
+
+/* "512M" and friends; -1 when s is none of them. */
+static int
+parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long n;
+	int shift = 0;
+
+	if (strcasecmp(s, "none") == 0) {
+		*v = UINT64_MAX;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end || (shift && n > UINT64_MAX >> shift))
+		return -1;
+	*v = n == 0 ? UINT64_MAX : (uint64_t)n << shift;
+	return 0;
+}
+
+static uint64_t
+default_limit(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || size <= 0)
+		return UINT64_MAX;
+	return (uint64_t)pages * (uint64_t)size / 2;
+}
+
+int
+tensor_mem_limit_init(uint64_t limit, struct err *e)
+{
+	const char *env = getenv(TENSOR_MEM_ENV);
+
+	if (!limit && env && *env && parse_size(env, &limit) < 0) {
+		char shown[64];
+
+		snprintf(shown, sizeof shown, "%s", env);
+		return err_set(e, "%s: bad size '%s' (bytes, or with K, M, G "
+		    "or T; 0 or none for no limit)", TENSOR_MEM_ENV, shown);
+	}
+	if (!limit)
+		limit = default_limit();
+	__atomic_store_n(&mem_limit, limit, __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint64_t
+tensor_mem_limit(void)
+{
+	uint64_t l = __atomic_load_n(&mem_limit, __ATOMIC_RELAXED);
+	struct err e;
+
+	if (l)
+		return l;
+	if (tensor_mem_limit_init(0, &e) < 0)
+		__atomic_store_n(&mem_limit, default_limit(), __ATOMIC_RELAXED);
+	return __atomic_load_n(&mem_limit, __ATOMIC_RELAXED);
+}
+
+uint64_t
+tensor_mem_live(void)
+{
+	return __atomic_load_n(&mem_live, __ATOMIC_RELAXED);
+}
+
+/* Charge bytes to the budget, or refuse them (nothing charged). */
+static int
+mem_charge(uint64_t bytes, struct err *e)
+{
+	uint64_t limit = tensor_mem_limit();
+	uint64_t live = __atomic_add_fetch(&mem_live, bytes, __ATOMIC_RELAXED);
+
+	if (limit == UINT64_MAX || live <= limit)
+		return 0;
+	__atomic_sub_fetch(&mem_live, bytes, __ATOMIC_RELAXED);
+	return err_set(e, "needs %llu bytes, over the memory limit of %llu "
+	    "(%llu in use)", (unsigned long long)bytes,
+	    (unsigned long long)limit, (unsigned long long)(live - bytes));
+}
+
 static int
 alloc_as(struct tensor *t, int dtype, int rank, const int64_t *dims,
     int zeroed, struct err *e)
@@ -172,11 +273,17 @@ alloc_as(struct tensor *t, int dtype, int rank, const int64_t *dims,
 		return err_set(e, "tensor of shape %s (%s) is larger than %lld bytes",
 		    shape_str(rank, dims, sbuf, sizeof sbuf), dtype_name(dtype),
 		    (long long)TENSOR_MAX_BYTES);
+	if (mem_charge((uint64_t)(n ? n : 1) * esize, e) < 0)
+		return -1;
 	/* calloc(0) may return NULL; always allocate at least one element. */
 	t->data = zeroed ? calloc(n ? (size_t)n : 1, esize) :
 	    malloc((n ? (size_t)n : 1) * esize);
-	if (!t->data)
+	if (!t->data) {
+		__atomic_sub_fetch(&mem_live, (uint64_t)(n ? n : 1) * esize,
+		    __ATOMIC_RELAXED);
 		return err_nomem(e);
+	}
+	t->counted = (size_t)(n ? n : 1) * esize;
 	t->dtype = dtype;
 	t->rank = rank;
 	for (int i = 0; i < rank; i++)
@@ -216,6 +323,9 @@ tensor_alloc_like_uninit(struct tensor *t, int dtype,
 void
 tensor_release(struct tensor *t)
 {
+	if (t->counted)
+		__atomic_sub_fetch(&mem_live, (uint64_t)t->counted,
+		    __ATOMIC_RELAXED);
 	free(t->data);
 	memset(t, 0, sizeof *t);
 }

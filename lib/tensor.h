@@ -55,7 +55,30 @@ struct tensor {
 	int64_t dims[TENSOR_MAX_RANK];
 	int64_t nelem;			/* product of dims; 1 for a scalar */
 	void *data;			/* nelem * dtype_size(dtype) bytes, owned */
+	size_t counted;			/* bytes charged to the memory budget */
 };
+
+/*
+ * The memory budget: the bytes the process's live tensors may take
+ * together. tensor_alloc* count what they allocate and tensor_release
+ * gives it back; an allocation that would go over the limit is refused
+ * before anything is allocated: "needs N bytes, over the memory limit of
+ * M (L in use)" (the interpreter prefixes the node: "node add (Add): ").
+ * One limit for the whole process, since tensors move freely between the
+ * modules that make them; set by tensor_mem_limit_init().
+ */
+#define TENSOR_MEM_ENV "ONNXQ_MEM_LIMIT"
+/*
+ * Set the limit: limit if not 0, else $ONNXQ_MEM_LIMIT (bytes, or with a
+ * suffix K, M, G or T for powers of 1024; "0" or "none": no limit), else
+ * half the physical memory (sysconf). Fails, leaving the limit as it
+ * was, on a bad ONNXQ_MEM_LIMIT. Without a call, the first allocation
+ * sets it as for limit 0, a bad variable then meaning the default.
+ */
+int tensor_mem_limit_init(uint64_t limit, struct err *e);
+/* The limit (UINT64_MAX when none) and the bytes live now. */
+uint64_t tensor_mem_limit(void);
+uint64_t tensor_mem_live(void);
 
 /* Bytes one element takes in memory; 0 for unsupported types (string...). */
 size_t dtype_size(int dtype);

@@ -4,7 +4,7 @@
 # a device as a model is refused before it is read; an .npz member is
 # checked from its header before it is inflated; the interpreter's memory
 # budget (ONNXQ_MEM_LIMIT); a long output name; input files named as the
-# input is (#17). Every case must end in seconds (timeout) with one line
+# input is (#17); a model and its external data written as a pair. Every case must end in seconds (timeout) with one line
 # naming the file.
 # Needs: the built programs, /usr/bin/python3 with onnx and numpy.
 
@@ -27,6 +27,11 @@ def relu(path, name):
 
 relu("relu.onnx", "x")
 relu("colon.onnx", "onnx::Flatten_0")
+g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"], name="add")], "t",
+    [h.make_tensor_value_info("x", T.FLOAT, [1, 256])],
+    [h.make_tensor_value_info("y", T.FLOAT, [1, 256])],
+    [nh.from_array(np.arange(256, dtype=np.float32).reshape(1, 256), "w")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "add.onnx")
 # three 8 GiB tensors from 199 bytes
 g = h.make_graph([
     h.make_node("ConstantOfShape", ["shape"], ["c"], name="cos"),
@@ -62,6 +67,19 @@ refused() {
 	[ "$stderr" = "$msg" ] || fail "$*: $stderr"
 }
 
+@test "data: a FIFO named as a data file is refused, not waited on" {
+	mkdir -p a/s1 b/test_data_set_0 c
+	mkfifo a/s1/x.npy b/test_data_set_0/input_0.pb c/s0.npz
+	refused onnx-calib -q -d a relu.onnx 'onnx-calib: a/s1/x.npy: not a regular file'
+	refused onnx-calib -q -d b relu.onnx \
+	    'onnx-calib: b/test_data_set_0/input_0.pb: not a regular file'
+	refused onnx-calib -q -d c relu.onnx 'onnx-calib: c/s0.npz: not a regular file'
+	run --separate-stderr timeout 20 onnx-verify -d a relu.onnx
+	[ "$status" -eq 2 ] || fail "onnx-verify: exit $status: $stderr"
+	[ "$stderr" = 'onnx-verify: a/s1/x.npy: not a regular file' ] ||
+	    fail "onnx-verify: $stderr"
+}
+
 @test "models: a device is refused before it is read; pipes still work" {
 	refused onnx-calib --weights-only /dev/zero \
 	    'onnx-calib: /dev/zero: not a regular file'
@@ -69,4 +87,83 @@ refused() {
 	[ "$status" -eq 0 ] || fail "stdin: $stderr"
 	run --separate-stderr onnx-calib --weights-only <(cat relu.onnx)
 	[ "$status" -eq 0 ] || fail "pipe: $stderr"
+}
+
+@test "npz: a member is checked from its header before it is inflated" {
+	mkdir z && cp "$BATS_FILE_TMPDIR/bomb.npz" z/s0.npz
+	# 512 MiB would not fit in what the program is allowed here
+	refused sh -c 'ulimit -v 300000 && exec onnx-calib -q -d z relu.onnx' \
+	    'onnx-calib: z/s0.npz: x.npy: dtype <f8 where the model wants float'
+}
+
+@test "interp: a memory budget, refused with the node before it allocates" {
+	mkdir -p d/s0
+	"$PY" -c 'import numpy as np; np.save("d/s0/x.npy", np.ones(1, np.float32))'
+	ONNXQ_MEM_LIMIT=1G refused onnx-calib -q -d d mem.onnx \
+	    'onnx-calib: d/s0: node cos (ConstantOfShape): needs 8589934592 bytes, over the memory limit of 1073741824 (16 in use)'
+	ONNXQ_MEM_LIMIT=lots refused onnx-calib -q -d d mem.onnx \
+	    "onnx-calib: mem.onnx: ONNXQ_MEM_LIMIT: bad size 'lots' (bytes, or with K, M, G or T; 0 or none for no limit)"
+	# a model that fits runs as before
+	mkdir -p r/s0
+	"$PY" -c 'import numpy as np; np.save("r/s0/x.npy", np.ones((1, 4), np.float32))'
+	ONNXQ_MEM_LIMIT=64K run --separate-stderr onnx-calib -q -d r relu.onnx
+	[ "$status" -eq 0 ] || fail "small model: $stderr"
+}
+
+@test "output: a legal 250-byte name is written (the temporary is cut)" {
+	local name
+	name=$(printf 'm%.0s' $(seq 245)).onnx
+	run --separate-stderr onnx-calib --weights-only -o "$name" relu.onnx
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ -s "$name" ] || fail "not written"
+	[ -z "$(ls -A | grep '^\.')" ] || fail "left behind: $(ls -A)"
+}
+
+@test "data: input files named as the input is, or the lone .npy (#17)" {
+	mkdir -p a/s0 b/s0 c/s0
+	"$PY" - <<'PYEOF'
+import numpy as np
+np.save("a/s0/onnx::Flatten_0.npy", np.ones((1, 4), np.float32))
+np.save("b/s0/onnx%3A%3AFlatten_0.npy", np.ones((1, 4), np.float32))
+np.save("c/s0/sample.npy", np.ones((1, 4), np.float32))
+np.save("c/s0/other.npy", np.ones((1, 4), np.float32))
+PYEOF
+	run --separate-stderr onnx-calib -q -d a colon.onnx
+	[ "$status" -eq 0 ] || fail "literal: $stderr"
+	run --separate-stderr onnx-calib -q -d b colon.onnx
+	[ "$status" -eq 0 ] || fail "encoded: $stderr"
+	refused onnx-calib -q -d c colon.onnx \
+	    'onnx-calib: c/s0/onnx%3A%3AFlatten_0.npy: missing (model input onnx::Flatten_0, nor onnx::Flatten_0.npy); found other.npy, sample.npy'
+	rm c/s0/other.npy
+	run --separate-stderr onnx-calib -q -d c colon.onnx
+	[ "$status" -eq 0 ] || fail "lone file: $stderr"
+}
+
+@test "external data: the model and its data change together or not at all" {
+	local first
+	onnxq-roundtrip --external-data --external-min 16 add.onnx m.onnx
+	first=$(ls | grep -x 'm\.onnx\.[A-Za-z0-9]\{6\}\.data') ||
+	    fail "no data: $(ls)"
+	# the model cannot be written: nothing new is left, the old pair stays
+	mkdir d d/m.onnx
+	run --separate-stderr onnxq-roundtrip --external-data --external-min 16 \
+	    add.onnx d/m.onnx
+	[ "$status" -ne 0 ] || fail "wrote over a directory"
+	[ "$(ls -A d)" = m.onnx ] || fail "left behind: $(ls -A d)"
+	# a new pair replaces the old one whole; the old data goes after
+	onnxq-roundtrip --external-data --external-min 16 add.onnx m.onnx
+	[ ! -e "$first" ] || fail "old data left: $(ls)"
+	[ "$(ls | grep -c '^m\.onnx')" -eq 2 ] || fail "$(ls)"
+	onnxq-roundtrip m.onnx back.onnx
+	# a model written inline over it takes its data away too
+	onnxq-roundtrip add.onnx m.onnx
+	[ "$(ls | grep -c '^m\.onnx')" -eq 1 ] || fail "$(ls)"
+	[ -z "$(ls -A | grep '^\.')" ] || fail "temporaries: $(ls -A)"
+}
+
+@test "qparams: --entropy-bins stops where the search still takes seconds" {
+	run --separate-stderr onnx-qparams -m entropy --entropy-bins 8192 </dev/null
+	[ "$status" -eq 2 ] || fail "exit $status: $stderr"
+	[ "${stderr%%$'\n'*}" = "onnx-qparams: entropy bins '8192' is not in 16..4096" ] ||
+	    fail "$stderr"
 }

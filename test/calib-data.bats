@@ -335,7 +335,7 @@ EOF
 	# a missing input file, a directory without samples, no directory
 	run --separate-stderr onnx-calib -d d two.onnx
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "onnx-calib: d/s0/y.npy: missing (model input y)" ]
+	[ "$stderr" = "onnx-calib: d/s0/y.npy: missing (model input y); found x.npy" ]
 	mkdir "$T/empty"
 	run --separate-stderr onnx-calib -d "$T/empty" dyn.onnx
 	[ "$status" -eq 1 ]
