@@ -204,75 +204,45 @@ struct mixprec_regions *
 mixprec_regions_load_mem(const char *name, const char *text, size_t len,
     struct config_msgs *msgs, struct err *e)
 {
-	yaml_parser_t p;
-	yaml_document_t doc, doc2;
 	struct config_yaml L;
 	struct mixprec_regions *rg;
 	yaml_node_t *root;
-	int have_doc = 0;
 
 	if (len > (size_t)MIXPREC_REGIONS_MAX_BYTES) {
 		err_set(e, "%s: larger than %ld bytes", name,
 		    MIXPREC_REGIONS_MAX_BYTES);
 		return NULL;
 	}
-	memset(&L, 0, sizeof L);
-	L.name = name;
-	L.msgs = msgs;
 	if ((rg = calloc(1, sizeof *rg)) == NULL ||
 	    (rg->path = strdup(name)) == NULL) {
 		mixprec_regions_free(rg);
 		err_nomem(e);
 		return NULL;
 	}
+	memset(&L, 0, sizeof L);
+	L.name = name;
+	L.msgs = msgs;
 	L.arg = rg;
-	if (!yaml_parser_initialize(&p)) {
-		mixprec_regions_free(rg);
-		err_nomem(e);
-		return NULL;
+	/* The toolkit refuses deep nesting before libyaml loads it. */
+	if (config_yaml_open(&L, text, len) == 0) {
+		root = yaml_document_get_root_node(L.doc);
+		if (root == NULL || (root->type == YAML_SCALAR_NODE &&
+		    root->data.scalar.length == 0))
+			config_yaml_diag(&L, NULL, "", "no regions (the file "
+			    "is empty)");
+		else if ((root = config_yaml_take(&L, 1, "", NULL)) &&
+		    root->type != YAML_MAPPING_NODE)
+			config_yaml_diag(&L, root, "", "expected a mapping with "
+			    "'regions', not %s", config_yaml_kind(root));
+		else if (root) {
+			config_yaml_each_pair(&L, root, "", top_pair, NULL);
+			if (rg->v == NULL && L.nerr == 0)
+				config_yaml_diag(&L, root, "", "no 'regions' "
+				    "list");
+		}
+		config_yaml_one_doc(&L);
 	}
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&p, &doc)) {
-		config_yaml_parse_error(&L, &p);
-		goto done;
-	}
-	have_doc = 1;
-	L.doc = &doc;
-	L.nnodes = (size_t)(doc.nodes.top - doc.nodes.start);
-	if ((L.seen = calloc(L.nnodes ? L.nnodes : 1, 1)) == NULL) {
-		L.nomem = 1;
-		goto done;
-	}
-	root = yaml_document_get_root_node(&doc);
-	if (root == NULL || (root->type == YAML_SCALAR_NODE &&
-	    root->data.scalar.length == 0)) {
-		config_yaml_diag(&L, NULL, "", "no regions (the file is "
-		    "empty)");
-		goto done;
-	}
-	root = config_yaml_take(&L, 1, "", NULL);
-	if (root && root->type != YAML_MAPPING_NODE)
-		config_yaml_diag(&L, root, "", "expected a mapping with "
-		    "'regions', not %s", config_yaml_kind(root));
-	else if (root) {
-		config_yaml_each_pair(&L, root, "", top_pair, NULL);
-		if (rg->v == NULL && L.nerr == 0)
-			config_yaml_diag(&L, root, "", "no 'regions' list");
-	}
-	if (!yaml_parser_load(&p, &doc2))
-		config_yaml_parse_error(&L, &p);
-	else {
-		if (yaml_document_get_root_node(&doc2))
-			config_yaml_diag(&L,
-			    yaml_document_get_root_node(&doc2), "",
-			    "only one YAML document is allowed");
-		yaml_document_delete(&doc2);
-	}
-done:
-	free(L.seen);
-	if (have_doc)
-		yaml_document_delete(&doc);
-	yaml_parser_delete(&p);
+	config_yaml_close(&L);
 	if (L.nomem) {
 		mixprec_regions_free(rg);
 		err_nomem(e);

@@ -185,6 +185,15 @@ mistake() {
 	done
 }
 
+# #22: libyaml's loader is quadratic in depth; the depth is counted first.
+@test "mixprec: regions nested deeper than 64 levels are refused at once" {
+	local deep
+	deep=$(printf '%*s' 1000000 '' | tr ' ' '[')
+	mistake "$deep" 'r.yaml:1:65: nesting deeper than 64 levels'
+	mistake "regions:\n  - nodes: $(printf '%*s' 70 '' | tr ' ' '[')Op4" \
+	    'nesting deeper than 64 levels'
+}
+
 @test "mixprec: conflicting requests are errors naming the tensors" {
 	mistake 'regions:\n  - nodes: [Op4, Op5]\n    type: uint16\n  - nodes: [Op5]\n    type: int16\n' \
 	    'onnx-mixprec: r.yaml:4:5: region 2: node Op5 (tensors Op3_out, Op4_out, Op5_out) asked to be int16, and uint16 by r.yaml:2:5: region 1'
