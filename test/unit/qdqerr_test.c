@@ -37,8 +37,10 @@ static int
 run_all(struct qdqerr *q, const struct model *fm, const struct model *qm,
     struct err *e)
 {
-	struct interp_opts fo = { 1, qdqerr_observe_fp32, q };
-	struct interp_opts qo = { 1, qdqerr_observe_q, q };
+	struct interp_opts fo = { .threads = 1,
+	    .observe = qdqerr_observe_fp32, .observe_ctx = q };
+	struct interp_opts qo = { .threads = 1,
+	    .observe = qdqerr_observe_q, .observe_ctx = q };
 	struct interp *fi = interp_new(fm, &fo, e);
 	struct interp *qi = interp_new(qm, &qo, e);
 	const char *dirs[] = { DIR "data" }, *in_name, *out_name;
