@@ -146,6 +146,22 @@ shape_str(int rank, const int64_t *dims, char *buf, size_t size)
 	return buf;
 }
 
+char *
+shape_str_declared(int rank, const int64_t *dims, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	if (rank == 0)
+		return snprintf(buf, size, "scalar"), buf;
+	for (int i = 0; i < rank && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, dims[i] < 0 ?
+		    "%s?" : "%s%lld", i ? "x" : "", (long long)dims[i]);
+	return buf;
+}
+
 int
 shape_equal(const struct tensor *a, const struct tensor *b)
 {
