@@ -1357,12 +1357,24 @@ apply_act(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct err *
 		return -1;
 	is_out = v->is_output && v->kind != VALUE_INPUT;
 	sub = subgraph_reads(c, x);
-	if (nrd == 0 && !is_out) {
-		note(c, "%s: no node reads it%s: left alone", x, sub ?
-		    " (only subgraphs do)" : "");
+	if (nrd == 0 && !is_out && !sub) {
+		note(c, "%s: no node reads it: left alone", x);
 		c->rep->skipped++;
 		free(rd);
 		return 0;
+	}
+	/*
+	 * Read only by subgraphs: the pair goes between the producer and
+	 * them, as for a graph output, so the subgraphs keep their names.
+	 * Left float, ONNX Runtime's QDQ propagation would move a
+	 * DequantizeLinear across a Transpose or Reshape producing it and
+	 * fail on the subgraph's implicit input (an assertion, at every
+	 * optimization level but "disabled").
+	 */
+	if (nrd == 0 && !is_out) {
+		note(c, "%s: read only by subgraphs: they read the quantized "
+		    "value", x);
+		is_out = 1;
 	}
 	if (add_params(c, x, &qp->q, &sname, &zname, e) != 0)
 		goto done;
