@@ -1175,6 +1175,7 @@ run_single(const struct opts *o)
 		for (int k = 0; k < no; k++) {
 			int64_t before = rows[k].tol.nmismatch;
 
+			tensor_as_bfloat16(&exp[k], out[k].dtype);
 			dataset_cmp_add(&rows[k].tol, &out[k], &exp[k]);
 			compare_add(&rows[k].cmp, &out[k], &exp[k], s);
 			if (add_top1(&rows[k], &out[k], &exp[k], &lb, s,
