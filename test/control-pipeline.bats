@@ -99,3 +99,37 @@ print(sum(n.op_type == "QuantizeLinear" for n in g.node))' q.onnx
 @test "control-pipeline: a plain LSTM between a MatMul and a Gemm" {
 	pipeline lstm 32
 }
+
+# Raising the opset checks the subgraphs' nodes too: a Squeeze with axes
+# as an attribute (opset 12) inside a branch blocks it, so per-channel
+# weights use the com.microsoft pair and the branch stays as it was.
+@test "control-pipeline: a subgraph node blocks opset raising" {
+	"$PY" - "$DATA/vad.onnx" vad12.onnx <<-'EOF'
+	import sys, onnx
+	from onnx import helper
+	m = onnx.load(sys.argv[1])
+	m.opset_import[0].version = 12
+	for n in m.graph.node:
+	    for a in n.attribute:
+	        for s in (a.g.node if a.type == onnx.AttributeProto.GRAPH else []):
+	            if s.op_type == 'Squeeze':
+	                del s.input[1]
+	                s.attribute.append(helper.make_attribute('axes', [0]))
+	onnx.save(m, sys.argv[2])
+	EOF
+	cp -r "$DATA/vad-data" data
+	onnx-calib -q -d data -o s.stream vad12.onnx || fail "onnx-calib failed"
+	onnx-qparams --per-channel -o qp s.stream || fail "onnx-qparams failed"
+	run --separate-stderr onnx-qdq-insert --qdq-domain onnx -o q.onnx \
+	    vad12.onnx qp
+	[ "$status" -ne 0 ] || fail "raised: $stderr"
+	[[ $stderr == *"cannot be raised: subgraph: node sq16 (Squeeze): needs a rewrite for opset 13, done only in the main graph"* ]] ||
+	    fail "got: $stderr"
+	run --separate-stderr onnx-qdq-insert -o q.onnx vad12.onnx qp
+	[ "$status" -eq 0 ] || fail "$stderr"
+	run "$PY" -c 'import sys, onnx
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m, full_check=True)
+print(sorted((o.domain, o.version) for o in m.opset_import))' q.onnx
+	[ "$output" = "[('', 12), ('com.microsoft', 1)]" ] || fail "$output"
+}
