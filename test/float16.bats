@@ -13,6 +13,7 @@
 # (onnxruntime-node) and node for the float16 case.
 
 load helpers
+load pipeline
 
 DATA=$ONNXQ_ROOT/test/data/float16
 PY=/usr/bin/python3
@@ -26,16 +27,8 @@ pipeline() {
 	onnx-qparams -o qp s.stream || fail "onnx-qparams failed"
 	onnx-qdq-insert -o q.onnx "$DATA/$name.onnx" qp 2>err ||
 	    fail "onnx-qdq-insert: $(cat err)"
-	run "$PY" -c 'import sys, onnx
-onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' q.onnx
-	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
-	run --separate-stderr onnx-verify --min-snr "$snr" \
-	    -d "$DATA/$name-data" "$DATA/$name.onnx" q.onnx
-	for l in "${lines[@]:1}"; do
-		printf '# %s: %s\n' "$name" "$l"
-	done >&3
-	[ "$status" -eq 0 ] || fail "onnx-verify: exit $status:" "$output" "$stderr"
-	[ "${#lines[@]}" -ge 2 ] || fail "no report: $output"
+	checker_ok q.onnx
+	snr_ok "$name" "$snr" "$DATA/$name-data" "$DATA/$name.onnx" q.onnx
 }
 
 # scales_are TYPE: q.onnx has Q/DQ pairs, every scale of type TYPE, and
