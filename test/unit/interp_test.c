@@ -6,6 +6,8 @@
  * messages for missing kernels, opsets, input types and shapes and
  * kernel failures. Subgraphs run on test/data/control/loop.onnx (a Loop
  * reading outer-scope values): only main-graph tensors are observed.
+ * float16 runs on test/data/float16/conv16.onnx: its Conv kernels are
+ * float32 only, so those nodes run widened, their outputs float16.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,4 +241,45 @@ test_subgraphs(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_io, test_missing, test_optional_and_errors, test_subgraphs)
+static void
+test_float16(void)
+{
+	struct seen s = { .fail_at = -1 };
+	struct interp_opts o = { .threads = 1, .observe = observe,
+	    .observe_ctx = &s };
+	struct model *m = load("test/data/float16/conv16.onnx");
+	struct interp *ip;
+	struct tensor in = { 0 }, out[2];
+	struct err e;
+	int64_t d[4] = { 1, 3, 12, 12 };
+	float first = 0;
+
+	REQUIRE(m != NULL);
+	ip = interp_new(m, &o, &e);
+	REQUIRE(ip != NULL);
+	REQUIRE(tensor_alloc(&in, DT_FLOAT16, 4, d, &e) == 0);
+	for (int64_t i = 0; i < in.nelem; i++)
+		tensor_set(&in, i, (double)(i % 7) / 7 - 0.4);
+	/* Twice: the second run goes straight to the widened kernel. */
+	for (int run = 0; run < 2; run++) {
+		if (!CHECK(interp_run(ip, &in, out, &e) == 0)) {
+			fprintf(stderr, "%s\n", e.msg);
+			break;
+		}
+		CHECK_EQ_INT(out[0].dtype, DT_FLOAT16);
+		CHECK_EQ_INT(out[0].nelem, 4);
+		if (run == 0)
+			first = (float)tensor_get(&out[0], 0);
+		else
+			CHECK_NEAR(tensor_get(&out[0], 0), first, 0);
+		tensor_release(&out[0]);
+	}
+	CHECK(s.n >= 2);
+	CHECK_EQ_STR(s.names[1], "c1");
+	tensor_release(&in);
+	interp_free(ip);
+	model_free(m);
+}
+
+UNIT_MAIN(test_io, test_missing, test_optional_and_errors, test_subgraphs,
+    test_float16)
