@@ -314,6 +314,7 @@ run_single(const struct opts *o)
 		for (int k = 0; k < no; k++) {
 			int64_t before = rows[k].tol.nmismatch;
 
+			tensor_as_bfloat16(&exp[k], out[k].dtype);
 			dataset_cmp_add(&rows[k].tol, &out[k], &exp[k]);
 			compare_add(&rows[k].cmp, &out[k], &exp[k], s);
 			if (labels_add_top1(&lb, s, rows[k].name, &rows[k].cmp,

@@ -697,12 +697,13 @@ read_npz_member(struct npz *z, const char *zpath, const char *name,
 }
 
 static int
-check_dtype(const char *where, const struct tensor *t, int want, int npy,
+check_dtype(const char *where, struct tensor *t, int want, int npy,
     struct err *e)
 {
 	const char *have;
 
-	if (want == DT_UNDEFINED || t->dtype == want)
+	if (want == DT_UNDEFINED || t->dtype == want ||
+	    tensor_as_bfloat16(t, want))
 		return 0;
 	have = npy ? npy_descr(t->dtype) : dtype_name(t->dtype);
 	return err_set(e, "%s: dtype %s where the model wants %s", where,

@@ -46,6 +46,7 @@ struct step {
 	const struct tensor **args;	/* scratch for op_ctx.in */
 	struct tensor *res;		/* scratch for op_ctx.out */
 	struct interp **graphs;		/* per attribute: its subgraph, planned */
+	int widen;			/* runs in float32: see run_widened */
 };
 
 struct interp {
@@ -744,6 +745,88 @@ release_run(struct interp *ip)
 		tensor_release(&ip->vals[v]);
 }
 
+/* The float16 or bfloat16 type of some input of c, or DT_UNDEFINED. */
+static int
+half_type(const struct op_ctx *c)
+{
+	for (int j = 0; j < c->nin; j++)
+		if (c->in[j] && (c->in[j]->dtype == DT_FLOAT16 ||
+		    c->in[j]->dtype == DT_BFLOAT16))
+			return c->in[j]->dtype;
+	return DT_UNDEFINED;
+}
+
+/*
+ * Most kernels compute in float32 only. A node with float16 or bfloat16
+ * inputs that its kernel refuses runs on float32 copies of them, and its
+ * float32 outputs go back to the half type (float32 accumulation, as
+ * ONNX Runtime's half kernels do). The step remembers it, so later runs
+ * go straight here.
+ */
+static int
+run_widened(struct step *st, struct op_ctx *c, int half)
+{
+	const struct tensor *const *orig = c->in;
+	const struct tensor **in;
+	struct tensor *wide, t;
+	int r = -1;
+
+	in = calloc((size_t)c->nin + 1, sizeof *in);
+	wide = calloc((size_t)c->nin + 1, sizeof *wide);
+	if (!in || !wide) {
+		r = err_nomem(c->err);
+		goto out;
+	}
+	for (int j = 0; j < c->nin; j++) {
+		in[j] = orig[j];
+		if (orig[j] && orig[j]->dtype == half) {
+			if (tensor_cast(&wide[j], orig[j], DT_FLOAT, c->err) != 0)
+				goto out;
+			in[j] = &wide[j];
+		}
+	}
+	c->in = in;
+	c->err->msg[0] = '\0';
+	if ((r = st->def->run(c)) != 0)
+		goto out;
+	for (int j = 0; r == 0 && j < c->nout; j++) {
+		if (!c->out[j].data || c->out[j].dtype != DT_FLOAT)
+			continue;
+		if ((r = tensor_cast(&t, &c->out[j], half, c->err)) == 0) {
+			tensor_release(&c->out[j]);
+			tensor_move(&c->out[j], &t);
+		}
+	}
+	st->widen = r == 0;
+out:
+	c->in = orig;
+	for (int j = 0; wide && j < c->nin; j++)
+		tensor_release(&wide[j]);
+	free(wide);
+	free(in);
+	return r;
+}
+
+/* Run st's kernel, in float32 for half inputs it refuses. */
+static int
+run_kernel(struct step *st, struct op_ctx *c, struct err *e)
+{
+	struct err first;
+	int half = half_type(c), r;
+
+	if (st->widen && half != DT_UNDEFINED)
+		return run_widened(st, c, half);
+	if ((r = st->def->run(c)) == 0 || half == DT_UNDEFINED)
+		return r;
+	first = *e;
+	for (int j = 0; j <= c->nout; j++)
+		tensor_release(&c->out[j]);
+	if (run_widened(st, c, half) == 0)
+		return 0;
+	*e = first;
+	return -1;
+}
+
 static int
 run_step(struct interp *ip, struct step *st, struct err *e)
 {
@@ -768,7 +851,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.graphs = st->graphs;
 	c.err = e;
 	e->msg[0] = '\0';
-	r = st->def->run(&c);
+	r = run_kernel(st, &c, e);
 	/* A node that lists no outputs still gets its first one computed
 	 * (into the spare slot, res[nout]): nobody can read it. */
 	tensor_release(&st->res[st->nout]);

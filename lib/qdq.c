@@ -353,6 +353,30 @@ value_dtype(struct ctx *c, const struct graph_value *v)
 	return DT_UNDEFINED;
 }
 
+/* float16 and bfloat16 are quantized as float32 is. */
+static int
+is_half(int dtype)
+{
+	return dtype == DT_FLOAT16 || dtype == DT_BFLOAT16;
+}
+
+/*
+ * The float type of tensor name: float16 or bfloat16 in a half model,
+ * else float32. Its Q/DQ scales have that type, so DequantizeLinear
+ * gives back the model's own type (opset 19).
+ */
+static int
+float_type(struct ctx *c, const char *name)
+{
+	struct graph_value *v = graph_value(c->gr, name);
+	int dt;
+
+	if (v == NULL)
+		return DT_FLOAT;
+	dt = v->init != NULL ? v->init->data_type : value_dtype(c, v);
+	return is_half(dt) ? dt : DT_FLOAT;
+}
+
 static int
 is_graph_input(const Onnx__GraphProto *g, const char *name)
 {
@@ -494,9 +518,12 @@ nomem:
 	return NULL;
 }
 
-/* Scale and zero-point initializers of q, named after base. */
+/*
+ * Scale and zero-point initializers of q, named after base; the scale of
+ * type ft (float_type).
+ */
 static int
-add_params(struct ctx *c, const char *base, const struct qparam *q,
+add_params(struct ctx *c, const char *base, int ft, const struct qparam *q,
     char **sname, char **zname, struct err *e)
 {
 	struct tensor s = { 0 }, z = { 0 };
@@ -505,12 +532,13 @@ add_params(struct ctx *c, const char *base, const struct qparam *q,
 	size_t i;
 
 	*sname = *zname = NULL;
-	if (tensor_alloc(&s, DT_FLOAT, rank, &dim, e) != 0 ||
+	if (tensor_alloc(&s, ft, rank, &dim, e) != 0 ||
 	    tensor_alloc(&z, q->type, rank, &dim, e) != 0)
 		goto fail;
-	memcpy(s.data, q->scale, q->n * sizeof *q->scale);
-	for (i = 0; i < q->n; i++)
+	for (i = 0; i < q->n; i++) {
+		tensor_set(&s, (int64_t)i, q->scale[i]);
 		tensor_set(&z, (int64_t)i, q->zp[i]);
+	}
 	if ((*sname = add_tensor(c, base, "_scale", &s, e)) == NULL ||
 	    (*zname = add_tensor(c, base, "_zero_point", &z, e)) == NULL)
 		goto fail;
@@ -860,7 +888,8 @@ classify(struct ctx *c, int *need, struct err *e)
 				    qp->name);
 				continue;
 			}
-			if (v->init->data_type != DT_FLOAT) {
+			if (v->init->data_type != DT_FLOAT &&
+			    !is_half(v->init->data_type)) {
 				c->skip[i] = 1;
 				note(c, "%s: a constant of type %s: left alone",
 				    qp->name, str_or_empty(dtype_name(
@@ -887,7 +916,8 @@ classify(struct ctx *c, int *need, struct err *e)
 				continue;
 			}
 			dt = value_dtype(c, v);
-			if (dt != DT_UNDEFINED && dt != DT_FLOAT) {
+			if (dt != DT_UNDEFINED && dt != DT_FLOAT &&
+			    !is_half(dt)) {
 				c->skip[i] = 1;
 				note(c, "%s: of type %s, not float: left "
 				    "alone", qp->name,
@@ -897,6 +927,9 @@ classify(struct ctx *c, int *need, struct err *e)
 		}
 		if (need_opset(&qp->q) > *need)
 			*need = need_opset(&qp->q);
+		/* half scales: DequantizeLinear's output type from 19 */
+		if (is_half(float_type(c, qp->name)) && *need < 19)
+			*need = 19;
 	}
 	/* Float activations the stream has statistics for but no parameters. */
 	for (i = 0; i < p->nst; i++)
@@ -1045,7 +1078,7 @@ ms:
 
 /* ---- weights and biases ---- */
 
-/* Quantize t (float) with q into a new tensor of q->type. */
+/* Quantize t (float, float16, bfloat16) into a new tensor of q->type. */
 static int
 quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
     int bias, struct tensor *out, struct err *e)
@@ -1065,9 +1098,10 @@ quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
 	}
 	for (i = 0; i < t->nelem; i++) {
 		size_t ch = axis >= 0 ? (size_t)((i / inner) % nch) : 0;
+		float xi = t->dtype == DT_FLOAT ? x[i] : (float)tensor_get(t, i);
 
-		v[i] = bias ? qparams_quantize_bias(x[i], q->scale[ch]) :
-		    qparams_quantize(x[i], q->scale[ch], q->zp[ch], q->type);
+		v[i] = bias ? qparams_quantize_bias(xi, q->scale[ch]) :
+		    qparams_quantize(xi, q->scale[ch], q->zp[ch], q->type);
 	}
 	if (tensor_alloc(out, q->type, t->rank, t->dims, e) != 0) {
 		free(v);
@@ -1136,7 +1170,8 @@ apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct er
 	}
 	qa = qp->q;
 	qa.axis = axis;
-	if (add_params(c, name, &qa, &sname, &zname, e) != 0)
+	if (add_params(c, name, float_type(c, name), &qa, &sname, &zname,
+	    e) != 0)
 		goto done;
 	keep = subgraph_reads(c, name) || v->is_output;
 	if (c->o && c->o->weights_float && !bias) {
@@ -1267,7 +1302,8 @@ apply_convert(struct ctx *c, const struct qparam_rec *qp, const struct convert_r
 		err_nomem(e);
 		goto done;
 	}
-	if (add_params(c, base2, &cv->q, &s2, &z2, e) != 0 ||
+	if (add_params(c, base2, float_type(c, cv->name), &cv->q, &s2, &z2,
+	    e) != 0 ||
 	    (q1 = add_qdq(c, 1, x, src, sname, zname, -1, NULL, e)) == NULL)
 		goto done;
 	if (is_out && nrd == 0) {
@@ -1337,14 +1373,27 @@ apply_act(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct err *
 		return -1;
 	is_out = v->is_output && v->kind != VALUE_INPUT;
 	sub = subgraph_reads(c, x);
-	if (nrd == 0 && !is_out) {
-		note(c, "%s: no node reads it%s: left alone", x, sub ?
-		    " (only subgraphs do)" : "");
+	if (nrd == 0 && !is_out && !sub) {
+		note(c, "%s: no node reads it: left alone", x);
 		c->rep->skipped++;
 		free(rd);
 		return 0;
 	}
-	if (add_params(c, x, &qp->q, &sname, &zname, e) != 0)
+	/*
+	 * Read only by subgraphs: the pair goes between the producer and
+	 * them, as for a graph output, so the subgraphs keep their names.
+	 * Left float, ONNX Runtime's QDQ propagation would move a
+	 * DequantizeLinear across a Transpose or Reshape producing it and
+	 * fail on the subgraph's implicit input (an assertion, at every
+	 * optimization level but "disabled").
+	 */
+	if (nrd == 0 && !is_out) {
+		note(c, "%s: read only by subgraphs: they read the quantized "
+		    "value", x);
+		is_out = 1;
+	}
+	if (add_params(c, x, float_type(c, x), &qp->q, &sname, &zname,
+	    e) != 0)
 		goto done;
 	if (is_out) {
 		if (rename_output(c, x, &src, e) != 0)

@@ -99,6 +99,15 @@ dtype_is_float(int dtype)
 	    dtype == DT_BFLOAT16;
 }
 
+int
+tensor_as_bfloat16(struct tensor *t, int want)
+{
+	if (want != DT_BFLOAT16 || t->dtype != DT_UINT16)
+		return 0;
+	t->dtype = DT_BFLOAT16;
+	return 1;
+}
+
 int64_t
 shape_nelem(int rank, const int64_t *dims, struct err *e)
 {

@@ -133,6 +133,13 @@ void tensor_to_float(const struct tensor *t, float *dst);
 int tensor_cast(struct tensor *dst, const struct tensor *src, int dtype,
     struct err *e);
 
+/*
+ * numpy has no bfloat16, so ONNX 1.12's test data (and npy files) hold
+ * bfloat16 tensors as uint16: the same bits. When want is DT_BFLOAT16 and
+ * t is DT_UINT16, relabel t as bfloat16 and return 1; else 0.
+ */
+int tensor_as_bfloat16(struct tensor *t, int want);
+
 /* IEEE half and bfloat16 conversions (round to nearest even). */
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);

@@ -214,13 +214,9 @@ run_case(const char *dir, const struct opts *o, char *msg, size_t size)
 			snprintf(msg, size, "%s", e.msg);
 			goto out;
 		}
-		/*
-		 * ONNX 1.12's test data stores bfloat16 tensors with
-		 * data_type UINT16 (numpy has no bfloat16): same bits.
-		 */
+		/* ONNX 1.12's bfloat16 test data: see tensor_as_bfloat16. */
 		for (int k = 0; k < ni; k++)
-			if (in_dtypes[k] == DT_BFLOAT16 && in[k].dtype == DT_UINT16)
-				in[k].dtype = DT_BFLOAT16;
+			tensor_as_bfloat16(&in[k], in_dtypes[k]);
 		if (interp_run(ip, in, out, &e) < 0) {
 			snprintf(msg, size, "%s: %s", sname, e.msg);
 			goto out;
@@ -233,8 +229,7 @@ run_case(const char *dir, const struct opts *o, char *msg, size_t size)
 				    sname, out_names[k]);
 				goto out;
 			}
-			if (out[k].dtype == DT_BFLOAT16 && exp[k].dtype == DT_UINT16)
-				exp[k].dtype = DT_BFLOAT16;
+			tensor_as_bfloat16(&exp[k], out[k].dtype);
 			dataset_cmp_init(&c, o->rtol, o->atol);
 			dataset_cmp_add(&c, &out[k], &exp[k]);
 			if (c.nmismatch) {

@@ -6,6 +6,8 @@
  * messages for missing kernels, opsets, input types and shapes and
  * kernel failures. Subgraphs run on test/data/control/loop.onnx (a Loop
  * reading outer-scope values): only main-graph tensors are observed.
+ * float16 runs on test/data/float16/conv16.onnx: its Conv kernels are
+ * float32 only, so those nodes run widened, their outputs float16.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,10 +185,10 @@ test_subgraphs(void)
 	struct interp_opts o = { .threads = 1, .observe = observe,
 	    .observe_ctx = &s };
 	struct model *m = fixture_model("test/data/control/loop.onnx");
-	static const char *const names[] = { "x", "n", "limit", "s", "states",
-	    "gy", "gh" };
+	static const char *const names[] = { "x0", "n", "limit", "x", "s",
+	    "states", "gy", "gh", "sw" };
 	struct interp *ip;
-	struct tensor in[3] = { { 0 } }, out[3];
+	struct tensor in[3] = { { 0 } }, out[4];
 	struct err e;
 	int64_t d[2] = { 1, 6 };
 	Onnx__GraphProto *body;
@@ -194,7 +196,7 @@ test_subgraphs(void)
 	REQUIRE(m != NULL);
 	ip = interp_new(m, &o, &e);
 	REQUIRE(ip != NULL);
-	REQUIRE(interp_ninputs(ip) == 3 && interp_noutputs(ip) == 3);
+	REQUIRE(interp_ninputs(ip) == 3 && interp_noutputs(ip) == 4);
 	REQUIRE(tensor_alloc(&in[0], DT_FLOAT, 2, d, &e) == 0);
 	REQUIRE(tensor_alloc(&in[1], DT_INT64, 0, NULL, &e) == 0);
 	REQUIRE(tensor_alloc(&in[2], DT_FLOAT, 0, NULL, &e) == 0);
@@ -207,17 +209,17 @@ test_subgraphs(void)
 		CHECK_EQ_INT(out[1].dims[0], 3);
 		CHECK_NEAR(((float *)out[1].data)[0], 0, 0);
 		CHECK(((float *)out[1].data)[6] != 0);
-		CHECK_EQ_INT(s.n, 7);
-		for (int i = 0; i < 7 && i < s.n; i++)
+		CHECK_EQ_INT(s.n, 9);
+		for (int i = 0; i < 9 && i < s.n; i++)
 			CHECK_EQ_STR(s.names[i], names[i]);
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			tensor_release(&out[k]);
 	} else
 		fprintf(stderr, "%s\n", e.msg);
 	interp_free(ip);
 
 	/* A missing kernel inside the body names the path to it. */
-	body = m->proto->graph->node[0]->attribute[0]->g;
+	body = m->proto->graph->node[1]->attribute[0]->g;
 	REQUIRE(body != NULL);
 	free(body->node[0]->op_type);
 	body->node[0]->op_type = strdup("NoSuchOp");
@@ -229,4 +231,45 @@ test_subgraphs(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_io, test_missing, test_optional_and_errors, test_subgraphs)
+static void
+test_float16(void)
+{
+	struct seen s = { .fail_at = -1 };
+	struct interp_opts o = { .threads = 1, .observe = observe,
+	    .observe_ctx = &s };
+	struct model *m = fixture_model("test/data/float16/conv16.onnx");
+	struct interp *ip;
+	struct tensor in = { 0 }, out[2];
+	struct err e;
+	int64_t d[4] = { 1, 3, 12, 12 };
+	float first = 0;
+
+	REQUIRE(m != NULL);
+	ip = interp_new(m, &o, &e);
+	REQUIRE(ip != NULL);
+	REQUIRE(tensor_alloc(&in, DT_FLOAT16, 4, d, &e) == 0);
+	for (int64_t i = 0; i < in.nelem; i++)
+		tensor_set(&in, i, (double)(i % 7) / 7 - 0.4);
+	/* Twice: the second run goes straight to the widened kernel. */
+	for (int run = 0; run < 2; run++) {
+		if (!CHECK(interp_run(ip, &in, out, &e) == 0)) {
+			fprintf(stderr, "%s\n", e.msg);
+			break;
+		}
+		CHECK_EQ_INT(out[0].dtype, DT_FLOAT16);
+		CHECK_EQ_INT(out[0].nelem, 4);
+		if (run == 0)
+			first = (float)tensor_get(&out[0], 0);
+		else
+			CHECK_NEAR(tensor_get(&out[0], 0), first, 0);
+		tensor_release(&out[0]);
+	}
+	CHECK(s.n >= 2);
+	CHECK_EQ_STR(s.names[1], "c1");
+	tensor_release(&in);
+	interp_free(ip);
+	model_free(m);
+}
+
+UNIT_MAIN(test_io, test_missing, test_optional_and_errors, test_subgraphs,
+    test_float16)
