@@ -326,8 +326,35 @@ calib_annotate_model(struct model *m, const char *text, size_t len,
 struct calib_data {
 	struct dataset *ds;	/* the samples, images included */
 	int has_images;
+	int shapes_set;		/* dataset_expect_shapes() called */
 	struct image_prep prep;
 };
+
+/*
+ * Tell the dataset the model's input shapes once, so a file too big for
+ * its input is refused from its header, before it is read or inflated.
+ */
+static int
+expect_shapes(struct calib_data *d, const struct interp *ip, int n,
+    struct err *e)
+{
+	int *ranks = calloc((size_t)n + 1, sizeof *ranks);
+	int64_t *dims = calloc((size_t)n * TENSOR_MAX_RANK + 1, sizeof *dims);
+	int r;
+
+	if (!ranks || !dims) {
+		free(ranks);
+		free(dims);
+		return err_nomem(e);
+	}
+	for (int k = 0; k < n; k++)
+		interp_input_type(ip, k, &ranks[k], &dims[k * TENSOR_MAX_RANK]);
+	r = dataset_expect_shapes(d->ds, n, ranks, dims, e);
+	free(ranks);
+	free(dims);
+	d->shapes_set = r == 0;
+	return r;
+}
 
 struct calib_data *
 calib_data_open(const char *const *dirs, int ndirs, struct err *e)
@@ -468,6 +495,8 @@ load_one(struct calib_data *d, const struct interp *ip, int i,
 	const char *path = dataset_sample_name(d->ds, i);
 	int n = interp_ninputs(ip);
 
+	if (!d->shapes_set && expect_shapes(d, ip, n, e) < 0)
+		return -1;
 	if (!dataset_sample_is_image(d->ds, i)) {
 		const char **names = calloc((size_t)n + 1, sizeof *names);
 		int *dtypes = calloc((size_t)n + 1, sizeof *dtypes);

@@ -45,11 +45,18 @@ onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), "mem.onnx")
 import struct, zipfile
 hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 67108864), }"
 hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
-with zipfile.ZipFile("bomb.npz", "w", zipfile.ZIP_DEFLATED) as z:
-    with z.open("x.npy", "w") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-        for i in range(32):
-            f.write(bytes(1 << 24))
+def bomb(path, hdr, mib):
+    hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("x.npy", "w") as f:
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) +
+                    hdr.encode())
+            for i in range(mib // 16):
+                f.write(bytes(1 << 24))
+bomb("bomb.npz", hdr.rstrip(" \n"), 512)
+# the right type, 256 MiB for an input of 1x4
+bomb("shape.npz", "{'descr': '<f4', 'fortran_order': False, "
+     "'shape': (1, 67108864), }", 256)
 PYEOF
 }
 
@@ -94,6 +101,12 @@ refused() {
 	# 512 MiB would not fit in what the program is allowed here
 	refused sh -c 'ulimit -v 300000 && exec onnx-calib -q -d z relu.onnx' \
 	    'onnx-calib: z/s0.npz: x.npy: dtype <f8 where the model wants float'
+}
+
+@test "npz: onnx-calib checks a member's shape from its header too" {
+	mkdir z && cp "$BATS_FILE_TMPDIR/shape.npz" z/s0.npz
+	refused sh -c 'ulimit -v 300000 && exec onnx-calib -q -d z relu.onnx' \
+	    'onnx-calib: z/s0.npz: input x: shape 1x67108864, the model wants 1x4'
 }
 
 @test "interp: a memory budget, refused with the node before it allocates" {
@@ -164,6 +177,6 @@ PYEOF
 @test "qparams: --entropy-bins stops where the search still takes seconds" {
 	run --separate-stderr onnx-qparams -m entropy --entropy-bins 8192 </dev/null
 	[ "$status" -eq 2 ] || fail "exit $status: $stderr"
-	[ "${stderr%%$'\n'*}" = "onnx-qparams: entropy bins '8192' is not in 16..4096" ] ||
+	[ "${stderr%%$'\n'*}" = "onnx-qparams: --entropy-bins: '8192' is not a whole number from 16 to 4096" ] ||
 	    fail "$stderr"
 }
