@@ -905,9 +905,8 @@ decide_weight(struct engine *g, struct wb *w, struct err *e)
 	return qparam_set_method(&w->q.p, w->q.fixed ? "fixed" : "minmax", e);
 }
 
-/* The bias's |max| per channel (nb of them) or over all of it. */
-static float *
-bias_absmax(const struct wb_rec *b, size_t *nb)
+float *
+engine_bias_absmax(const struct wb_rec *b, size_t *nb)
 {
 	size_t n = b->axis >= 0 ? b->nch : 1;
 	float *v = calloc(n ? n : 1, sizeof *v);
@@ -923,22 +922,33 @@ bias_absmax(const struct wb_rec *b, size_t *nb)
 	return v;
 }
 
+int
+engine_bias_scales(struct qparam *q, float act_scale,
+    const struct qparam *w, size_t nb, double beta, int axis,
+    struct err *e)
+{
+	size_t n = w->n > 1 && nb > 1 ? nb : 1;
+
+	qparam_release(q);
+	if (qparam_alloc(q, n, e) < 0)
+		return -1;
+	if (qparams_bias_scale(act_scale, w->scale, w->n, nb, beta, q->scale,
+	    e) < 0)
+		return -1;
+	q->type = DT_INT32;
+	q->axis = n > 1 ? axis : -1;
+	qparam_drop_range(q);
+	return 0;
+}
+
 /* Bias b's int32 scales from its input's and weight's. */
 static int
 bias_scales(struct wb *b, const struct qp *aq, const struct wb *w,
     size_t nb, struct err *e)
 {
-	size_t nw = w->q.p.n, n = nw > 1 && nb > 1 ? nb : 1;
-
-	qparam_release(&b->q.p);
-	if (qparam_alloc(&b->q.p, n, e) < 0)
-		return -1;
-	if (qparams_bias_scale(aq->p.scale[0], w->q.p.scale, nw, nb,
-	    b->r.beta, b->q.p.scale, e) < 0)
+	if (engine_bias_scales(&b->q.p, aq->p.scale[0], &w->q.p, nb,
+	    b->r.beta, b->r.axis, e) < 0)
 		return err_prefix(e, "bias %s", b->r.name);
-	b->q.p.type = DT_INT32;
-	b->q.p.axis = n > 1 ? b->r.axis : -1;
-	qparam_drop_range(&b->q.p);
 	b->q.done = 1;
 	return 0;
 }
@@ -963,7 +973,7 @@ decide_biases(struct engine *g, struct err *e)
 			    (w = wb_get(g, b->r.weight)) == NULL || !w->q.done)
 				continue;	/* stays float, as in ORT */
 			aq = act_for(a, b->r.node);
-			if ((babs = bias_absmax(&b->r, &nb)) == NULL)
+			if ((babs = engine_bias_absmax(&b->r, &nb)) == NULL)
 				return err_nomem(e);
 			if (pass == 0 && g->s->bias_adjust && !w->q.fixed)
 				rc = qparams_bias_adjust(aq->p.scale[0],

@@ -1,15 +1,16 @@
 /*
  * mixresolve: what the requests do (mixprec_resolve): produced types,
  * converts, parameters recomputed in another type, biases, folds; and
- * the records that carry parameters. The parameter policy here (range
- * re-selection, bias scales) copies onnx-qparams'; issue #16's second
- * phase swaps it, with the record reading, for lib/records and
- * lib/engine. See mixprec.h.
+ * the records that carry parameters. The decisions for another type
+ * (range re-selection, scales and zero points, bias scales) are
+ * onnx-qparams' own (engine.h), over its default settings and the
+ * flags that reproduce the stream's parameters. See mixprec.h.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "hist.h"
 #include "mixprec_impl.h"
 #include "qparams.h"
@@ -203,6 +204,7 @@ mx_link_biases(struct mixprec *mp, struct err *e)
 	for (size_t i = 0; i < mp->nwbs; i++) {
 		struct mwb *w = &mp->wbs[i];
 		const struct stream_rec *rec = mp->recs[w->rec], *br;
+		struct wb_rec r;
 		char *s;
 		int k;
 
@@ -223,46 +225,15 @@ mx_link_biases(struct mixprec *mp, struct err *e)
 		if (!strmap_get(mp->bias_ix, w->name, &k))
 			continue;	/* cannot be recomputed; see resolve */
 		br = mp->recs[mp->bias_recs[k]];
-		if (stream_rec_name(br, "node", &s, e) < 0)
+		if (wb_rec_read(&r, br, e) < 0)
 			return -1;
-		if (!strmap_get(mp->node_ix, s, &w->node))
+		if (!strmap_get(mp->node_ix, r.node, &w->node))
 			w->node = -1;
-		free(s);
-		if (stream_rec_has(br, "beta") &&
-		    stream_rec_double(br, "beta", &w->beta, e) < 0)
-			return -1;
-		if (stream_rec_has(br, "axis")) {
-			float *cmin, *cmax;
-			size_t n1, n2;
-
-			if (stream_rec_floats(br, "cmin", &cmin, &n1, e) < 0)
-				return -1;
-			if (stream_rec_floats(br, "cmax", &cmax, &n2, e) < 0) {
-				free(cmin);
-				return -1;
-			}
-			if (n1 != n2 || n1 == 0) {
-				free(cmin);
-				free(cmax);
-				return stream_rec_err(br, e, "cmin and cmax "
-				    "differ in length");
-			}
-			for (size_t c = 0; c < n1; c++)
-				cmin[c] = fmaxf(fabsf(cmin[c]), fabsf(cmax[c]));
-			free(cmax);
-			w->babs = cmin;
-			w->nb = n1;
-		} else {
-			float lo, hi;
-
-			if (stream_rec_float(br, "min", &lo, e) < 0 ||
-			    stream_rec_float(br, "max", &hi, e) < 0)
-				return -1;
-			if ((w->babs = malloc(sizeof *w->babs)) == NULL)
-				return err_nomem(e);
-			w->babs[0] = fmaxf(fabsf(lo), fabsf(hi));
-			w->nb = 1;
-		}
+		w->beta = r.beta;
+		w->babs = engine_bias_absmax(&r, &w->nb);
+		wb_rec_release(&r);
+		if (w->babs == NULL)
+			return err_nomem(e);
 	}
 	return 0;
 }
@@ -368,33 +339,25 @@ load_stats(struct mixprec *mp, struct mtensor *t, struct err *e)
 	if (tstats_check_hist(&t->ts, e) < 0)
 		return stream_rec_err(mp->recs[t->stat_rec], e, "tensor %s: %s",
 		    t->name, e->msg);
-	if (t->ts.hist && hist_bins(t->ts.hist, &t->bins, &t->nbins, e) < 0)
-		return -1;
 	t->stats_ok = 1;
 	return 1;
 }
 
+/* t's range by method for type x, as onnx-qparams selects it. */
 static int
 select_range(struct mtensor *t, int method, const struct mixprec_type *x,
     float *lo, float *hi, struct err *e)
 {
-	struct rangesel_stats st;
-	struct rangesel_opts ro;
+	struct settings s;
+	int used;
 
-	memset(&st, 0, sizeof st);
-	st.n = t->ts.n;
-	st.min = t->ts.n ? t->ts.min : INFINITY;
-	st.max = t->ts.n ? t->ts.max : -INFINITY;
-	st.mavg_min = tstats_mavg_min(&t->ts);
-	st.mavg_max = tstats_mavg_max(&t->ts);
-	st.mean = tstats_mean(&t->ts);
-	st.std = tstats_std(&t->ts);
-	st.bins = t->bins;
-	st.nbins = t->nbins;
-	rangesel_opts_init(&ro);
-	ro.method = method;
-	opts_of(&ro.q, x->type, x->symmetric, x->reduce_range, x->pow2);
-	return rangesel_select(&st, &ro, lo, hi, e);
+	settings_default(&s);
+	s.method = method;
+	s.act_type = x->type;
+	s.act_symmetric = x->symmetric;
+	s.act_reduce_range = x->reduce_range;
+	s.act_pow2 = x->pow2;
+	return engine_select_range(&s, NULL, &t->ts, 0, lo, hi, &used, e);
 }
 
 /*
@@ -432,6 +395,33 @@ range_for(struct mixprec *mp, struct mtensor *t, const struct mixprec_type *x,
 		return 0;
 	if (select_range(t, method, x, lo, hi, e) < 0)
 		return err_prefix(e, "tensor %s", t->name);
+	return 0;
+}
+
+/* Scale and zero point for [lo, hi] in type x, as onnx-qparams decides. */
+static int
+decide(const struct mixprec_type *x, float lo, float hi, struct aq *out,
+    struct err *e)
+{
+	struct settings s;
+	struct qparams_opts o;
+	struct qparam q;
+	int fixed;
+
+	settings_default(&s);
+	o = engine_act_opts(&s);
+	o.type = x->type;
+	o.symmetric = x->symmetric;
+	o.reduce_range = x->reduce_range;
+	o.pow2 = x->pow2;
+	memset(&q, 0, sizeof q);
+	if (engine_decide_range(&q, &fixed, NULL, o, lo, hi, NULL, e) < 0) {
+		qparam_release(&q);
+		return -1;
+	}
+	out->scale = q.scale[0];
+	out->zp = q.zp[0];
+	qparam_release(&q);
 	return 0;
 }
 
@@ -482,13 +472,12 @@ params_at(struct mixprec *mp, int ti, const struct mixprec_type *req,
 			    "its", mx_type_name(x.type), (double)lo, (double)hi,
 			    mx_type_name(t->base.type));
 		}
-		opts_of(&o, x.type, x.symmetric, x.reduce_range, x.pow2);
 		out->type = x.type;
 		out->method = t->base.method;
 		out->has_range = t->base.has_range;
 		out->rmin = lo;
 		out->rmax = hi;
-		if (qparams_compute(&o, lo, hi, &out->scale, &out->zp, e) < 0)
+		if (decide(&x, lo, hi, out, e) < 0)
 			return err_prefix(e, "tensor %s: %s", t->name,
 			    mx_type_name(x.type));
 	}
@@ -707,6 +696,27 @@ seen_before(const struct mtensor *t, int node)
 	return &t->base;
 }
 
+/* Bias b's scales (b->n of them) now, by the engine's decision. */
+static int
+bias_scales(struct mwb *b, const struct mwb *w, float act_scale,
+    struct err *e)
+{
+	struct qparam wq, bq;
+
+	memset(&wq, 0, sizeof wq);
+	memset(&bq, 0, sizeof bq);
+	wq.n = w->n;
+	wq.scale = w->nscale ? w->nscale : w->scale;
+	if (engine_bias_scales(&bq, act_scale, &wq, b->nb, b->beta, -1,
+	    e) < 0) {
+		qparam_release(&bq);
+		return -1;
+	}
+	memcpy(b->nscale, bq.scale, b->n * sizeof *b->nscale);
+	qparam_release(&bq);
+	return 0;
+}
+
 static int
 resolve_biases(struct mixprec *mp, struct config_msgs *msgs, long *problems,
     struct err *e)
@@ -778,8 +788,7 @@ resolve_biases(struct mixprec *mp, struct config_msgs *msgs, long *problems,
 				return err_set(e, "bias %s: %zu scales where its "
 				    "weight %s has %zu and it %zu channels",
 				    b->name, b->n, w->name, w->n, b->nb);
-			if (qparams_bias_scale(now->scale, w->nscale ? w->nscale :
-			    w->scale, w->n, b->nb, b->beta, b->nscale, e) < 0)
+			if (bias_scales(b, w, now->scale, e) < 0)
 				return err_prefix(e, "bias %s", b->name);
 			b->changed = memcmp(b->nscale, b->scale,
 			    b->n * sizeof *b->nscale) != 0;
