@@ -21,104 +21,63 @@
 
 /* Records. */
 
+/*
+ * An act qparam's or a convert's parameters (q, checked by records.h)
+ * as struct aq: its method stays in the record rec.
+ */
 static int
-type_of(const struct stream_rec *rec, int *type, struct err *e)
+aq_of(struct mixprec *mp, const struct stream_rec *rec,
+    const struct qparam *q, struct aq *out, struct err *e)
 {
-	const char *s = stream_rec_get(rec, "type");
-
-	if (s == NULL)
-		return stream_rec_err(rec, e, "no type");
-	if ((*type = qparams_type_parse(s)) == DT_UNDEFINED)
-		return stream_rec_err(rec, e, "type %s: not a quantized type",
-		    s);
-	return 0;
-}
-
-/* The per-tensor parameters of an act qparam or a convert record. */
-static int
-read_aq(struct mixprec *mp, const struct stream_rec *rec, struct aq *q,
-    struct err *e)
-{
-	int64_t zp, lo, hi;
-
-	memset(q, 0, sizeof *q);
-	q->from = -1;
-	if (type_of(rec, &q->type, e) < 0)
-		return -1;
-	if (stream_rec_has(rec, "axis"))
+	memset(out, 0, sizeof *out);
+	out->from = -1;
+	if (q->axis >= 0 || q->n != 1)
 		return stream_rec_err(rec, e, "%s %s: an activation quantized "
 		    "per channel", rec->type, rec->subject);
-	if (stream_rec_float(rec, "scale", &q->scale, e) < 0 ||
-	    stream_rec_int(rec, "zp", &zp, e) < 0)
+	out->type = q->type;
+	out->scale = q->scale[0];
+	out->zp = q->zp[0];
+	out->method = stream_rec_get(rec, "method");
+	if (q->from != NULL && (out->from = mx_tensor_at(mp, q->from,
+	    e)) < 0)
 		return -1;
-	qparams_type_limits(q->type, &lo, &hi);
-	if (zp < lo || zp > hi)
-		return stream_rec_err(rec, e, "zp %lld does not fit %s",
-		    (long long)zp, mx_type_name(q->type));
-	if (!(q->scale > 0) || !isfinite(q->scale))
-		return stream_rec_err(rec, e, "scale %g is not positive",
-		    (double)q->scale);
-	q->zp = (int32_t)zp;
-	q->method = stream_rec_get(rec, "method");
-	if (stream_rec_has(rec, "from")) {
-		char *from;
-		int t;
-
-		if (stream_rec_name(rec, "from", &from, e) < 0)
-			return -1;
-		t = mx_tensor_at(mp, from, e);
-		free(from);
-		if (t < 0)
-			return -1;
-		q->from = t;
-	}
-	if (stream_rec_has(rec, "rmin") && stream_rec_has(rec, "rmax")) {
-		if (stream_rec_float(rec, "rmin", &q->rmin, e) < 0 ||
-		    stream_rec_float(rec, "rmax", &q->rmax, e) < 0)
-			return -1;
-		q->has_range = isfinite(q->rmin) && isfinite(q->rmax) &&
-		    q->rmin <= q->rmax;
+	if (q->rmin != NULL && q->rmax != NULL) {
+		out->rmin = q->rmin[0];
+		out->rmax = q->rmax[0];
+		out->has_range = isfinite(out->rmin) && isfinite(out->rmax) &&
+		    out->rmin <= out->rmax;
 	}
 	return 0;
 }
 
+/* A weight or bias qparam: w takes r's scales and names. */
 static int
-read_wb(struct mixprec *mp, const struct stream_rec *rec, int is_bias,
-    struct err *e)
+read_wb(struct mixprec *mp, struct qparam_rec *r, struct err *e)
 {
 	struct mwb *w;
-	size_t n;
 
-	if (strmap_get(mp->wb_ix, rec->subject, NULL))
-		return stream_rec_err(rec, e, "qparam %s given twice",
-		    rec->subject);
+	if (strmap_get(mp->wb_ix, r->name, NULL))
+		return err_set(e, "%s:%ld: qparam %s given twice",
+		    mp->recs[mp->nrecs]->file, r->line, r->name);
 	if (mp->nwbs >= INT32_MAX || array_grow(&mp->wbs, &mp->capwbs, mp->nwbs,
-	    sizeof *mp->wbs) < 0)
+	    sizeof *mp->wbs) < 0 ||
+	    strmap_put(mp->wb_ix, mp->recs[mp->nrecs]->subject,
+	    (int)mp->nwbs) < 0)
 		return err_nomem(e);
-	w = &mp->wbs[mp->nwbs];
+	w = &mp->wbs[mp->nwbs++];
 	memset(w, 0, sizeof *w);
 	w->rec = (int)mp->nrecs;
-	w->name = rec->subject;
-	w->is_bias = is_bias;
+	w->name = mp->recs[mp->nrecs]->subject;
+	w->is_bias = r->role == ROLE_BIAS;
 	w->input = w->weight = w->node = -1;
 	w->beta = 1;
-	if (stream_rec_floats(rec, "scale", &w->scale, &n, e) < 0)
-		return -1;
-	w->n = n;
-	if (n == 0) {
-		free(w->scale);
-		return stream_rec_err(rec, e, "scale: an empty list");
-	}
-	if (stream_rec_has(rec, "adjusted") &&
-	    stream_rec_int(rec, "adjusted", &w->adjusted, e) < 0) {
-		free(w->scale);
-		return -1;
-	}
-	if (strmap_put(mp->wb_ix, rec->subject, (int)mp->nwbs) < 0) {
-		free(w->scale);
-		return err_nomem(e);
-	}
-	mp->nwbs++;
+	w->scale = r->q.scale;
+	w->n = r->q.n;
+	r->q.scale = NULL;
+	w->adjusted = r->adjusted;
+	w->in_name = r->input;
+	w->w_name = r->weight;
+	r->input = r->weight = NULL;
 	return 0;
 }
 
@@ -126,75 +85,71 @@ int
 mx_read_qparam(struct mixprec *mp, const struct stream_rec *rec,
     struct err *e)
 {
-	const char *role = stream_rec_get(rec, "role");
+	struct qparam_rec r;
 	struct mtensor *t;
-	int i;
+	int i, rc = -1;
 
-	if (role == NULL)
-		return stream_rec_err(rec, e, "qparam %s: no role",
-		    rec->subject);
-	if (strcmp(role, "weight") == 0 || strcmp(role, "bias") == 0) {
-		if ((i = mx_tensor_at(mp, rec->subject, e)) < 0)
-			return -1;
-		mp->t[i].is_wb = 1;
-		return read_wb(mp, rec, strcmp(role, "bias") == 0, e);
-	}
-	if (strcmp(role, "act") != 0)
-		return stream_rec_err(rec, e, "qparam %s: unknown role %s",
-		    rec->subject, role);
+	if (qparam_rec_read(&r, rec, e) < 0)
+		return -1;
 	if ((i = mx_tensor_at(mp, rec->subject, e)) < 0)
-		return -1;
+		goto out;
 	t = &mp->t[i];
-	if (t->qrec >= 0)
-		return stream_rec_err(rec, e, "qparam %s given twice",
-		    rec->subject);
-	if (read_aq(mp, rec, &mp->t[i].base, e) < 0)
-		return -1;
+	if (r.role != ROLE_ACT) {
+		t->is_wb = 1;
+		rc = read_wb(mp, &r, e);
+		goto out;
+	}
+	if (t->qrec >= 0) {
+		stream_rec_err(rec, e, "qparam %s given twice", rec->subject);
+		goto out;
+	}
+	if (aq_of(mp, rec, &r.q, &mp->t[i].base, e) < 0)
+		goto out;
 	mp->t[i].qrec = (int)mp->nrecs;
-	return 0;
+	rc = 0;
+out:
+	qparam_rec_release(&r);
+	return rc;
 }
 
 int
 mx_read_convert(struct mixprec *mp, const struct stream_rec *rec,
     struct err *e)
 {
+	struct convert_rec c;
 	struct aq q;
-	char **recv = NULL;
-	size_t nrecv = 0;
-	int i;
+	struct mtensor *t;
+	size_t cap = 0;
+	int i, nd, rc = -1;
 
-	if (read_aq(mp, rec, &q, e) < 0 ||
-	    (i = mx_tensor_at(mp, rec->subject, e)) < 0)
+	if (convert_rec_read(&c, rec, e) < 0)
 		return -1;
-	if (mp->t[i].conv_rec >= 0)
-		return stream_rec_err(rec, e, "convert %s given twice",
-		    rec->subject);
-	mp->t[i].conv0 = q;
-	mp->t[i].conv_rec = (int)mp->nrecs;
-	mp->t[i].conv0_all = !stream_rec_has(rec, "recv");
-	if (!mp->t[i].conv0_all) {
-		size_t cap = 0;
-
-		if (stream_rec_names(rec, "recv", &recv, &nrecv, e) < 0)
-			return -1;
-		for (size_t k = 0; k < nrecv; k++) {
-			int nd;
-
-			if (!strmap_get(mp->node_ix, recv[k], &nd)) {
-				stream_rec_err(rec, e, "convert %s: recv: no "
-				    "node %s", rec->subject, recv[k]);
-				free(recv);
-				return -1;
-			}
-			if (mx_add_int(&mp->t[i].recv0, &mp->t[i].nrecv0, &cap,
-			    nd) < 0) {
-				free(recv);
-				return err_nomem(e);
-			}
-		}
-		free(recv);
+	if (aq_of(mp, rec, &c.q, &q, e) < 0 ||
+	    (i = mx_tensor_at(mp, rec->subject, e)) < 0)
+		goto out;
+	t = &mp->t[i];
+	if (t->conv_rec >= 0) {
+		stream_rec_err(rec, e, "convert %s given twice", rec->subject);
+		goto out;
 	}
-	return 0;
+	t->conv0 = q;
+	t->conv_rec = (int)mp->nrecs;
+	t->conv0_all = c.recv == NULL;
+	for (size_t k = 0; k < c.nrecv; k++) {
+		if ((nd = node_index_find(&mp->ix, c.recv[k])) < 0) {
+			stream_rec_err(rec, e, "convert %s: recv: no node %s",
+			    rec->subject, c.recv[k]);
+			goto out;
+		}
+		if (mx_add_int(&t->recv0, &t->nrecv0, &cap, nd) < 0) {
+			err_nomem(e);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	convert_rec_release(&c);
+	return rc;
 }
 
 /* Bias qparam records: their activation, weight and bias record. */
@@ -203,32 +158,26 @@ mx_link_biases(struct mixprec *mp, struct err *e)
 {
 	for (size_t i = 0; i < mp->nwbs; i++) {
 		struct mwb *w = &mp->wbs[i];
-		const struct stream_rec *rec = mp->recs[w->rec], *br;
+		const struct stream_rec *br;
 		struct wb_rec r;
-		char *s;
 		int k;
 
 		if (!w->is_bias)
 			continue;
-		if (stream_rec_name(rec, "input", &s, e) < 0)
-			return -1;
-		k = mx_tensor_at(mp, s, e);
-		free(s);
-		if (k < 0)
+		if (w->in_name == NULL || w->w_name == NULL)
+			return stream_rec_err(mp->recs[w->rec], e, "qparam %s: "
+			    "no input or weight", w->name);
+		if ((k = mx_tensor_at(mp, w->in_name, e)) < 0)
 			return -1;
 		w->input = k;
-		if (stream_rec_name(rec, "weight", &s, e) < 0)
-			return -1;
-		if (!strmap_get(mp->wb_ix, s, &w->weight))
+		if (!strmap_get(mp->wb_ix, w->w_name, &w->weight))
 			w->weight = -1;
-		free(s);
 		if (!strmap_get(mp->bias_ix, w->name, &k))
 			continue;	/* cannot be recomputed; see resolve */
 		br = mp->recs[mp->bias_recs[k]];
 		if (wb_rec_read(&r, br, e) < 0)
 			return -1;
-		if (!strmap_get(mp->node_ix, r.node, &w->node))
-			w->node = -1;
+		w->node = node_index_find(&mp->ix, r.node);
 		w->beta = r.beta;
 		w->babs = engine_bias_absmax(&r, &w->nb);
 		wb_rec_release(&r);
