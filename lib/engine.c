@@ -1010,13 +1010,14 @@ decide_wbs(struct engine *g, struct err *e)
 /* Folds. */
 
 /*
- * Bound `slot` of a Clip: an absent input is no bound (v = +-inf), a
- * constant of one element its value; -1 for anything else (a bound
- * computed at run time).
+ * Bound `slot` of a Clip as the stream's weight records give it (not
+ * qdqmatch's, read from a model): an absent input is no bound (v =
+ * +-inf), a constant of one element its value; -1 for anything else (a
+ * bound computed at run time).
  */
 static int
-clip_bound(const struct engine *g, const struct node_rec *n, size_t slot,
-    float *v)
+const_clip_bound(const struct engine *g, const struct node_rec *n,
+    size_t slot, float *v)
 {
 	const struct wb *w;
 	int64_t count = 1;
@@ -1061,8 +1062,8 @@ fold_target(struct engine *g, size_t i)
 	is_clip = strcmp(n->op, "Clip") == 0;
 	if (strcmp(n->op, "Relu") != 0 && !is_clip)
 		return -1;
-	if (is_clip && (n->nin < 2 || clip_bound(g, n, 1, &lo) < 0 ||
-	    clip_bound(g, n, 2, &hi) < 0))
+	if (is_clip && (n->nin < 2 || const_clip_bound(g, n, 1, &lo) < 0 ||
+	    const_clip_bound(g, n, 2, &hi) < 0))
 		return -1;
 	if ((out = act_get(g, n->out[0], 0, NULL)) == NULL ||
 	    !out->q.done || out->q.p.n != 1 ||

@@ -134,7 +134,7 @@ struct mixprec {
 	size_t nt, capt;
 	struct mwb *wbs;
 	size_t nwbs, capwbs;
-	struct node_index ix;	/* the node records; nodes[i] is ix.v[i] */
+	struct node_index ix;	/* node records: nodes[i] is ix.v[i] */
 	struct strmap *t_ix, *wb_ix, *bias_ix;
 	int *bias_recs;		/* `bias` records, by mp->bias_ix */
 	size_t nbias, capbias;

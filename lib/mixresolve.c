@@ -165,8 +165,8 @@ mx_link_biases(struct mixprec *mp, struct err *e)
 		if (!w->is_bias)
 			continue;
 		if (w->in_name == NULL || w->w_name == NULL)
-			return stream_rec_err(mp->recs[w->rec], e, "qparam %s: "
-			    "no input or weight", w->name);
+			return stream_rec_err(mp->recs[w->rec], e,
+			    "qparam %s: no input or weight", w->name);
 		if ((k = mx_tensor_at(mp, w->in_name, e)) < 0)
 			return -1;
 		w->input = k;

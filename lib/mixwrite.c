@@ -361,7 +361,8 @@ walk(const struct mixprec *mp, const struct out *o, int skip_hist,
 			if (b->dropped)
 				continue;
 			if (b->changed && b->is_bias) {
-				if (put_scales(o, rec, b->nscale, b->n, 0, e) < 0)
+				if (put_scales(o, rec, b->nscale, b->n, 0,
+				    e) < 0)
 					goto out;
 				continue;
 			}
