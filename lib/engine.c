@@ -905,9 +905,8 @@ decide_weight(struct engine *g, struct wb *w, struct err *e)
 	return qparam_set_method(&w->q.p, w->q.fixed ? "fixed" : "minmax", e);
 }
 
-/* The bias's |max| per channel (nb of them) or over all of it. */
-static float *
-bias_absmax(const struct wb_rec *b, size_t *nb)
+float *
+engine_bias_absmax(const struct wb_rec *b, size_t *nb)
 {
 	size_t n = b->axis >= 0 ? b->nch : 1;
 	float *v = calloc(n ? n : 1, sizeof *v);
@@ -923,22 +922,33 @@ bias_absmax(const struct wb_rec *b, size_t *nb)
 	return v;
 }
 
+int
+engine_bias_scales(struct qparam *q, float act_scale,
+    const struct qparam *w, size_t nb, double beta, int axis,
+    struct err *e)
+{
+	size_t n = w->n > 1 && nb > 1 ? nb : 1;
+
+	qparam_release(q);
+	if (qparam_alloc(q, n, e) < 0)
+		return -1;
+	if (qparams_bias_scale(act_scale, w->scale, w->n, nb, beta, q->scale,
+	    e) < 0)
+		return -1;
+	q->type = DT_INT32;
+	q->axis = n > 1 ? axis : -1;
+	qparam_drop_range(q);
+	return 0;
+}
+
 /* Bias b's int32 scales from its input's and weight's. */
 static int
 bias_scales(struct wb *b, const struct qp *aq, const struct wb *w,
     size_t nb, struct err *e)
 {
-	size_t nw = w->q.p.n, n = nw > 1 && nb > 1 ? nb : 1;
-
-	qparam_release(&b->q.p);
-	if (qparam_alloc(&b->q.p, n, e) < 0)
-		return -1;
-	if (qparams_bias_scale(aq->p.scale[0], w->q.p.scale, nw, nb,
-	    b->r.beta, b->q.p.scale, e) < 0)
+	if (engine_bias_scales(&b->q.p, aq->p.scale[0], &w->q.p, nb,
+	    b->r.beta, b->r.axis, e) < 0)
 		return err_prefix(e, "bias %s", b->r.name);
-	b->q.p.type = DT_INT32;
-	b->q.p.axis = n > 1 ? b->r.axis : -1;
-	qparam_drop_range(&b->q.p);
 	b->q.done = 1;
 	return 0;
 }
@@ -963,7 +973,7 @@ decide_biases(struct engine *g, struct err *e)
 			    (w = wb_get(g, b->r.weight)) == NULL || !w->q.done)
 				continue;	/* stays float, as in ORT */
 			aq = act_for(a, b->r.node);
-			if ((babs = bias_absmax(&b->r, &nb)) == NULL)
+			if ((babs = engine_bias_absmax(&b->r, &nb)) == NULL)
 				return err_nomem(e);
 			if (pass == 0 && g->s->bias_adjust && !w->q.fixed)
 				rc = qparams_bias_adjust(aq->p.scale[0],
@@ -1000,13 +1010,14 @@ decide_wbs(struct engine *g, struct err *e)
 /* Folds. */
 
 /*
- * Bound `slot` of a Clip: an absent input is no bound (v = +-inf), a
- * constant of one element its value; -1 for anything else (a bound
- * computed at run time).
+ * Bound `slot` of a Clip as the stream's weight records give it (not
+ * qdqmatch's, read from a model): an absent input is no bound (v =
+ * +-inf), a constant of one element its value; -1 for anything else (a
+ * bound computed at run time).
  */
 static int
-clip_bound(const struct engine *g, const struct node_rec *n, size_t slot,
-    float *v)
+const_clip_bound(const struct engine *g, const struct node_rec *n,
+    size_t slot, float *v)
 {
 	const struct wb *w;
 	int64_t count = 1;
@@ -1051,8 +1062,8 @@ fold_target(struct engine *g, size_t i)
 	is_clip = strcmp(n->op, "Clip") == 0;
 	if (strcmp(n->op, "Relu") != 0 && !is_clip)
 		return -1;
-	if (is_clip && (n->nin < 2 || clip_bound(g, n, 1, &lo) < 0 ||
-	    clip_bound(g, n, 2, &hi) < 0))
+	if (is_clip && (n->nin < 2 || const_clip_bound(g, n, 1, &lo) < 0 ||
+	    const_clip_bound(g, n, 2, &hi) < 0))
 		return -1;
 	if ((out = act_get(g, n->out[0], 0, NULL)) == NULL ||
 	    !out->q.done || out->q.p.n != 1 ||

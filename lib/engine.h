@@ -105,4 +105,17 @@ int engine_decide_range(struct qparam *q, int *fixed,
     const struct config_spec *sp, struct qparams_opts o, float lo, float hi,
     const char *method, struct err *e);
 
+/*
+ * Biases (int32, scales that never clip): engine_bias_absmax gives a
+ * bias record's |max| per channel, or over all of it (*nb of them;
+ * malloc'd, NULL when out of memory). Weight scales are raised first
+ * (qparams_bias_adjust over every bias), then engine_bias_scales decides
+ * bias q from its activation's scale and its weight's parameters w:
+ * per channel along axis when both are, else per tensor.
+ */
+float *engine_bias_absmax(const struct wb_rec *b, size_t *nb);
+int engine_bias_scales(struct qparam *q, float act_scale,
+    const struct qparam *w, size_t nb, double beta, int axis,
+    struct err *e);
+
 #endif

@@ -268,54 +268,41 @@ relative_noise(const struct compare *c)
 	return c->noise > 0 ? INFINITY : 0;
 }
 
-/* The stream of mp's current result, as a qdq plan. */
-static struct qdq_plan *
-plan_of(const struct mixprec *mp, const struct mixprec_write_opts *wo,
-    struct err *e)
+/* mixprec_emit()'s records, added to a qdq plan (ctx). */
+static int
+add_qparam(void *ctx, struct qparam_rec *r, struct err *e)
 {
-	struct stream_writer *w = NULL;
-	struct stream_reader *r = NULL;
-	struct qdq_plan *p = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp;
+	return qdq_plan_add_qparam(ctx, r, e);
+}
 
-	if ((fp = open_memstream(&buf, &len)) == NULL) {
-		err_errno(e, "open_memstream");
+static int
+add_convert(void *ctx, struct convert_rec *c, struct err *e)
+{
+	return qdq_plan_add_convert(ctx, c, e);
+}
+
+static int
+add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
+{
+	return qdq_plan_add_rec(ctx, rec, e);
+}
+
+/* mp's current result, as a qdq plan. */
+static struct qdq_plan *
+plan_of(const struct mixprec *mp, struct err *e)
+{
+	struct mixprec_sink s = { NULL, add_qparam, add_convert, add_rec };
+	struct qdq_plan *p;
+
+	if ((p = qdq_plan_new()) == NULL) {
+		err_nomem(e);
 		return NULL;
 	}
-	if ((w = stream_writer_new(fp, "<memory>")) == NULL) {
-		err_nomem(e);
-		fclose(fp);
-		goto out;
-	}
-	if (mixprec_write(mp, w, wo, e) < 0 || stream_write_end(w, e) < 0) {
-		fclose(fp);
-		goto out;
-	}
-	if (fclose(fp) != 0) {
-		err_errno(e, "<memory>");
-		goto out;
-	}
-	if ((fp = fmemopen(buf, len, "r")) == NULL) {
-		err_errno(e, "fmemopen");
-		goto out;
-	}
-	if ((r = stream_reader_new(fp, "<memory>", e)) == NULL) {
-		fclose(fp);
-		goto out;
-	}
-	if ((p = qdq_plan_new()) == NULL)
-		err_nomem(e);
-	else if (qdq_plan_read(p, r, e) < 0) {
+	s.ctx = p;
+	if (mixprec_emit(mp, &s, e) < 0) {
 		qdq_plan_free(p);
-		p = NULL;
+		return NULL;
 	}
-	stream_reader_free(r);
-	fclose(fp);
-out:
-	stream_writer_free(w);
-	free(buf);
 	return p;
 }
 
@@ -330,7 +317,6 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
     double head_stop, struct mixsearch_score *sc, struct err *e)
 {
 	struct mixeval *ev = ctx;
-	struct mixprec_write_opts wo = { .skip_hist = 1 };
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
 	struct watch w = { ev, 0, NULL, NULL };
 	struct interp_opts io = { .threads = ev->o.threads,
@@ -345,7 +331,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
-	if ((plan = plan_of(mp, &wo, e)) == NULL)
+	if ((plan = plan_of(mp, e)) == NULL)
 		return -1;
 	if ((names = calloc((size_t)ev->noutputs + 1, sizeof *names)) == NULL) {
 		err_nomem(e);

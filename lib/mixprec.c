@@ -152,39 +152,33 @@ mx_tensor_at(struct mixprec *mp, const char *name, struct err *e)
 	return (int)mp->nt++;
 }
 
+/* A node record, read and checked by node_index (records.h). */
 static int
 read_node(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 {
+	const struct node_rec *r;
 	struct mnode *n;
-	const char *op;
 
-	if (strmap_get(mp->node_ix, rec->subject, NULL))
-		return stream_rec_err(rec, e, "node %s given twice",
-		    rec->subject);
-	if ((op = stream_rec_get(rec, "op")) == NULL)
-		return stream_rec_err(rec, e, "node %s: no op", rec->subject);
+	if (node_index_add(&mp->ix, rec, e) < 0)
+		return -1;
+	r = &mp->ix.v[mp->ix.n - 1];
 	if (mp->nnodes >= INT32_MAX || array_grow(&mp->nodes, &mp->capnodes,
 	    mp->nnodes, sizeof *mp->nodes) < 0)
 		return err_nomem(e);
 	n = &mp->nodes[mp->nnodes];
 	memset(n, 0, sizeof *n);
-	n->name = rec->subject;
-	n->op = op;
+	n->name = r->name;
+	n->op = r->op;
+	n->in = r->in;
+	n->out = r->out;
+	n->nin = r->nin;
+	n->nout = r->nout;
 	n->fold_into = n->folded_by = n->fold_rec = n->req = -1;
-	if (stream_rec_names(rec, "in", &n->in, &n->nin, e) < 0 ||
-	    stream_rec_names(rec, "out", &n->out, &n->nout, e) < 0) {
-		free(n->in);
-		return -1;
-	}
 	if ((n->tin = calloc(n->nin + 1, sizeof *n->tin)) == NULL ||
 	    (n->tout = calloc(n->nout + 1, sizeof *n->tout)) == NULL) {
 		free(n->tin);
-		free(n->in);
-		free(n->out);
 		return err_nomem(e);
 	}
-	if (strmap_put(mp->node_ix, rec->subject, (int)mp->nnodes) < 0)
-		return err_nomem(e);
 	mp->nnodes++;
 	for (size_t i = 0; i < n->nin; i++) {
 		int t;
@@ -207,15 +201,6 @@ read_node(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 			continue;
 		if ((t = mx_tensor_at(mp, n->out[i], e)) < 0)
 			return -1;
-		if (mp->t[t].producer >= 0)
-			return stream_rec_err(rec, e, "tensor %s has two "
-			    "producers, %s and %s", n->out[i],
-			    mp->nodes[mp->t[t].producer].name, n->name);
-		/* node records come in topological order (onnxq-stream(5)) */
-		if (mp->t[t].ncons > 0)
-			return stream_rec_err(rec, e, "node %s: output %s is read "
-			    "before it is produced (node records out of "
-			    "topological order, or a cycle)", n->name, n->out[i]);
 		mp->t[t].producer = (int)mp->nnodes - 1;
 		n->tout[i] = t;
 	}
@@ -230,8 +215,8 @@ read_fold(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 
 	if (stream_rec_name(rec, "into", &into, e) < 0)
 		return -1;
-	if (!strmap_get(mp->node_ix, rec->subject, &n) ||
-	    !strmap_get(mp->node_ix, into, &p)) {
+	if ((n = node_index_find(&mp->ix, rec->subject)) < 0 ||
+	    (p = node_index_find(&mp->ix, into)) < 0) {
 		stream_rec_err(rec, e, "fold %s into %s: no such node",
 		    rec->subject, into);
 		free(into);
@@ -373,7 +358,7 @@ mixprec_read(struct stream_reader *r, struct err *e)
 	int item, nq = 0;
 
 	if ((mp = calloc(1, sizeof *mp)) == NULL ||
-	    (mp->node_ix = strmap_new()) == NULL ||
+	    node_index_init(&mp->ix, e) < 0 ||
 	    (mp->t_ix = strmap_new()) == NULL ||
 	    (mp->wb_ix = strmap_new()) == NULL ||
 	    (mp->bias_ix = strmap_new()) == NULL) {
@@ -432,8 +417,6 @@ mixprec_free(struct mixprec *mp)
 	for (size_t i = 0; i < mp->nnodes; i++) {
 		struct mnode *n = &mp->nodes[i];
 
-		free(n->in);
-		free(n->out);
 		free(n->tin);
 		free(n->tout);
 		free(n->q);
@@ -448,13 +431,14 @@ mixprec_free(struct mixprec *mp)
 		free(t->hist_recs);
 		if (t->stats_done)
 			tstats_release(&t->ts);
-		free(t->bins);
 		free(t->cache);
 		free(t->recv);
 	}
 	free(mp->t);
 	for (size_t i = 0; i < mp->nwbs; i++) {
 		free(mp->wbs[i].scale);
+		free(mp->wbs[i].in_name);
+		free(mp->wbs[i].w_name);
 		free(mp->wbs[i].babs);
 		free(mp->wbs[i].nscale);
 	}
@@ -467,7 +451,7 @@ mixprec_free(struct mixprec *mp)
 	free(mp->reqs);
 	free(mp->pairs);
 	free(mp->bias_recs);
-	strmap_free(mp->node_ix);
+	node_index_release(&mp->ix);
 	strmap_free(mp->t_ix);
 	strmap_free(mp->wb_ix);
 	strmap_free(mp->bias_ix);
@@ -491,9 +475,7 @@ mixprec_node_op(const struct mixprec *mp, int node)
 int
 mixprec_node_find(const struct mixprec *mp, const char *name)
 {
-	int i;
-
-	return strmap_get(mp->node_ix, name, &i) ? i : -1;
+	return node_index_find(&mp->ix, name);
 }
 
 int

@@ -60,6 +60,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "records.h"
 #include "regions.h"
 #include "stream.h"
 
@@ -187,5 +188,22 @@ struct mixprec_write_opts {
  */
 int mixprec_write(const struct mixprec *mp, struct stream_writer *w,
     const struct mixprec_write_opts *o, struct err *e);
+
+/*
+ * The same result as records, for a consumer that wants structs (the
+ * evaluation's qdq plan, qdq.h), no text in between: the records written
+ * anew go as structs, whose contents the callback takes (success or
+ * not); the others as read (rec: fold, stat, hist and any record kind).
+ * Headers are not given. A callback's -1 stops it.
+ */
+struct mixprec_sink {
+	void *ctx;
+	int (*qparam)(void *ctx, struct qparam_rec *r, struct err *e);
+	int (*convert)(void *ctx, struct convert_rec *c, struct err *e);
+	int (*rec)(void *ctx, const struct stream_rec *rec, struct err *e);
+};
+
+int mixprec_emit(const struct mixprec *mp, const struct mixprec_sink *s,
+    struct err *e);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "hist.h"
 #include "mixprec.h"
+#include "records.h"
 #include "stats.h"
 #include "strmap.h"
 
@@ -37,8 +38,8 @@ struct cached {
 };
 
 struct mnode {
-	const char *name, *op;	/* in the node record */
-	char **in, **out;	/* stream_rec_names blocks */
+	const char *name, *op;	/* in mp->ix.v[i] */
+	char **in, **out;	/* mp->ix.v[i]'s */
 	size_t nin, nout;
 	int *tin, *tout;	/* tensor index per slot, -1 when absent */
 	int *q;			/* distinct quantized tensors read or written */
@@ -75,8 +76,6 @@ struct mtensor {
 	int is_wb;		/* a weight or bias qparam subject */
 	int stats_done, stats_ok, reselect;	/* range re-selection */
 	struct tstats ts;
-	struct hist_bin *bins;
-	size_t nbins;
 	struct cached *cache;
 	size_t ncache, capcache;
 	/* request (a graph input named by a region) */
@@ -107,6 +106,7 @@ struct mwb {
 	size_t n;
 	int64_t adjusted;
 	/* biases */
+	char *in_name, *w_name;	/* the record's input= and weight= */
 	int input;		/* tensor */
 	int weight;		/* index into mp->wbs, -1 */
 	int node;		/* the consumer, from the bias record; -1 */
@@ -134,7 +134,8 @@ struct mixprec {
 	size_t nt, capt;
 	struct mwb *wbs;
 	size_t nwbs, capwbs;
-	struct strmap *node_ix, *t_ix, *wb_ix, *bias_ix;
+	struct node_index ix;	/* node records: nodes[i] is ix.v[i] */
+	struct strmap *t_ix, *wb_ix, *bias_ix;
 	int *bias_recs;		/* `bias` records, by mp->bias_ix */
 	size_t nbias, capbias;
 	char **reqs;		/* who asked, per request */
@@ -169,8 +170,8 @@ int mx_tensor_at(struct mixprec *mp, const char *name, struct err *e);
 
 /*
  * mixresolve.c: the records that carry parameters (qparam, convert, and
- * the bias records behind bias qparams), read at rec = mp->recs[nrecs];
- * the second phase of issue #16 reads them through lib/records.
+ * the bias records behind bias qparams), read through records.h at
+ * rec = mp->recs[nrecs].
  */
 int mx_read_qparam(struct mixprec *mp, const struct stream_rec *rec,
     struct err *e);

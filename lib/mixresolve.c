@@ -1,15 +1,16 @@
 /*
  * mixresolve: what the requests do (mixprec_resolve): produced types,
  * converts, parameters recomputed in another type, biases, folds; and
- * the records that carry parameters. The parameter policy here (range
- * re-selection, bias scales) copies onnx-qparams'; issue #16's second
- * phase swaps it, with the record reading, for lib/records and
- * lib/engine. See mixprec.h.
+ * the records that carry parameters. The decisions for another type
+ * (range re-selection, scales and zero points, bias scales) are
+ * onnx-qparams' own (engine.h), over its default settings and the
+ * flags that reproduce the stream's parameters. See mixprec.h.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "hist.h"
 #include "mixprec_impl.h"
 #include "qparams.h"
@@ -20,104 +21,63 @@
 
 /* Records. */
 
+/*
+ * An act qparam's or a convert's parameters (q, checked by records.h)
+ * as struct aq: its method stays in the record rec.
+ */
 static int
-type_of(const struct stream_rec *rec, int *type, struct err *e)
+aq_of(struct mixprec *mp, const struct stream_rec *rec,
+    const struct qparam *q, struct aq *out, struct err *e)
 {
-	const char *s = stream_rec_get(rec, "type");
-
-	if (s == NULL)
-		return stream_rec_err(rec, e, "no type");
-	if ((*type = qparams_type_parse(s)) == DT_UNDEFINED)
-		return stream_rec_err(rec, e, "type %s: not a quantized type",
-		    s);
-	return 0;
-}
-
-/* The per-tensor parameters of an act qparam or a convert record. */
-static int
-read_aq(struct mixprec *mp, const struct stream_rec *rec, struct aq *q,
-    struct err *e)
-{
-	int64_t zp, lo, hi;
-
-	memset(q, 0, sizeof *q);
-	q->from = -1;
-	if (type_of(rec, &q->type, e) < 0)
-		return -1;
-	if (stream_rec_has(rec, "axis"))
+	memset(out, 0, sizeof *out);
+	out->from = -1;
+	if (q->axis >= 0 || q->n != 1)
 		return stream_rec_err(rec, e, "%s %s: an activation quantized "
 		    "per channel", rec->type, rec->subject);
-	if (stream_rec_float(rec, "scale", &q->scale, e) < 0 ||
-	    stream_rec_int(rec, "zp", &zp, e) < 0)
+	out->type = q->type;
+	out->scale = q->scale[0];
+	out->zp = q->zp[0];
+	out->method = stream_rec_get(rec, "method");
+	if (q->from != NULL && (out->from = mx_tensor_at(mp, q->from,
+	    e)) < 0)
 		return -1;
-	qparams_type_limits(q->type, &lo, &hi);
-	if (zp < lo || zp > hi)
-		return stream_rec_err(rec, e, "zp %lld does not fit %s",
-		    (long long)zp, mx_type_name(q->type));
-	if (!(q->scale > 0) || !isfinite(q->scale))
-		return stream_rec_err(rec, e, "scale %g is not positive",
-		    (double)q->scale);
-	q->zp = (int32_t)zp;
-	q->method = stream_rec_get(rec, "method");
-	if (stream_rec_has(rec, "from")) {
-		char *from;
-		int t;
-
-		if (stream_rec_name(rec, "from", &from, e) < 0)
-			return -1;
-		t = mx_tensor_at(mp, from, e);
-		free(from);
-		if (t < 0)
-			return -1;
-		q->from = t;
-	}
-	if (stream_rec_has(rec, "rmin") && stream_rec_has(rec, "rmax")) {
-		if (stream_rec_float(rec, "rmin", &q->rmin, e) < 0 ||
-		    stream_rec_float(rec, "rmax", &q->rmax, e) < 0)
-			return -1;
-		q->has_range = isfinite(q->rmin) && isfinite(q->rmax) &&
-		    q->rmin <= q->rmax;
+	if (q->rmin != NULL && q->rmax != NULL) {
+		out->rmin = q->rmin[0];
+		out->rmax = q->rmax[0];
+		out->has_range = isfinite(out->rmin) && isfinite(out->rmax) &&
+		    out->rmin <= out->rmax;
 	}
 	return 0;
 }
 
+/* A weight or bias qparam: w takes r's scales and names. */
 static int
-read_wb(struct mixprec *mp, const struct stream_rec *rec, int is_bias,
-    struct err *e)
+read_wb(struct mixprec *mp, struct qparam_rec *r, struct err *e)
 {
 	struct mwb *w;
-	size_t n;
 
-	if (strmap_get(mp->wb_ix, rec->subject, NULL))
-		return stream_rec_err(rec, e, "qparam %s given twice",
-		    rec->subject);
+	if (strmap_get(mp->wb_ix, r->name, NULL))
+		return err_set(e, "%s:%ld: qparam %s given twice",
+		    mp->recs[mp->nrecs]->file, r->line, r->name);
 	if (mp->nwbs >= INT32_MAX || array_grow(&mp->wbs, &mp->capwbs, mp->nwbs,
-	    sizeof *mp->wbs) < 0)
+	    sizeof *mp->wbs) < 0 ||
+	    strmap_put(mp->wb_ix, mp->recs[mp->nrecs]->subject,
+	    (int)mp->nwbs) < 0)
 		return err_nomem(e);
-	w = &mp->wbs[mp->nwbs];
+	w = &mp->wbs[mp->nwbs++];
 	memset(w, 0, sizeof *w);
 	w->rec = (int)mp->nrecs;
-	w->name = rec->subject;
-	w->is_bias = is_bias;
+	w->name = mp->recs[mp->nrecs]->subject;
+	w->is_bias = r->role == ROLE_BIAS;
 	w->input = w->weight = w->node = -1;
 	w->beta = 1;
-	if (stream_rec_floats(rec, "scale", &w->scale, &n, e) < 0)
-		return -1;
-	w->n = n;
-	if (n == 0) {
-		free(w->scale);
-		return stream_rec_err(rec, e, "scale: an empty list");
-	}
-	if (stream_rec_has(rec, "adjusted") &&
-	    stream_rec_int(rec, "adjusted", &w->adjusted, e) < 0) {
-		free(w->scale);
-		return -1;
-	}
-	if (strmap_put(mp->wb_ix, rec->subject, (int)mp->nwbs) < 0) {
-		free(w->scale);
-		return err_nomem(e);
-	}
-	mp->nwbs++;
+	w->scale = r->q.scale;
+	w->n = r->q.n;
+	r->q.scale = NULL;
+	w->adjusted = r->adjusted;
+	w->in_name = r->input;
+	w->w_name = r->weight;
+	r->input = r->weight = NULL;
 	return 0;
 }
 
@@ -125,75 +85,71 @@ int
 mx_read_qparam(struct mixprec *mp, const struct stream_rec *rec,
     struct err *e)
 {
-	const char *role = stream_rec_get(rec, "role");
+	struct qparam_rec r;
 	struct mtensor *t;
-	int i;
+	int i, rc = -1;
 
-	if (role == NULL)
-		return stream_rec_err(rec, e, "qparam %s: no role",
-		    rec->subject);
-	if (strcmp(role, "weight") == 0 || strcmp(role, "bias") == 0) {
-		if ((i = mx_tensor_at(mp, rec->subject, e)) < 0)
-			return -1;
-		mp->t[i].is_wb = 1;
-		return read_wb(mp, rec, strcmp(role, "bias") == 0, e);
-	}
-	if (strcmp(role, "act") != 0)
-		return stream_rec_err(rec, e, "qparam %s: unknown role %s",
-		    rec->subject, role);
+	if (qparam_rec_read(&r, rec, e) < 0)
+		return -1;
 	if ((i = mx_tensor_at(mp, rec->subject, e)) < 0)
-		return -1;
+		goto out;
 	t = &mp->t[i];
-	if (t->qrec >= 0)
-		return stream_rec_err(rec, e, "qparam %s given twice",
-		    rec->subject);
-	if (read_aq(mp, rec, &mp->t[i].base, e) < 0)
-		return -1;
+	if (r.role != ROLE_ACT) {
+		t->is_wb = 1;
+		rc = read_wb(mp, &r, e);
+		goto out;
+	}
+	if (t->qrec >= 0) {
+		stream_rec_err(rec, e, "qparam %s given twice", rec->subject);
+		goto out;
+	}
+	if (aq_of(mp, rec, &r.q, &mp->t[i].base, e) < 0)
+		goto out;
 	mp->t[i].qrec = (int)mp->nrecs;
-	return 0;
+	rc = 0;
+out:
+	qparam_rec_release(&r);
+	return rc;
 }
 
 int
 mx_read_convert(struct mixprec *mp, const struct stream_rec *rec,
     struct err *e)
 {
+	struct convert_rec c;
 	struct aq q;
-	char **recv = NULL;
-	size_t nrecv = 0;
-	int i;
+	struct mtensor *t;
+	size_t cap = 0;
+	int i, nd, rc = -1;
 
-	if (read_aq(mp, rec, &q, e) < 0 ||
-	    (i = mx_tensor_at(mp, rec->subject, e)) < 0)
+	if (convert_rec_read(&c, rec, e) < 0)
 		return -1;
-	if (mp->t[i].conv_rec >= 0)
-		return stream_rec_err(rec, e, "convert %s given twice",
-		    rec->subject);
-	mp->t[i].conv0 = q;
-	mp->t[i].conv_rec = (int)mp->nrecs;
-	mp->t[i].conv0_all = !stream_rec_has(rec, "recv");
-	if (!mp->t[i].conv0_all) {
-		size_t cap = 0;
-
-		if (stream_rec_names(rec, "recv", &recv, &nrecv, e) < 0)
-			return -1;
-		for (size_t k = 0; k < nrecv; k++) {
-			int nd;
-
-			if (!strmap_get(mp->node_ix, recv[k], &nd)) {
-				stream_rec_err(rec, e, "convert %s: recv: no "
-				    "node %s", rec->subject, recv[k]);
-				free(recv);
-				return -1;
-			}
-			if (mx_add_int(&mp->t[i].recv0, &mp->t[i].nrecv0, &cap,
-			    nd) < 0) {
-				free(recv);
-				return err_nomem(e);
-			}
-		}
-		free(recv);
+	if (aq_of(mp, rec, &c.q, &q, e) < 0 ||
+	    (i = mx_tensor_at(mp, rec->subject, e)) < 0)
+		goto out;
+	t = &mp->t[i];
+	if (t->conv_rec >= 0) {
+		stream_rec_err(rec, e, "convert %s given twice", rec->subject);
+		goto out;
 	}
-	return 0;
+	t->conv0 = q;
+	t->conv_rec = (int)mp->nrecs;
+	t->conv0_all = c.recv == NULL;
+	for (size_t k = 0; k < c.nrecv; k++) {
+		if ((nd = node_index_find(&mp->ix, c.recv[k])) < 0) {
+			stream_rec_err(rec, e, "convert %s: recv: no node %s",
+			    rec->subject, c.recv[k]);
+			goto out;
+		}
+		if (mx_add_int(&t->recv0, &t->nrecv0, &cap, nd) < 0) {
+			err_nomem(e);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	convert_rec_release(&c);
+	return rc;
 }
 
 /* Bias qparam records: their activation, weight and bias record. */
@@ -202,67 +158,31 @@ mx_link_biases(struct mixprec *mp, struct err *e)
 {
 	for (size_t i = 0; i < mp->nwbs; i++) {
 		struct mwb *w = &mp->wbs[i];
-		const struct stream_rec *rec = mp->recs[w->rec], *br;
-		char *s;
+		const struct stream_rec *br;
+		struct wb_rec r;
 		int k;
 
 		if (!w->is_bias)
 			continue;
-		if (stream_rec_name(rec, "input", &s, e) < 0)
-			return -1;
-		k = mx_tensor_at(mp, s, e);
-		free(s);
-		if (k < 0)
+		if (w->in_name == NULL || w->w_name == NULL)
+			return stream_rec_err(mp->recs[w->rec], e,
+			    "qparam %s: no input or weight", w->name);
+		if ((k = mx_tensor_at(mp, w->in_name, e)) < 0)
 			return -1;
 		w->input = k;
-		if (stream_rec_name(rec, "weight", &s, e) < 0)
-			return -1;
-		if (!strmap_get(mp->wb_ix, s, &w->weight))
+		if (!strmap_get(mp->wb_ix, w->w_name, &w->weight))
 			w->weight = -1;
-		free(s);
 		if (!strmap_get(mp->bias_ix, w->name, &k))
 			continue;	/* cannot be recomputed; see resolve */
 		br = mp->recs[mp->bias_recs[k]];
-		if (stream_rec_name(br, "node", &s, e) < 0)
+		if (wb_rec_read(&r, br, e) < 0)
 			return -1;
-		if (!strmap_get(mp->node_ix, s, &w->node))
-			w->node = -1;
-		free(s);
-		if (stream_rec_has(br, "beta") &&
-		    stream_rec_double(br, "beta", &w->beta, e) < 0)
-			return -1;
-		if (stream_rec_has(br, "axis")) {
-			float *cmin, *cmax;
-			size_t n1, n2;
-
-			if (stream_rec_floats(br, "cmin", &cmin, &n1, e) < 0)
-				return -1;
-			if (stream_rec_floats(br, "cmax", &cmax, &n2, e) < 0) {
-				free(cmin);
-				return -1;
-			}
-			if (n1 != n2 || n1 == 0) {
-				free(cmin);
-				free(cmax);
-				return stream_rec_err(br, e, "cmin and cmax "
-				    "differ in length");
-			}
-			for (size_t c = 0; c < n1; c++)
-				cmin[c] = fmaxf(fabsf(cmin[c]), fabsf(cmax[c]));
-			free(cmax);
-			w->babs = cmin;
-			w->nb = n1;
-		} else {
-			float lo, hi;
-
-			if (stream_rec_float(br, "min", &lo, e) < 0 ||
-			    stream_rec_float(br, "max", &hi, e) < 0)
-				return -1;
-			if ((w->babs = malloc(sizeof *w->babs)) == NULL)
-				return err_nomem(e);
-			w->babs[0] = fmaxf(fabsf(lo), fabsf(hi));
-			w->nb = 1;
-		}
+		w->node = node_index_find(&mp->ix, r.node);
+		w->beta = r.beta;
+		w->babs = engine_bias_absmax(&r, &w->nb);
+		wb_rec_release(&r);
+		if (w->babs == NULL)
+			return err_nomem(e);
 	}
 	return 0;
 }
@@ -368,33 +288,25 @@ load_stats(struct mixprec *mp, struct mtensor *t, struct err *e)
 	if (tstats_check_hist(&t->ts, e) < 0)
 		return stream_rec_err(mp->recs[t->stat_rec], e, "tensor %s: %s",
 		    t->name, e->msg);
-	if (t->ts.hist && hist_bins(t->ts.hist, &t->bins, &t->nbins, e) < 0)
-		return -1;
 	t->stats_ok = 1;
 	return 1;
 }
 
+/* t's range by method for type x, as onnx-qparams selects it. */
 static int
 select_range(struct mtensor *t, int method, const struct mixprec_type *x,
     float *lo, float *hi, struct err *e)
 {
-	struct rangesel_stats st;
-	struct rangesel_opts ro;
+	struct settings s;
+	int used;
 
-	memset(&st, 0, sizeof st);
-	st.n = t->ts.n;
-	st.min = t->ts.n ? t->ts.min : INFINITY;
-	st.max = t->ts.n ? t->ts.max : -INFINITY;
-	st.mavg_min = tstats_mavg_min(&t->ts);
-	st.mavg_max = tstats_mavg_max(&t->ts);
-	st.mean = tstats_mean(&t->ts);
-	st.std = tstats_std(&t->ts);
-	st.bins = t->bins;
-	st.nbins = t->nbins;
-	rangesel_opts_init(&ro);
-	ro.method = method;
-	opts_of(&ro.q, x->type, x->symmetric, x->reduce_range, x->pow2);
-	return rangesel_select(&st, &ro, lo, hi, e);
+	settings_default(&s);
+	s.method = method;
+	s.act_type = x->type;
+	s.act_symmetric = x->symmetric;
+	s.act_reduce_range = x->reduce_range;
+	s.act_pow2 = x->pow2;
+	return engine_select_range(&s, NULL, &t->ts, 0, lo, hi, &used, e);
 }
 
 /*
@@ -432,6 +344,33 @@ range_for(struct mixprec *mp, struct mtensor *t, const struct mixprec_type *x,
 		return 0;
 	if (select_range(t, method, x, lo, hi, e) < 0)
 		return err_prefix(e, "tensor %s", t->name);
+	return 0;
+}
+
+/* Scale and zero point for [lo, hi] in type x, as onnx-qparams decides. */
+static int
+decide(const struct mixprec_type *x, float lo, float hi, struct aq *out,
+    struct err *e)
+{
+	struct settings s;
+	struct qparams_opts o;
+	struct qparam q;
+	int fixed;
+
+	settings_default(&s);
+	o = engine_act_opts(&s);
+	o.type = x->type;
+	o.symmetric = x->symmetric;
+	o.reduce_range = x->reduce_range;
+	o.pow2 = x->pow2;
+	memset(&q, 0, sizeof q);
+	if (engine_decide_range(&q, &fixed, NULL, o, lo, hi, NULL, e) < 0) {
+		qparam_release(&q);
+		return -1;
+	}
+	out->scale = q.scale[0];
+	out->zp = q.zp[0];
+	qparam_release(&q);
 	return 0;
 }
 
@@ -482,13 +421,12 @@ params_at(struct mixprec *mp, int ti, const struct mixprec_type *req,
 			    "its", mx_type_name(x.type), (double)lo, (double)hi,
 			    mx_type_name(t->base.type));
 		}
-		opts_of(&o, x.type, x.symmetric, x.reduce_range, x.pow2);
 		out->type = x.type;
 		out->method = t->base.method;
 		out->has_range = t->base.has_range;
 		out->rmin = lo;
 		out->rmax = hi;
-		if (qparams_compute(&o, lo, hi, &out->scale, &out->zp, e) < 0)
+		if (decide(&x, lo, hi, out, e) < 0)
 			return err_prefix(e, "tensor %s: %s", t->name,
 			    mx_type_name(x.type));
 	}
@@ -707,6 +645,27 @@ seen_before(const struct mtensor *t, int node)
 	return &t->base;
 }
 
+/* Bias b's scales (b->n of them) now, by the engine's decision. */
+static int
+bias_scales(struct mwb *b, const struct mwb *w, float act_scale,
+    struct err *e)
+{
+	struct qparam wq, bq;
+
+	memset(&wq, 0, sizeof wq);
+	memset(&bq, 0, sizeof bq);
+	wq.n = w->n;
+	wq.scale = w->nscale ? w->nscale : w->scale;
+	if (engine_bias_scales(&bq, act_scale, &wq, b->nb, b->beta, -1,
+	    e) < 0) {
+		qparam_release(&bq);
+		return -1;
+	}
+	memcpy(b->nscale, bq.scale, b->n * sizeof *b->nscale);
+	qparam_release(&bq);
+	return 0;
+}
+
 static int
 resolve_biases(struct mixprec *mp, struct config_msgs *msgs, long *problems,
     struct err *e)
@@ -778,8 +737,7 @@ resolve_biases(struct mixprec *mp, struct config_msgs *msgs, long *problems,
 				return err_set(e, "bias %s: %zu scales where its "
 				    "weight %s has %zu and it %zu channels",
 				    b->name, b->n, w->name, w->n, b->nb);
-			if (qparams_bias_scale(now->scale, w->nscale ? w->nscale :
-			    w->scale, w->n, b->nb, b->beta, b->nscale, e) < 0)
+			if (bias_scales(b, w, now->scale, e) < 0)
 				return err_prefix(e, "bias %s", b->name);
 			b->changed = memcmp(b->nscale, b->scale,
 			    b->n * sizeof *b->nscale) != 0;

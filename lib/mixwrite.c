@@ -1,4 +1,8 @@
-/* mixwrite: mixprec_write(), the stream with the last result (mixprec.h). */
+/*
+ * mixwrite: mixprec_write() and mixprec_emit(), the last result as a
+ * stream or as records (mixprec.h). One walk over the records serves
+ * both (struct out); the typed records say what the text would.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +11,66 @@
 #include "qparams.h"
 
 /* Writing. */
+
+/* Where the walk goes: text to w, or records to sink. */
+struct out {
+	struct stream_writer *w;
+	const struct mixprec_sink *sink;
+};
+
+/* A record as read. */
+static int
+out_rec(const struct out *o, const struct stream_rec *rec, struct err *e)
+{
+	if (o->w == NULL)
+		return o->sink->rec(o->sink->ctx, rec, e);
+	stream_put_rec(o->w, rec);
+	return 0;
+}
+
+/* q as put_aq_keys() writes it and records.h reads it back. */
+static int
+aq_qparam(struct qparam *d, const struct mixprec *mp, const struct aq *q,
+    struct err *e)
+{
+	if (qparam_alloc(d, 1, e) < 0)
+		return -1;
+	d->type = q->type;
+	d->scale[0] = q->scale;
+	d->zp[0] = q->zp;
+	if (qparam_set_method(d, q->method, e) < 0)
+		return -1;
+	if (q->from >= 0 && (d->from = strdup(mp->t[q->from].name)) == NULL)
+		return err_nomem(e);
+	if (q->has_range && !mx_method_is(q, "shared")) {
+		d->rmin[0] = q->rmin;
+		d->rmax[0] = q->rmax;
+	} else
+		qparam_drop_range(d);
+	return 0;
+}
+
+/* The changed qparam of an activation, as a record. */
+static int
+emit_act(const struct mixprec_sink *s, const struct mixprec *mp,
+    const struct mtensor *t, struct err *e)
+{
+	struct qparam_rec r;
+
+	memset(&r, 0, sizeof r);
+	r.role = ROLE_ACT;
+	r.line = t->synth ? 0 : mp->recs[t->qrec]->line;
+	if ((r.name = strdup(t->name)) == NULL) {
+		err_nomem(e);
+		goto fail;
+	}
+	if (aq_qparam(&r.q, mp, &t->prod, e) < 0)
+		goto fail;
+	return s->qparam(s->ctx, &r, e);
+fail:
+	qparam_rec_release(&r);
+	return -1;
+}
 
 /* One key to replace (val NULL: remove), add when absent. */
 struct edit {
@@ -98,37 +162,112 @@ put_act(struct stream_writer *w, const struct mixprec *mp,
 	return 0;
 }
 
-static void
-put_convert(struct stream_writer *w, const struct mixprec *mp,
-    const struct mtensor *t)
+/*
+ * The names of t's receiving nodes in node order, so that output does
+ * not depend on discovery; NULL when out of memory.
+ */
+static const char **
+recv_names(const struct mixprec *mp, const struct mtensor *t, size_t *n)
 {
-	const char **names;
+	const char **names = calloc((size_t)t->nrecv + 1, sizeof *names);
 
-	if (!t->conv_changed) {
-		stream_put_rec(w, mp->recs[t->conv_rec]);
-		return;
-	}
-	stream_rec_start(w, "convert", t->name);
-	put_aq_keys(w, mp, &t->conv);
-	if ((names = calloc((size_t)t->nrecv + 1, sizeof *names)) != NULL) {
-		/* In node order, so output does not depend on discovery. */
-		int k = 0;
-
+	*n = 0;
+	if (names != NULL)
 		for (size_t i = 0; i < mp->nnodes; i++)
 			if (mx_in_list(t->recv, t->nrecv, (int)i))
-				names[k++] = mp->nodes[i].name;
-		stream_put_names(w, "recv", names, (size_t)k);
-		free(names);
+				names[(*n)++] = mp->nodes[i].name;
+	return names;
+}
+
+/* The same as one block of pointers and strings (records.h). */
+static char **
+recv_block(const struct mixprec *mp, const struct mtensor *t, size_t *n)
+{
+	const char **names = recv_names(mp, t, n);
+	size_t len = 0;
+	char **v = NULL, *p;
+
+	if (names == NULL)
+		return NULL;
+	for (size_t i = 0; i < *n; i++)
+		len += strlen(names[i]) + 1;
+	if ((v = malloc((*n + 1) * sizeof *v + len)) != NULL) {
+		p = (char *)(v + *n + 1);
+		for (size_t i = 0; i < *n; i++) {
+			v[i] = strcpy(p, names[i]);
+			p += strlen(p) + 1;
+		}
+		v[*n] = NULL;
 	}
-	stream_rec_done(w);
+	free(names);
+	return v;
 }
 
 static int
-put_scales(struct stream_writer *w, const struct stream_rec *rec,
+put_convert(const struct out *o, const struct mixprec *mp,
+    const struct mtensor *t, struct err *e)
+{
+	const char **names;
+	struct convert_rec c;
+	size_t n;
+
+	if (!t->conv_changed)
+		return out_rec(o, mp->recs[t->conv_rec], e);
+	if (o->w != NULL) {
+		stream_rec_start(o->w, "convert", t->name);
+		put_aq_keys(o->w, mp, &t->conv);
+		if ((names = recv_names(mp, t, &n)) != NULL) {
+			stream_put_names(o->w, "recv", names, n);
+			free(names);
+		}
+		stream_rec_done(o->w);
+		return 0;
+	}
+	memset(&c, 0, sizeof c);
+	c.line = t->conv_rec >= 0 ? mp->recs[t->conv_rec]->line : 0;
+	if ((c.name = strdup(t->name)) == NULL ||
+	    (c.recv = recv_block(mp, t, &c.nrecv)) == NULL) {
+		err_nomem(e);
+		goto fail;
+	}
+	if (aq_qparam(&c.q, mp, &t->conv, e) < 0)
+		goto fail;
+	return o->sink->convert(o->sink->ctx, &c, e);
+fail:
+	convert_rec_release(&c);
+	return -1;
+}
+
+/* A weight or bias qparam with new scales (adjusted: 0 unchanged). */
+static int
+emit_scales(const struct mixprec_sink *s, const struct stream_rec *rec,
+    const float *scale, size_t n, int64_t adjusted, struct err *e)
+{
+	struct qparam_rec r;
+
+	if (qparam_rec_read(&r, rec, e) < 0)
+		return -1;
+	if (r.q.n != n) {
+		qparam_rec_release(&r);
+		return stream_rec_err(rec, e, "%zu scales, not %zu", n,
+		    r.q.n);
+	}
+	memcpy(r.q.scale, scale, n * sizeof *scale);
+	if (adjusted > 0)
+		r.adjusted = adjusted;
+	return s->qparam(s->ctx, &r, e);
+}
+
+static int
+put_scales(const struct out *o, const struct stream_rec *rec,
     const float *scale, size_t n, int64_t adjusted, struct err *e)
 {
 	char *buf, *p, num[STREAM_NUM_MAX], adj[32];
 	struct edit ed[2];
+	struct stream_writer *w = o->w;
+
+	if (w == NULL)
+		return emit_scales(o->sink, rec, scale, n, adjusted, e);
 
 	if (n > SIZE_MAX / (STREAM_NUM_MAX + 1) ||
 	    (buf = malloc(n * (STREAM_NUM_MAX + 1) + 1)) == NULL)
@@ -148,31 +287,34 @@ put_scales(struct stream_writer *w, const struct stream_rec *rec,
 
 /* The qparam (and convert) of tensor t, as resolved. */
 static int
-put_tensor(struct stream_writer *w, const struct mixprec *mp,
+put_tensor(const struct out *o, const struct mixprec *mp,
     const struct mtensor *t, struct err *e)
 {
+	int rc;
+
 	if (t->floated)
 		return 0;
 	if (!t->prod_changed && !t->synth)
-		stream_put_rec(w, mp->recs[t->qrec]);
-	else if (put_act(w, mp, t, e) < 0)
+		rc = out_rec(o, mp->recs[t->qrec], e);
+	else if (o->w != NULL)
+		rc = put_act(o->w, mp, t, e);
+	else
+		rc = emit_act(o->sink, mp, t, e);
+	if (rc < 0)
 		return -1;
 	if (t->has_conv)
-		put_convert(w, mp, t);
+		return put_convert(o, mp, t, e);
 	return 0;
 }
 
-int
-mixprec_write(const struct mixprec *mp, struct stream_writer *w,
-    const struct mixprec_write_opts *o, struct err *e)
+/* The records, to o (skip_hist: leave hist records out). */
+static int
+walk(const struct mixprec *mp, const struct out *o, int skip_hist,
+    struct err *e)
 {
 	int *wb_at = NULL, *t_at = NULL, *synth = NULL;
 	int rc = -1;
 
-	for (size_t i = 0; i < mp->nheaders; i++)
-		stream_put_header(w, mp->headers[i]);
-	if (o && o->prog)
-		stream_put_prog(w, o->prog, o->version, o->argc, o->argv);
 	/* Which record is whose. */
 	if ((wb_at = malloc((mp->nrecs + 1) * sizeof *wb_at)) == NULL ||
 	    (t_at = malloc((mp->nrecs + 1) * sizeof *t_at)) == NULL ||
@@ -200,13 +342,14 @@ mixprec_write(const struct mixprec *mp, struct stream_writer *w,
 			const struct mtensor *t = &mp->t[t_at[i]];
 
 			if (!mp->resolved) {
-				stream_put_rec(w, rec);
-				if (t->conv_rec >= 0)
-					stream_put_rec(w, mp->recs[t->conv_rec]);
-			} else if (put_tensor(w, mp, t, e) < 0)
+				if (out_rec(o, rec, e) < 0 ||
+				    (t->conv_rec >= 0 &&
+				    out_rec(o, mp->recs[t->conv_rec], e) < 0))
+					goto out;
+			} else if (put_tensor(o, mp, t, e) < 0)
 				goto out;
 			if (mp->resolved && synth[t_at[i]] >= 0 &&
-			    put_tensor(w, mp, &mp->t[synth[t_at[i]]], e) < 0)
+			    put_tensor(o, mp, &mp->t[synth[t_at[i]]], e) < 0)
 				goto out;
 			continue;
 		}
@@ -218,12 +361,13 @@ mixprec_write(const struct mixprec *mp, struct stream_writer *w,
 			if (b->dropped)
 				continue;
 			if (b->changed && b->is_bias) {
-				if (put_scales(w, rec, b->nscale, b->n, 0, e) < 0)
+				if (put_scales(o, rec, b->nscale, b->n, 0,
+				    e) < 0)
 					goto out;
 				continue;
 			}
 			if (b->changed) {
-				if (put_scales(w, rec, b->nscale, b->n,
+				if (put_scales(o, rec, b->nscale, b->n,
 				    b->adjusted + b->raised, e) < 0)
 					goto out;
 				continue;
@@ -235,14 +379,39 @@ mixprec_write(const struct mixprec *mp, struct stream_writer *w,
 			if (nd >= 0 && mp->nodes[nd].fold_dropped)
 				continue;
 		}
-		if (strcmp(type, "hist") == 0 && o && o->skip_hist)
+		if (strcmp(type, "hist") == 0 && skip_hist)
 			continue;
-		stream_put_rec(w, rec);
+		if (out_rec(o, rec, e) < 0)
+			goto out;
 	}
-	rc = stream_writer_error(w, e);
+	rc = 0;
 out:
 	free(wb_at);
 	free(t_at);
 	free(synth);
 	return rc;
+}
+
+int
+mixprec_write(const struct mixprec *mp, struct stream_writer *w,
+    const struct mixprec_write_opts *o, struct err *e)
+{
+	struct out to = { w, NULL };
+
+	for (size_t i = 0; i < mp->nheaders; i++)
+		stream_put_header(w, mp->headers[i]);
+	if (o && o->prog)
+		stream_put_prog(w, o->prog, o->version, o->argc, o->argv);
+	if (walk(mp, &to, o && o->skip_hist, e) < 0)
+		return -1;
+	return stream_writer_error(w, e);
+}
+
+int
+mixprec_emit(const struct mixprec *mp, const struct mixprec_sink *s,
+    struct err *e)
+{
+	struct out to = { NULL, s };
+
+	return walk(mp, &to, 0, e);
 }

@@ -121,62 +121,66 @@ qdq_plan_size(const struct qdq_plan *p)
 	return p->nqp + p->ncv + p->nfd;
 }
 
+static const char *
+plan_file(const struct qdq_plan *p)
+{
+	return p->file ? p->file : "<stream>";
+}
+
 /*
- * The records, as records.h reads them; a second qparam or convert
- * record of a tensor is refused here.
+ * The typed records (qdq.h): a second qparam or convert record of a
+ * tensor is refused here. The plan takes r's contents, success or not.
  */
-static int
-read_qparam(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+int
+qdq_plan_add_qparam(struct qdq_plan *p, struct qparam_rec *r, struct err *e)
 {
-	struct qparam_rec *qp;
+	int rc = -1;
 
-	if (array_grow(&p->qp, &p->capqp, p->nqp, sizeof *p->qp) != 0)
-		return err_nomem(e);
-	qp = &p->qp[p->nqp];
-	if (qparam_rec_read(qp, rec, e) != 0)
-		return -1;
-	if (strmap_get(p->qpidx, qp->name, NULL)) {
-		qparam_rec_release(qp);
-		return stream_rec_err(rec, e, "a second qparam record for %s",
-		    rec->subject);
+	if (strmap_get(p->qpidx, r->name, NULL))
+		err_set(e, "%s:%ld: a second qparam record for %s",
+		    plan_file(p), r->line, r->name);
+	else if (array_grow(&p->qp, &p->capqp, p->nqp, sizeof *p->qp) != 0 ||
+	    strmap_put(p->qpidx, r->name, (int)p->nqp) != 0)
+		err_nomem(e);
+	else {
+		p->qp[p->nqp++] = *r;
+		memset(r, 0, sizeof *r);
+		return 0;
 	}
-	if (strmap_put(p->qpidx, qp->name, (int)p->nqp) != 0) {
-		qparam_rec_release(qp);
-		return err_nomem(e);
-	}
-	p->nqp++;
-	return 0;
+	qparam_rec_release(r);
+	return rc;
 }
 
-static int
-read_convert(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+int
+qdq_plan_add_convert(struct qdq_plan *p, struct convert_rec *c,
+    struct err *e)
 {
-	struct convert_rec *cv;
+	int rc = -1;
 
-	if (strmap_get(p->cvidx, rec->subject, NULL))
-		return stream_rec_err(rec, e, "a second convert record for %s",
-		    rec->subject);
-	if (array_grow(&p->cv, &p->capcv, p->ncv, sizeof *p->cv) != 0)
-		return err_nomem(e);
-	cv = &p->cv[p->ncv];
-	if (convert_rec_read(cv, rec, e) != 0)
-		return -1;
-	if (strmap_put(p->cvidx, cv->name, (int)p->ncv) != 0) {
-		convert_rec_release(cv);
-		return err_nomem(e);
+	if (strmap_get(p->cvidx, c->name, NULL))
+		err_set(e, "%s:%ld: a second convert record for %s",
+		    plan_file(p), c->line, c->name);
+	else if (array_grow(&p->cv, &p->capcv, p->ncv, sizeof *p->cv) != 0 ||
+	    strmap_put(p->cvidx, c->name, (int)p->ncv) != 0)
+		err_nomem(e);
+	else {
+		p->cv[p->ncv++] = *c;
+		memset(c, 0, sizeof *c);
+		return 0;
 	}
-	p->ncv++;
-	return 0;
+	convert_rec_release(c);
+	return rc;
 }
 
-static int
-read_fold(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+int
+qdq_plan_add_fold(struct qdq_plan *p, struct fold_rec *f, struct err *e)
 {
-	if (array_grow(&p->fd, &p->capfd, p->nfd, sizeof *p->fd) != 0)
+	if (array_grow(&p->fd, &p->capfd, p->nfd, sizeof *p->fd) != 0) {
+		fold_rec_release(f);
 		return err_nomem(e);
-	if (fold_rec_read(&p->fd[p->nfd], rec, e) != 0)
-		return -1;
-	p->nfd++;
+	}
+	p->fd[p->nfd++] = *f;
+	memset(f, 0, sizeof *f);
 	return 0;
 }
 
@@ -226,11 +230,42 @@ read_model_header(struct qdq_plan *p, struct stream_reader *r,
 }
 
 int
+qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
+    struct err *e)
+{
+	if (strcmp(rec->type, "qparam") == 0) {
+		struct qparam_rec q;
+
+		return qparam_rec_read(&q, rec, e) != 0 ? -1 :
+		    qdq_plan_add_qparam(p, &q, e);
+	}
+	if (strcmp(rec->type, "convert") == 0) {
+		struct convert_rec c;
+
+		/* Refused before its keys are checked, as always. */
+		if (strmap_get(p->cvidx, rec->subject, NULL))
+			return stream_rec_err(rec, e, "a second convert "
+			    "record for %s", rec->subject);
+		return convert_rec_read(&c, rec, e) != 0 ? -1 :
+		    qdq_plan_add_convert(p, &c, e);
+	}
+	if (strcmp(rec->type, "fold") == 0) {
+		struct fold_rec f;
+
+		return fold_rec_read(&f, rec, e) != 0 ? -1 :
+		    qdq_plan_add_fold(p, &f, e);
+	}
+	if (strcmp(rec->type, "stat") == 0)
+		return read_stat(p, rec, e);
+	return 0;
+}
+
+int
 qdq_plan_read(struct qdq_plan *p, struct stream_reader *r, struct err *e)
 {
 	const struct stream_rec *rec;
 	const char *h;
-	int item, rc;
+	int item;
 
 	free(p->file);
 	if ((p->file = strdup(stream_name(r))) == NULL)
@@ -244,17 +279,7 @@ qdq_plan_read(struct qdq_plan *p, struct stream_reader *r, struct err *e)
 			continue;
 		}
 		rec = stream_record(r);
-		if (strcmp(rec->type, "qparam") == 0)
-			rc = read_qparam(p, rec, e);
-		else if (strcmp(rec->type, "convert") == 0)
-			rc = read_convert(p, rec, e);
-		else if (strcmp(rec->type, "fold") == 0)
-			rc = read_fold(p, rec, e);
-		else if (strcmp(rec->type, "stat") == 0)
-			rc = read_stat(p, rec, e);
-		else
-			rc = 0;
-		if (rc != 0)
+		if (qdq_plan_add_rec(p, rec, e) != 0)
 			return -1;
 	}
 	return item < 0 ? -1 : 0;

@@ -44,6 +44,7 @@
 
 #include "err.h"
 #include "model.h"
+#include "records.h"
 #include "stream.h"
 
 enum qdq_domain {
@@ -92,6 +93,24 @@ void qdq_plan_free(struct qdq_plan *p);
  * ("FILE:LINE: ..."), duplicates and a truncated stream.
  */
 int qdq_plan_read(struct qdq_plan *p, struct stream_reader *r, struct err *e);
+
+/*
+ * The same records, one at a time, for a plan built without a stream
+ * (onnx-mixprec's evaluations): qdq_plan_read() reads each record and
+ * adds it so. The plan takes the contents of r, c and f (left zeroed,
+ * released on failure); a second qparam or convert record of a tensor
+ * is refused ("FILE:LINE: a second qparam record for X").
+ * qdq_plan_add_rec() reads a record as qdq_plan_read() does: qparam,
+ * convert and fold records into their structs, a stat record's dtype
+ * and shape (rank; the first one of a tensor counts); others ignored.
+ */
+int qdq_plan_add_qparam(struct qdq_plan *p, struct qparam_rec *r,
+    struct err *e);
+int qdq_plan_add_convert(struct qdq_plan *p, struct convert_rec *c,
+    struct err *e);
+int qdq_plan_add_fold(struct qdq_plan *p, struct fold_rec *f, struct err *e);
+int qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
+    struct err *e);
 
 /* The sha256= of the stream's #model header, or NULL. */
 const char *qdq_plan_model_sha256(const struct qdq_plan *p);

@@ -5,6 +5,7 @@
  * the settings table; one tensor decided outside a stream.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "engine.h"
 #include "rangesel.h"
@@ -238,5 +239,43 @@ test_one_tensor(void)
 	qparam_release(&q);
 }
 
+/* A bias re-decided for its activation's new scale (onnx-mixprec). */
+static void
+test_bias_scales(void)
+{
+	struct wb_rec b = { 0 };
+	struct qparam w = { 0 }, q = { 0 };
+	struct err e = { "" };
+	float cmin[2] = { 3, -1 }, cmax[2] = { 3, -0.5f }, ws[2] = { 0.5f, 2 };
+	float *babs;
+	size_t nb = 0;
+
+	b.axis = 0;
+	b.cmin = cmin;
+	b.cmax = cmax;
+	b.nch = 2;
+	REQUIRE((babs = engine_bias_absmax(&b, &nb)) != NULL);
+	CHECK(nb == 2 && babs[0] == 3 && babs[1] == 1);
+	free(babs);
+	b.axis = -1;
+	b.min = -4;
+	b.max = 2;
+	REQUIRE((babs = engine_bias_absmax(&b, &nb)) != NULL);
+	CHECK(nb == 1 && babs[0] == 4);
+	free(babs);
+
+	/* Per channel when the weight and the bias are: act x weight. */
+	w.n = 2;
+	w.scale = ws;
+	CHECK(engine_bias_scales(&q, 0.25f, &w, 2, 1, 0, &e) == 0);
+	CHECK(q.type == DT_INT32 && q.n == 2 && q.axis == 0);
+	CHECK(q.scale[0] == 0.125f && q.scale[1] == 0.5f);
+	CHECK(q.rmin == NULL && q.method == NULL);
+	/* Per tensor otherwise. */
+	CHECK(engine_bias_scales(&q, 0.25f, &w, 1, 1, 0, &e) == 0);
+	CHECK(q.n == 1 && q.axis == -1 && q.scale[0] == 0.5f);
+	qparam_release(&q);
+}
+
 UNIT_MAIN(test_default_selection, test_all_ops, test_selection_needs_nodes,
-    test_settings, test_one_tensor)
+    test_settings, test_one_tensor, test_bias_scales)
