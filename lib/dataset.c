@@ -453,7 +453,9 @@ check_head(const struct npy_head *h, void *ctx, struct err *e)
 	char have[256], want[256];
 	int bad;
 
-	if (w->dtype != DT_UNDEFINED && h->dtype != w->dtype)
+	/* numpy has no bfloat16: its bits come as uint16 (check_dtype) */
+	if (w->dtype != DT_UNDEFINED && h->dtype != w->dtype &&
+	    !(w->dtype == DT_BFLOAT16 && h->dtype == DT_UINT16))
 		return err_set(e, "%s: dtype %s where the model wants %s",
 		    w->where, npy_descr(h->dtype) ? npy_descr(h->dtype) : "?",
 		    dtype_name(w->dtype) ? dtype_name(w->dtype) : "?");
@@ -850,7 +852,11 @@ dataset_load(struct dataset *ds, int i, const struct dataset_spec *spec,
 	if (r < 0) {
 		release_all(inputs, spec->ninputs);
 		release_all(expected, spec->noutputs);
+		return r;
 	}
+	/* numpy has no bfloat16: its bits come as uint16 */
+	for (int k = 0; spec->input_dtypes && k < spec->ninputs; k++)
+		tensor_as_bfloat16(&inputs[k], spec->input_dtypes[k]);
 	return r;
 }
 
