@@ -620,14 +620,10 @@ parse_args(struct opts *o, int argc, char **argv)
 		case OPT_MERGE:
 			o->merge = 1;
 			break;
-		case 'h':
-			cli_usage(stdout);
-			return fflush(stdout) == 0 ? 0 : 1;
-		case 'V':
-			printf("%s %s\n", PROG, ONNXQ_VERSION);
-			return fflush(stdout) == 0 ? 0 : 1;
 		default:
-			return cli_bad_option(c, argv, longopts);
+			if ((r = cli_default_option(c, argv, longopts)) < 0)
+				return cli_close_stdout() < 0 ? 1 : 0;
+			return r;
 		}
 	}
 	o->args = argv + optind;

@@ -6,7 +6,6 @@
  * onnx-verify(1). Exit status follows cmp(1): 0 within the gates, 1
  * outside, 2 trouble.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -624,15 +623,9 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
-		case 'h':
-			cli_usage(stdout);
-			return EXIT_SUCCESS + 1;
-		case 'V':
-			printf(PROG " " ONNXQ_VERSION "\n");
-			return EXIT_SUCCESS + 1;
 		default:
-			cli_bad_option(c, argv, longopts);
-			return EXIT_TROUBLE + 1;
+			return cli_default_option(c, argv, longopts) < 0 ?
+			    EXIT_SUCCESS + 1 : EXIT_TROUBLE + 1;
 		}
 	}
 	argc -= optind;
@@ -675,23 +668,13 @@ main(int argc, char **argv)
 	interp_reexec_bounded_spin(argv);
 	cli_init(PROG, usage_text);
 	cli_before_message(clear_bar);
-	if ((r = parse_args(argc, argv, &o)) != 0) {
-		free(o.dirs);
-		free(o.gates);
-		return r - 1;
+	if ((r = parse_args(argc, argv, &o)) != 0)
+		r--;	/* help, version or a usage mistake */
+	else {
+		outfile_cleanup_on_signals();
+		r = run(&o);
 	}
-	outfile_cleanup_on_signals();
-	r = run(&o);
 	free(o.dirs);
 	free(o.gates);
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout) || fclose(stdout) == EOF) {
-		/* say why, as the programs writing through outfile do */
-		int why = errno;
-
-		cli_warn("<stdout>: write error%s%s", why ? ": " : "",
-		    why ? strerror(why) : "");
-		return EXIT_TROUBLE;
-	}
-	return r;
+	return cli_close_stdout() < 0 ? EXIT_TROUBLE : r;
 }
