@@ -182,7 +182,7 @@ test_subgraphs(void)
 	struct seen s = { .fail_at = -1 };
 	struct interp_opts o = { .threads = 1, .observe = observe,
 	    .observe_ctx = &s };
-	struct model *m = load("test/data/control/loop.onnx");
+	struct model *m = fixture_model("test/data/control/loop.onnx");
 	static const char *const names[] = { "x", "n", "limit", "s", "states",
 	    "gy", "gh" };
 	struct interp *ip;

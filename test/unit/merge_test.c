@@ -22,7 +22,7 @@ batch_values(int t, int b, float *x)
 	uint64_t s = 0x9e3779b97f4a7c15ULL * (uint64_t)(t * NBATCH + b + 1);
 
 	for (int i = 0; i < BATCH; i++)
-		x[i] = (float)((int64_t)(unit_rand64(&s) >> 40) - (1 << 23)) /
+		x[i] = (float)((int64_t)(unit_rand64_r(&s) >> 40) - (1 << 23)) /
 		    (float)(1 << (t ? 20 : 12));
 }
 

@@ -23,7 +23,7 @@ values(size_t n, int kind)
 	float *x = malloc(n * sizeof *x);
 
 	for (size_t i = 0; x && i < n; i++) {
-		double u = (double)(unit_rand64(&rng) >> 11) /
+		double u = (double)(unit_rand64_r(&rng) >> 11) /
 		    9007199254740992.0;
 
 		x[i] = (float)((u - 0.3) * 40);

@@ -61,7 +61,7 @@
 
 /* xorshift64*: the next of a reproducible sequence of test values. */
 UNIT_FN uint64_t
-unit_rand64(uint64_t *state)
+unit_rand64_r(uint64_t *state)
 {
 	*state ^= *state >> 12;
 	*state ^= *state << 25;
@@ -292,10 +292,7 @@ static uint64_t unit_rng_ = UNIT_SEED;
 UNIT_FN uint64_t
 unit_rand64(void)
 {
-	unit_rng_ ^= unit_rng_ >> 12;
-	unit_rng_ ^= unit_rng_ << 25;
-	unit_rng_ ^= unit_rng_ >> 27;
-	return unit_rng_ * 2685821657736338717ULL;
+	return unit_rand64_r(&unit_rng_);
 }
 
 #endif
