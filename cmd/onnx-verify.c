@@ -71,13 +71,6 @@ clear_bar(void)
 	progress_clear(&bar);
 }
 
-static void
-release_all(struct tensor *t, int n)
-{
-	for (int i = 0; i < n; i++)
-		tensor_release(&t[i]);
-}
-
 /* The problems behind the statuses, on stderr. */
 static void
 explain(const struct opts *o, const struct verifyreport *rp)
@@ -329,20 +322,17 @@ run_single(const struct opts *o)
 			cli_warn("%s", e.msg);
 			goto out;
 		}
-		release_all(in, ni);
-		release_all(out, no);
-		release_all(exp, no);
+		tensor_release_n(in, (size_t)ni);
+		tensor_release_n(out, (size_t)no);
+		tensor_release_n(exp, (size_t)no);
 		progress_update(&bar, s + 1);
 	}
 	ret = report(o, ds, rows, no, NULL);
 out:
 	progress_end(&bar);
-	if (in)
-		release_all(in, ni);
-	if (out)
-		release_all(out, no);
-	if (exp)
-		release_all(exp, no);
+	tensor_release_n(in, (size_t)ni);
+	tensor_release_n(out, (size_t)no);
+	tensor_release_n(exp, (size_t)no);
 	free(in);
 	free(out);
 	free(exp);
@@ -455,9 +445,9 @@ run_pair(const struct opts *o)
 				goto out;
 			}
 		}
-		release_all(in, ni);
-		release_all(fout, no);
-		release_all(qout, nqo);
+		tensor_release_n(in, (size_t)ni);
+		tensor_release_n(fout, (size_t)no);
+		tensor_release_n(qout, (size_t)nqo);
 		progress_update(&bar, s + 1);
 	}
 	ret = report(o, ds, rows, no, ptp);
@@ -465,12 +455,9 @@ out:
 	progress_end(&bar);
 	if (ptp)
 		qdqerr_drop_held(ptp);
-	if (in)
-		release_all(in, ni);
-	if (fout)
-		release_all(fout, no);
-	if (qout)
-		release_all(qout, nqo);
+	tensor_release_n(in, (size_t)ni);
+	tensor_release_n(fout, (size_t)no);
+	tensor_release_n(qout, (size_t)nqo);
 	free(in);
 	free(qin);
 	free(fout);

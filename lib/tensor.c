@@ -330,6 +330,13 @@ tensor_release(struct tensor *t)
 	memset(t, 0, sizeof *t);
 }
 
+void
+tensor_release_n(struct tensor *t, size_t n)
+{
+	for (size_t i = 0; t != NULL && i < n; i++)
+		tensor_release(&t[i]);
+}
+
 int
 tensor_copy(struct tensor *dst, const struct tensor *src, struct err *e)
 {

@@ -111,6 +111,8 @@ int tensor_alloc_uninit(struct tensor *t, int dtype, int rank,
 int tensor_alloc_like_uninit(struct tensor *t, int dtype,
     const struct tensor *like, struct err *e);
 void tensor_release(struct tensor *t);
+/* tensor_release on each of t[0..n); t may be NULL. */
+void tensor_release_n(struct tensor *t, size_t n);
 /* Deep copy into an empty dst. */
 int tensor_copy(struct tensor *dst, const struct tensor *src, struct err *e);
 /* Move src into dst (dst released first); src becomes empty. */
