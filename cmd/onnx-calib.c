@@ -108,11 +108,10 @@ load_prepared(const char *path, char sha[65], int *opset, struct graph **gr,
 	struct model *m;
 
 	*gr = NULL;
-	if (!(m = model_load_hashed(path, sha, keep, keeplen, e)))
+	if (!(m = prep_load(path, sha, keep, keeplen, e)))
 		return NULL;
 	*opset = model_opset(m, "");
-	if (prep_model(m, NULL, e) < 0 || !(*gr = graph_new(m->proto->graph,
-	    e))) {
+	if (!(*gr = graph_new(m->proto->graph, e))) {
 		err_prefix(e, "%s", path);
 		model_free(m);
 		if (keep) {

@@ -176,22 +176,6 @@ out:
 /* Runs. */
 
 /*
- * The fp32 model as onnx-qdq-insert saw it (BatchNormalization folded),
- * for its weights. TODO: the model-loading helper lib/model.h is getting.
- */
-static struct model *
-load_prepped(const char *path, struct err *e)
-{
-	struct model *m = model_load(path, e);
-
-	if (m && prep_model(m, NULL, e) < 0) {
-		model_free(m);
-		return NULL;
-	}
-	return m;
-}
-
-/*
  * Two data directories holding samples of the same name would overwrite
  * each other's outputs.
  */
@@ -404,7 +388,9 @@ run_pair(const struct opts *o)
 		goto out;
 	}
 	if (o->per_tensor) {
-		if (!(pm = load_prepped(o->model, &e)) ||
+		/* the fp32 model as onnx-qdq-insert saw it, for its
+		 * weights */
+		if (!(pm = prep_load(o->model, NULL, NULL, NULL, &e)) ||
 		    qdqerr_init(&pt, f.m, pm, q.m, o->threads, &e) < 0) {
 			cli_warn("per-tensor: %s", e.msg);
 			goto out;
