@@ -434,21 +434,6 @@ struct want {
 	const int64_t *dims;
 };
 
-static void
-dims_text(int rank, const int64_t *dims, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	if (rank == 0) {
-		snprintf(buf, size, "scalar");
-		return;
-	}
-	buf[0] = '\0';
-	for (int k = 0; k < rank && n < size; k++)
-		n += (size_t)snprintf(buf + n, size - n, dims[k] < 0 ? "%s?" :
-		    "%s%lld", k ? "x" : "", (long long)dims[k]);
-}
-
 /*
  * The header against the model, in the words onnx-calib uses once the
  * tensor is read. The first dimension is not compared: samples may be
@@ -472,8 +457,8 @@ check_head(const struct npy_head *h, void *ctx, struct err *e)
 		bad = w->dims[j] >= 0 && w->dims[j] != h->dims[j];
 	if (!bad)
 		return 0;
-	dims_text(h->rank, h->dims, have, sizeof have);
-	dims_text(w->rank, w->dims, want, sizeof want);
+	shape_str_declared(h->rank, h->dims, have, sizeof have);
+	shape_str_declared(w->rank, w->dims, want, sizeof want);
 	return err_set(e, "%s: input %s: shape %s, the model wants %s", w->file,
 	    w->name, have, want);
 }

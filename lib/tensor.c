@@ -124,8 +124,9 @@ shape_nelem(int rank, const int64_t *dims, struct err *e)
 	return n;
 }
 
-char *
-shape_str(int rank, const int64_t *dims, char *buf, size_t size)
+static char *
+shape_text(int rank, const int64_t *dims, int declared, char *buf,
+    size_t size)
 {
 	size_t len = 0;
 
@@ -137,13 +138,27 @@ shape_str(int rank, const int64_t *dims, char *buf, size_t size)
 		return buf;
 	}
 	for (int i = 0; i < rank && len < size; i++) {
-		int w = snprintf(buf + len, size - len, "%s%lld", i ? "x" : "",
+		int w = declared && dims[i] < 0 ?
+		    snprintf(buf + len, size - len, "%s?", i ? "x" : "") :
+		    snprintf(buf + len, size - len, "%s%lld", i ? "x" : "",
 		    (long long)dims[i]);
 		if (w < 0)
 			break;
 		len += (size_t)w;
 	}
 	return buf;
+}
+
+char *
+shape_str(int rank, const int64_t *dims, char *buf, size_t size)
+{
+	return shape_text(rank, dims, 0, buf, size);
+}
+
+char *
+shape_str_declared(int rank, const int64_t *dims, char *buf, size_t size)
+{
+	return shape_text(rank, dims, 1, buf, size);
 }
 
 int

@@ -121,6 +121,9 @@ void tensor_move(struct tensor *dst, struct tensor *src);
 int64_t shape_nelem(int rank, const int64_t *dims, struct err *e);
 /* "1x3x224x224" (rank 0: "scalar") into buf; returns buf. */
 char *shape_str(int rank, const int64_t *dims, char *buf, size_t size);
+/* The same for a model's declared shape: an unknown dimension is "?". */
+char *shape_str_declared(int rank, const int64_t *dims, char *buf,
+    size_t size);
 int shape_equal(const struct tensor *a, const struct tensor *b);
 
 /* Element i as double / from double (integers saturate and round half to even). */
