@@ -108,11 +108,10 @@ load_prepared(const char *path, char sha[65], int *opset, struct graph **gr,
 	struct model *m;
 
 	*gr = NULL;
-	if (!(m = model_load_hashed(path, sha, keep, keeplen, e)))
+	if (!(m = prep_load(path, sha, keep, keeplen, e)))
 		return NULL;
 	*opset = model_opset(m, "");
-	if (prep_model(m, NULL, e) < 0 || !(*gr = graph_new(m->proto->graph,
-	    e))) {
+	if (!(*gr = graph_new(m->proto->graph, e))) {
 		err_prefix(e, "%s", path);
 		model_free(m);
 		if (keep) {
@@ -620,14 +619,10 @@ parse_args(struct opts *o, int argc, char **argv)
 		case OPT_MERGE:
 			o->merge = 1;
 			break;
-		case 'h':
-			cli_usage(stdout);
-			return fflush(stdout) == 0 ? 0 : 1;
-		case 'V':
-			printf("%s %s\n", PROG, ONNXQ_VERSION);
-			return fflush(stdout) == 0 ? 0 : 1;
 		default:
-			return cli_bad_option(c, argv, longopts);
+			if ((r = cli_default_option(c, argv, longopts)) < 0)
+				return cli_close_stdout() < 0 ? 1 : 0;
+			return r;
 		}
 	}
 	o->args = argv + optind;

@@ -9,9 +9,7 @@
  * This program reads and writes; lib/mixprec.h does the regions,
  * lib/mixsearch.h the search, lib/mixeval.h its model runs.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,14 +144,8 @@ parse_args(struct opts *o, int argc, char **argv)
 			    &o->threads))
 				return 2;
 			break;
-		case 'h':
-			cli_usage(stdout);
-			return -1;
-		case 'V':
-			printf("%s %s\n", PROG, ONNXQ_VERSION);
-			return -1;
 		default:
-			return cli_bad_option(c, argv, longopts);
+			return cli_default_option(c, argv, longopts);
 		}
 	}
 	argc -= optind;
@@ -376,7 +368,7 @@ run(const struct opts *o)
 	struct mixprec *mp = NULL;
 	void *mbuf = NULL;
 	size_t mlen = 0;
-	char hex[65], *tmp = NULL, *mdir;
+	char hex[65], *mdir = NULL;
 	const char *sha = NULL;
 	struct err e;
 	int rc = 1;
@@ -384,11 +376,11 @@ run(const struct opts *o)
 	if (infile_read(o->model, INFILE_MODEL_MAX, &mbuf, &mlen, &e) < 0)
 		goto fail;
 	sha256_hex(mbuf, mlen, hex);
-	if ((tmp = strdup(o->model)) == NULL) {
+	/* MODEL is never "-" (parse_args) */
+	if ((mdir = infile_dir(o->model)) == NULL) {
 		err_nomem(&e);
 		goto fail;
 	}
-	mdir = dirname(tmp);
 	if ((r = stream_open("-", &e)) == NULL ||
 	    (mp = mixprec_read(r, &e)) == NULL)
 		goto fail;
@@ -408,7 +400,7 @@ done:
 	mixprec_free(mp);
 	stream_reader_free(r);
 	free(mbuf);
-	free(tmp);
+	free(mdir);
 	return rc;
 }
 
@@ -427,9 +419,8 @@ main(int argc, char **argv)
 	} else if (status < 0)
 		status = 0;
 	free(o.dirs);
-	if (fclose(stdout) == EOF) {
-		fprintf(stderr, "%s: stdout: %s\n", PROG, strerror(errno));
-		return 1;
-	}
+	/* a failure said so already, writing through outfile */
+	if (status == 0 && cli_close_stdout() < 0)
+		status = 1;
 	return status;
 }

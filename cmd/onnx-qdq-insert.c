@@ -3,22 +3,17 @@
  * QuantizeLinear/DequantizeLinear nodes where the qparam, fold and convert
  * records of an onnxq stream say (lib/qdq.h does the rewriting).
  */
-#include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "err.h"
-#include "infile.h"
 #include "model.h"
 #include "outfile.h"
 #include "prep.h"
 #include "qdq.h"
-#include "sha256.h"
 #include "stream.h"
 
 #define PROG	"onnx-qdq-insert"
@@ -44,8 +39,7 @@ static const char usage_text[] =
 static int
 parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DEDICATED = 256, OPT_WFLOAT, OPT_DOMAIN, OPT_EXTERNAL,
-	    OPT_HELP, OPT_VERSION };
+	enum { OPT_DEDICATED = 256, OPT_WFLOAT, OPT_DOMAIN, OPT_EXTERNAL };
 	static const struct option longopts[] = {
 		{ "dedicated-pairs",	no_argument,	NULL, OPT_DEDICATED },
 		{ "weights-float",	no_argument,	NULL, OPT_WFLOAT },
@@ -53,8 +47,8 @@ parse_args(struct opts *o, int argc, char **argv)
 		{ "external-data",	no_argument,	NULL, OPT_EXTERNAL },
 		{ "output",		required_argument, NULL, 'o' },
 		{ "verbose",		no_argument,	NULL, 'v' },
-		{ "help",		no_argument,	NULL, OPT_HELP },
-		{ "version",		no_argument,	NULL, OPT_VERSION },
+		{ "help",		no_argument,	NULL, 'h' },
+		{ "version",		no_argument,	NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
@@ -86,16 +80,8 @@ parse_args(struct opts *o, int argc, char **argv)
 		case OPT_EXTERNAL:
 			o->external_data = 1;
 			break;
-		case 'h':
-		case OPT_HELP:
-			cli_usage(stdout);
-			return -1;
-		case 'V':
-		case OPT_VERSION:
-			printf("%s %s\n", PROG, ONNXQ_VERSION);
-			return -1;
 		default:
-			return cli_bad_option(c, argv, longopts);
+			return cli_default_option(c, argv, longopts);
 		}
 	}
 	argc -= optind;
@@ -152,22 +138,13 @@ run(const struct opts *o)
 	struct model_save_opts so = { 0 };
 	void *buf = NULL;
 	size_t len = 0, after;
-	char hex[65], *dir = NULL, *tmp = NULL;
+	char hex[65];
 	const char *sha;
 	int rc = 1;
 
-	if (infile_read(o->model, INFILE_MODEL_MAX, &buf, &len, &e) != 0)
+	/* the bytes only for their size, in the report */
+	if ((m = model_load_hashed(o->model, hex, &buf, &len, &e)) == NULL)
 		goto fail;
-	if (strcmp(o->model, "-") != 0) {
-		if ((tmp = strdup(o->model)) == NULL) {
-			err_nomem(&e);
-			goto fail;
-		}
-		dir = dirname(tmp);
-	}
-	if ((m = model_load_mem(buf, len, o->model, dir, &e)) == NULL)
-		goto fail;
-	sha256_hex(buf, len, hex);
 	free(buf);
 	buf = NULL;
 	if ((r = stream_open(o->qparams, &e)) == NULL ||
@@ -208,7 +185,6 @@ fail:
 	fprintf(stderr, "%s: %s\n", PROG, e.msg);
 done:
 	free(buf);
-	free(tmp);
 	qdq_plan_free(plan);
 	stream_reader_free(r);
 	model_free(m);
@@ -228,9 +204,8 @@ main(int argc, char **argv)
 		status = run(&o);
 	} else if (status < 0)
 		status = 0;
-	if (fclose(stdout) == EOF) {
-		fprintf(stderr, "%s: stdout: %s\n", PROG, strerror(errno));
-		return 1;
-	}
+	/* a failure said so already, writing through outfile */
+	if (status == 0 && cli_close_stdout() < 0)
+		status = 1;
 	return status;
 }

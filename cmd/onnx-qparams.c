@@ -274,17 +274,12 @@ parse_args(struct opts *o, int argc, char **argv)
 		case OPT_EXC_OPS:
 			o->lists[ch - OPT_INC_NODES] = optarg;
 			break;
-		case 'h':
-			cli_usage(stdout);
-			return -1;
-		case 'V':
-			printf("%s %s\n", PROG, ONNXQ_VERSION);
-			return -1;
 		default:
 			k = ch == 'a' ? 0 : ch == 'w' ? 1 : ch == 'm' ? 2 :
 			    ch - OPT_SETTING;
 			if (k < 0 || (size_t)k >= NSETTING_OPTS)
-				return cli_bad_option(ch, argv, longopts);
+				return cli_default_option(ch, argv,
+				    longopts);
 			snprintf(opt, sizeof opt, "--%s",
 			    setting_opts[k].name);
 			if (set_option(&o->cli, &setting_opts[k], opt,
@@ -307,7 +302,7 @@ main(int argc, char **argv)
 
 	cli_init(PROG, usage_text);
 	if ((status = parse_args(&o, argc, argv)) < 0)	/* help, version */
-		return fclose(stdout) == 0 ? 0 : 1;
+		return cli_close_stdout() < 0 ? 1 : 0;
 	if (status > 0)
 		return status;
 	outfile_cleanup_on_signals();

@@ -6,7 +6,6 @@
  * onnx-verify(1). Exit status follows cmp(1): 0 within the gates, 1
  * outside, 2 trouble.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -70,13 +69,6 @@ static void
 clear_bar(void)
 {
 	progress_clear(&bar);
-}
-
-static void
-release_all(struct tensor *t, int n)
-{
-	for (int i = 0; i < n; i++)
-		tensor_release(&t[i]);
 }
 
 /* The problems behind the statuses, on stderr. */
@@ -182,22 +174,6 @@ out:
 }
 
 /* Runs. */
-
-/*
- * The fp32 model as onnx-qdq-insert saw it (BatchNormalization folded),
- * for its weights. TODO: the model-loading helper lib/model.h is getting.
- */
-static struct model *
-load_prepped(const char *path, struct err *e)
-{
-	struct model *m = model_load(path, e);
-
-	if (m && prep_model(m, NULL, e) < 0) {
-		model_free(m);
-		return NULL;
-	}
-	return m;
-}
 
 /*
  * Two data directories holding samples of the same name would overwrite
@@ -331,20 +307,17 @@ run_single(const struct opts *o)
 			cli_warn("%s", e.msg);
 			goto out;
 		}
-		release_all(in, ni);
-		release_all(out, no);
-		release_all(exp, no);
+		tensor_release_n(in, (size_t)ni);
+		tensor_release_n(out, (size_t)no);
+		tensor_release_n(exp, (size_t)no);
 		progress_update(&bar, s + 1);
 	}
 	ret = report(o, ds, rows, no, NULL);
 out:
 	progress_end(&bar);
-	if (in)
-		release_all(in, ni);
-	if (out)
-		release_all(out, no);
-	if (exp)
-		release_all(exp, no);
+	tensor_release_n(in, (size_t)ni);
+	tensor_release_n(out, (size_t)no);
+	tensor_release_n(exp, (size_t)no);
 	free(in);
 	free(out);
 	free(exp);
@@ -416,7 +389,9 @@ run_pair(const struct opts *o)
 		goto out;
 	}
 	if (o->per_tensor) {
-		if (!(pm = load_prepped(o->model, &e)) ||
+		/* the fp32 model as onnx-qdq-insert saw it, for its
+		 * weights */
+		if (!(pm = prep_load(o->model, NULL, NULL, NULL, &e)) ||
 		    qdqerr_init(&pt, f.m, pm, q.m, o->threads, &e) < 0) {
 			cli_warn("per-tensor: %s", e.msg);
 			goto out;
@@ -457,9 +432,9 @@ run_pair(const struct opts *o)
 				goto out;
 			}
 		}
-		release_all(in, ni);
-		release_all(fout, no);
-		release_all(qout, nqo);
+		tensor_release_n(in, (size_t)ni);
+		tensor_release_n(fout, (size_t)no);
+		tensor_release_n(qout, (size_t)nqo);
 		progress_update(&bar, s + 1);
 	}
 	ret = report(o, ds, rows, no, ptp);
@@ -467,12 +442,9 @@ out:
 	progress_end(&bar);
 	if (ptp)
 		qdqerr_drop_held(ptp);
-	if (in)
-		release_all(in, ni);
-	if (fout)
-		release_all(fout, no);
-	if (qout)
-		release_all(qout, nqo);
+	tensor_release_n(in, (size_t)ni);
+	tensor_release_n(fout, (size_t)no);
+	tensor_release_n(qout, (size_t)nqo);
 	free(in);
 	free(qin);
 	free(fout);
@@ -625,15 +597,9 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
-		case 'h':
-			cli_usage(stdout);
-			return EXIT_SUCCESS + 1;
-		case 'V':
-			printf(PROG " " ONNXQ_VERSION "\n");
-			return EXIT_SUCCESS + 1;
 		default:
-			cli_bad_option(c, argv, longopts);
-			return EXIT_TROUBLE + 1;
+			return cli_default_option(c, argv, longopts) < 0 ?
+			    EXIT_SUCCESS + 1 : EXIT_TROUBLE + 1;
 		}
 	}
 	argc -= optind;
@@ -676,23 +642,13 @@ main(int argc, char **argv)
 	interp_reexec_bounded_spin(argv);
 	cli_init(PROG, usage_text);
 	cli_before_message(clear_bar);
-	if ((r = parse_args(argc, argv, &o)) != 0) {
-		free(o.dirs);
-		free(o.gates);
-		return r - 1;
+	if ((r = parse_args(argc, argv, &o)) != 0)
+		r--;	/* help, version or a usage mistake */
+	else {
+		outfile_cleanup_on_signals();
+		r = run(&o);
 	}
-	outfile_cleanup_on_signals();
-	r = run(&o);
 	free(o.dirs);
 	free(o.gates);
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout) || fclose(stdout) == EOF) {
-		/* say why, as the programs writing through outfile do */
-		int why = errno;
-
-		cli_warn("<stdout>: write error%s%s", why ? ": " : "",
-		    why ? strerror(why) : "");
-		return EXIT_TROUBLE;
-	}
-	return r;
+	return cli_close_stdout() < 0 ? EXIT_TROUBLE : r;
 }

@@ -435,21 +435,6 @@ input_file(const struct calib_data *d, int i, int k, const char *input)
 	return p;
 }
 
-static void
-dims_str(int rank, const int64_t *dims, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	if (rank == 0) {
-		snprintf(buf, size, "scalar");
-		return;
-	}
-	buf[0] = '\0';
-	for (int k = 0; k < rank && n < size; k++)
-		n += (size_t)snprintf(buf + n, size - n, dims[k] < 0 ? "%s?" :
-		    "%s%lld", k ? "x" : "", (long long)dims[k]);
-}
-
 /*
  * Does t fit input k? batched: only the first dimension may differ from a
  * static one (it is checked on the whole batch).
@@ -478,8 +463,8 @@ check_fit(const struct calib_data *d, const struct interp *ip, int i, int k,
 		    interp_input_name(ip, k), dtype_name(t->dtype) ?
 		    dtype_name(t->dtype) : "?", dtype_name(dt));
 	else {
-		dims_str(t->rank, t->dims, have, sizeof have);
-		dims_str(rank, dims, want, sizeof want);
+		shape_str_declared(t->rank, t->dims, have, sizeof have);
+		shape_str_declared(rank, dims, want, sizeof want);
 		err_set(e, "%s: input %s: shape %s, the model wants %s", file,
 		    interp_input_name(ip, k), have, want);
 	}
@@ -597,7 +582,7 @@ calib_data_load(struct calib_data *d, const struct interp *ip, int first,
 
 		interp_input_type(ip, k, &rank, dims);
 		if (rank > 0 && dims[0] >= 0) {
-			dims_str(rank, dims, want, sizeof want);
+			shape_str_declared(rank, dims, want, sizeof want);
 			return err_set(e, "input %s: the model's first dimension "
 			    "is fixed (%s), so samples cannot be batched: leave "
 			    "out --batch", interp_input_name(ip, k), want);
@@ -626,8 +611,10 @@ calib_data_load(struct calib_data *d, const struct interp *ip, int first,
 			if (!same) {
 				char have[256], want[256], *file;
 
-				dims_str(in[k].rank, in[k].dims, have, sizeof have);
-				dims_str(a->rank, a->dims, want, sizeof want);
+				shape_str_declared(in[k].rank, in[k].dims,
+				    have, sizeof have);
+				shape_str_declared(a->rank, a->dims, want,
+				    sizeof want);
 				if (!(file = input_file(d, first + j, k,
 				    interp_input_name(ip, k)))) {
 					err_nomem(e);
@@ -684,7 +671,7 @@ calib_image_prep(const struct interp *ip, struct image_prep *p, int set,
 			    "WxH", name);
 		return 0;
 	}
-	dims_str(rank, dims, want, sizeof want);
+	shape_str_declared(rank, dims, want, sizeof want);
 	if (rank != 4)
 		return err_set(e, "input %s: shape %s is not an image batch "
 		    "(NCHW or NHWC)", name, want);

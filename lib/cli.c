@@ -130,6 +130,35 @@ cli_bad_option(int c, char **argv, const struct option *longopts)
 }
 
 int
+cli_default_option(int c, char **argv, const struct option *longopts)
+{
+	switch (c) {
+	case 'h':
+		cli_usage(stdout);
+		return -1;
+	case 'V':
+		printf("%s %s\n", prog_name, ONNXQ_VERSION);
+		return -1;
+	default:
+		return cli_bad_option(c, argv, longopts);
+	}
+}
+
+int
+cli_close_stdout(void)
+{
+	int why;
+
+	errno = 0;
+	if (fflush(stdout) != EOF && !ferror(stdout) && fclose(stdout) != EOF)
+		return 0;
+	why = errno;
+	cli_warn("<stdout>: write error%s%s", why ? ": " : "",
+	    why ? strerror(why) : "");
+	return -1;
+}
+
+int
 cli_number(const char *opt, const char *arg, double lo, double hi, double *v)
 {
 	char *end;

@@ -29,6 +29,21 @@ int cli_usage_error(const char *fmt, ...)
  */
 struct option;
 int cli_bad_option(int c, char **argv, const struct option *longopts);
+/*
+ * The default: case of every program's getopt_long switch: 'h' (-h,
+ * --help) prints the usage and 'V' (-V, --version) "PROG VERSION" on
+ * stdout, and return -1 (done, once stdout is closed); anything else is
+ * cli_bad_option's usage error and its 2.
+ */
+int cli_default_option(int c, char **argv, const struct option *longopts);
+/*
+ * Flush and close stdout, where help, version and output to "-" went: 0,
+ * or -1 after "PROG: <stdout>: write error: REASON" (the wording of
+ * outfile's), so a full disk or a closed pipe is never a silent success.
+ * A write that failed before counts (ferror): a program that reported
+ * that failure already does not call it.
+ */
+int cli_close_stdout(void);
 
 /*
  * An option's number: ARG must be all of a finite number in [lo, hi]

@@ -402,13 +402,6 @@ dataset_file_name(const char *name)
 	return out;
 }
 
-static void
-release_all(struct tensor *t, int n)
-{
-	for (int i = 0; t && i < n; i++)
-		tensor_release(&t[i]);
-}
-
 /* 0 and a tensor, 1 when the file does not exist, -1 on error. */
 static int
 read_pb(const char *path, struct tensor *t, struct err *e)
@@ -850,8 +843,8 @@ dataset_load(struct dataset *ds, int i, const struct dataset_spec *spec,
 		break;
 	}
 	if (r < 0) {
-		release_all(inputs, spec->ninputs);
-		release_all(expected, spec->noutputs);
+		tensor_release_n(inputs, (size_t)spec->ninputs);
+		tensor_release_n(expected, (size_t)spec->noutputs);
 		return r;
 	}
 	/* numpy has no bfloat16: its bits come as uint16 */

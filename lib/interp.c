@@ -83,31 +83,15 @@ struct interp {
 	Onnx__ValueInfoProto *outer_info;
 };
 
-/* Copy s for a one-line message: control bytes become '?', long names are cut. */
-static const char *
-safe_str(const char *s, char *buf, size_t size)
-{
-	size_t i;
-
-	if (!s)
-		s = "";
-	for (i = 0; s[i] && i + 1 < size; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	buf[i] = '\0';
-	if (s[i] && size > 4)
-		memcpy(buf + size - 4, "...", 4);
-	return buf;
-}
-
 /* "node NAME (Op)", or "node #I (Op)" for an unnamed node, as graph.c says it. */
 static const char *
 node_label(const Onnx__NodeProto *n, int index, char *buf, size_t size)
 {
 	char name[160], op[64];
 
-	safe_str(n->op_type, op, sizeof op);
+	str_clip(n->op_type, op, sizeof op);
 	if (n->name && n->name[0])
-		snprintf(buf, size, "node %s (%s)", safe_str(n->name, name,
+		snprintf(buf, size, "node %s (%s)", str_clip(n->name, name,
 		    sizeof name), op);
 	else
 		snprintf(buf, size, "node #%d (%s)", index, op);
@@ -164,7 +148,7 @@ check_kernels(struct interp *ip, Onnx__GraphProto *g, struct err *e)
 			size_t k = strlen(label) - 1;
 
 			snprintf(label + k, sizeof label - k, " in %s)",
-			    safe_str(n->domain, dom, sizeof dom));
+			    str_clip(n->domain, dom, sizeof dom));
 		}
 		l = strlen(label);
 		if (len + l + 2 > MISSING_MSG_MAX)
@@ -241,7 +225,7 @@ plan_subgraphs(struct interp *ip, struct step *st, struct strmap *map,
 		if (!(st->graphs[i] = plan_graph(ip->m, a->g, ip, map,
 		    ip->threads, e)))
 			return err_prefix(e, "%s: %s", node_label(nd, st->index,
-			    label, sizeof label), safe_str(a->name, name,
+			    label, sizeof label), str_clip(a->name, name,
 			    sizeof name));
 	}
 	return 0;

@@ -712,3 +712,23 @@ done:
 	}
 	return 0;
 }
+
+struct model *
+prep_load(const char *path, char sha256[65], void **bytes, size_t *len,
+    struct err *e)
+{
+	struct model *m;
+
+	if (!(m = model_load_hashed(path, sha256, bytes, len, e)))
+		return NULL;
+	if (prep_model(m, NULL, e) < 0) {
+		err_prefix(e, "%s", path);
+		model_free(m);
+		if (bytes) {
+			free(*bytes);
+			*bytes = NULL;
+		}
+		return NULL;
+	}
+	return m;
+}

@@ -27,5 +27,12 @@ struct prep_report {
 
 /* Edits m->proto in place. report may be NULL. */
 int prep_model(struct model *m, struct prep_report *report, struct err *e);
+/*
+ * model_load_hashed() (sha256, bytes and len as there) and prep_model():
+ * the fp32 model as the quantizer sees it, for the programs that load
+ * one. A failure to prepare is prefixed with path; nothing is kept.
+ */
+struct model *prep_load(const char *path, char sha256[65], void **bytes,
+    size_t *len, struct err *e);
 
 #endif

@@ -27,13 +27,6 @@ is_op(const Onnx__NodeProto *n, const char *op)
 	    strcmp(d, "ai.onnx") == 0 || strcmp(d, "com.microsoft") == 0);
 }
 
-static void
-release_all(struct tensor *t, int n)
-{
-	for (int i = 0; i < n; i++)
-		tensor_release(&t[i]);
-}
-
 static const Onnx__NodeProto *
 node_at(const struct graph *g, int i)
 {
@@ -457,8 +450,8 @@ match_all(struct qdqmatch *m, struct err *e)
 		if (qn && r == 0)
 			r = load_params(m, qn, q->qp, e);
 		if (r < 0) {
-			release_all(q->qp, 2);
-			release_all(q->dqp, 2);
+			tensor_release_n(q->qp, 2);
+			tensor_release_n(q->dqp, 2);
 			goto fail;
 		}
 		q->has_own = r == 0;
@@ -467,13 +460,13 @@ match_all(struct qdqmatch *m, struct err *e)
 			q->role = QDQMATCH_ACT;
 			if (!(q->name = match_activation(m, qn, dq))) {
 				m->unmatched[m->nunmatched++] = dq;
-				release_all(q->qp, 2);
-				release_all(q->dqp, 2);
+				tensor_release_n(q->qp, 2);
+				tensor_release_n(q->dqp, 2);
 				continue;
 			}
 			if (duplicate(m, q)) {
-				release_all(q->qp, 2);
-				release_all(q->dqp, 2);
+				tensor_release_n(q->qp, 2);
+				tensor_release_n(q->dqp, 2);
 				continue;
 			}
 			if (strmap_put(m->by_dq, dq, m->npairs) < 0 ||
@@ -488,8 +481,8 @@ match_all(struct qdqmatch *m, struct err *e)
 		    QDQMATCH_WEIGHT;
 		if (!(q->name = match_constant(m, qn, dq)) || !q->has_own) {
 			m->unmatched[m->nunmatched++] = dq;
-			release_all(q->qp, 2);
-			release_all(q->dqp, 2);
+			tensor_release_n(q->qp, 2);
+			tensor_release_n(q->dqp, 2);
 			continue;
 		}
 		m->npairs++;
@@ -521,8 +514,8 @@ void
 qdqmatch_free(struct qdqmatch *m)
 {
 	for (int i = 0; i < m->npairs; i++) {
-		release_all(m->pairs[i].qp, 2);
-		release_all(m->pairs[i].dqp, 2);
+		tensor_release_n(m->pairs[i].qp, 2);
+		tensor_release_n(m->pairs[i].dqp, 2);
 	}
 	for (int i = 0; i < m->nsources; i++)
 		free(m->sources[i].pairs);

@@ -133,8 +133,9 @@ shape_nelem(int rank, const int64_t *dims, struct err *e)
 	return n;
 }
 
-char *
-shape_str(int rank, const int64_t *dims, char *buf, size_t size)
+static char *
+shape_text(int rank, const int64_t *dims, int declared, char *buf,
+    size_t size)
 {
 	size_t len = 0;
 
@@ -146,7 +147,9 @@ shape_str(int rank, const int64_t *dims, char *buf, size_t size)
 		return buf;
 	}
 	for (int i = 0; i < rank && len < size; i++) {
-		int w = snprintf(buf + len, size - len, "%s%lld", i ? "x" : "",
+		int w = declared && dims[i] < 0 ?
+		    snprintf(buf + len, size - len, "%s?", i ? "x" : "") :
+		    snprintf(buf + len, size - len, "%s%lld", i ? "x" : "",
 		    (long long)dims[i]);
 		if (w < 0)
 			break;
@@ -156,19 +159,15 @@ shape_str(int rank, const int64_t *dims, char *buf, size_t size)
 }
 
 char *
+shape_str(int rank, const int64_t *dims, char *buf, size_t size)
+{
+	return shape_text(rank, dims, 0, buf, size);
+}
+
+char *
 shape_str_declared(int rank, const int64_t *dims, char *buf, size_t size)
 {
-	size_t len = 0;
-
-	if (size == 0)
-		return buf;
-	buf[0] = '\0';
-	if (rank == 0)
-		return snprintf(buf, size, "scalar"), buf;
-	for (int i = 0; i < rank && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, dims[i] < 0 ?
-		    "%s?" : "%s%lld", i ? "x" : "", (long long)dims[i]);
-	return buf;
+	return shape_text(rank, dims, 1, buf, size);
 }
 
 int
@@ -353,6 +352,13 @@ tensor_release(struct tensor *t)
 		    __ATOMIC_RELAXED);
 	free(t->data);
 	memset(t, 0, sizeof *t);
+}
+
+void
+tensor_release_n(struct tensor *t, size_t n)
+{
+	for (size_t i = 0; t != NULL && i < n; i++)
+		tensor_release(&t[i]);
 }
 
 int

@@ -111,6 +111,8 @@ int tensor_alloc_uninit(struct tensor *t, int dtype, int rank,
 int tensor_alloc_like_uninit(struct tensor *t, int dtype,
     const struct tensor *like, struct err *e);
 void tensor_release(struct tensor *t);
+/* tensor_release on each of t[0..n); t may be NULL. */
+void tensor_release_n(struct tensor *t, size_t n);
 /* Deep copy into an empty dst. */
 int tensor_copy(struct tensor *dst, const struct tensor *src, struct err *e);
 /* Move src into dst (dst released first); src becomes empty. */
@@ -119,7 +121,7 @@ void tensor_move(struct tensor *dst, struct tensor *src);
 int64_t shape_nelem(int rank, const int64_t *dims, struct err *e);
 /* "1x3x224x224" (rank 0: "scalar") into buf; returns buf. */
 char *shape_str(int rank, const int64_t *dims, char *buf, size_t size);
-/* The same for a declared shape: a dynamic (negative) dimension as '?'. */
+/* The same for a model's declared shape: an unknown dimension is "?". */
 char *shape_str_declared(int rank, const int64_t *dims, char *buf,
     size_t size);
 int shape_equal(const struct tensor *a, const struct tensor *b);
