@@ -58,7 +58,8 @@ verdict_judge(struct verdict_row *rows, int n, int two, double min_agreement)
 			r->status = "mismatch";
 		else if (!two && !dataset_cmp_ok(&r->tol))
 			r->status = "fail";
-		else if (verdict_snr(r, two) < r->min_snr)
+		else if (verdict_snr(r, two) < r->min_snr ||
+		    verdict_snr(r, two) == -INFINITY)
 			r->status = "low-snr";
 		else if (!isnan(min_agreement) && !isnan(agree) &&
 		    agree < min_agreement)

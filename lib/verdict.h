@@ -8,7 +8,9 @@
  *                  the expected one, or between the two models);
  *   fail           one-model form: an element outside the tolerance
  *                  (dataset_cmp_ok);
- *   low-snr        the pooled SNR is below the row's --min-snr gate;
+ *   low-snr        the pooled SNR is below the row's --min-snr gate,
+ *                  or -inf with or without a gate (non-finite values,
+ *                  or noise on an all-zero reference: never "ok");
  *   low-agreement  the top-1 agreement is below min_agreement (a row
  *                  with no top-1 comparison is not judged by it);
  *   ok.

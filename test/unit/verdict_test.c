@@ -59,4 +59,22 @@ test_verdict(void)
 	tensor_release(&ref);
 }
 
-UNIT_MAIN(test_verdict)
+/* #22: an SNR of -inf (NaN outputs, here) is never "ok", gate or not. */
+static void
+test_nonfinite(void)
+{
+	const char *names[] = { "y" };
+	struct verdict_row row;
+	struct tensor x, ref;
+
+	verdict_init(&row, 1, names, 1e-3, 1e-7);
+	mk(&x, NAN, NAN);
+	mk(&ref, 1, 2);
+	compare_add(&row.cmp, &x, &ref, 0);
+	CHECK_EQ_INT(verdict_judge(&row, 1, 1, NAN), 1);
+	CHECK_EQ_STR(row.status, "low-snr");
+	tensor_release(&x);
+	tensor_release(&ref);
+}
+
+UNIT_MAIN(test_verdict, test_nonfinite)
