@@ -392,6 +392,12 @@ mixprec_read(struct stream_reader *r, struct err *e)
 		    stream_name(r));
 		goto fail;
 	}
+	if (nq == 0 && mp->nwbs > 0) {
+		err_set(e, "%s: onnx-qparams quantized no activation, only "
+		    "weights (--all-ops or a recipe's op_types would include "
+		    "the operators)", stream_name(r));
+		goto fail;
+	}
 	if (nq == 0) {
 		err_set(e, "%s: no qparam records for activations (run "
 		    "onnx-qparams first)", stream_name(r));

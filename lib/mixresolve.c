@@ -817,7 +817,9 @@ check_requests(struct mixprec *mp, struct config_msgs *msgs, long *problems)
 		names = mx_names_str(mp, list, nlist, 1);
 		if (nlist == 0)
 			mx_msgs_addf(msgs, "%s: changes nothing: its nodes have no "
-			    "quantized tensors", mp->reqs[r]);
+			    "quantized tensors (onnx-qparams quantized none of "
+			    "them: --all-ops or a recipe's op_types would "
+			    "include them)", mp->reqs[r]);
 		else
 			mx_msgs_addf(msgs, "%s: changes nothing: its tensors "
 			    "already have type %s: %s", mp->reqs[r], type,

@@ -708,7 +708,7 @@ qparam	x	role=act	type=uint8	scale=0.1	zp=0" 2 '3: a second qparam record for x'
 	# case: npy: negative dimension
 	npy negative-dim 'bad npy header: bad shape'
 	# case: npy: 10^12 elements fails fast
-	npy huge-shape 'tensor of shape 1000000x1000000 (float) is larger than 8589934592 bytes'
+	npy huge-shape 'input x: shape 1000000x1000000, the model wants ?x4'
 	# case: npy: dimension overflows
 	npy dim-overflow 'bad npy header: dimension too large'
 	# case: npy: rank 13

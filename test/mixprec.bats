@@ -336,6 +336,14 @@ qparam B2 type=int32" ] || fail "changed:" "$(changed fold.qp out.qp)"
 	[ "$status" -eq 1 ]
 	[[ $stderr == *"no qparam records for activations (run onnx-qparams first)"* ]] ||
 	    fail "$stderr"
+	# qparams ran but quantized weights only: say so, and what would help
+	awk -F '\t' '$1 == "end" { print "end\t" n; next }
+	    $0 !~ /role=act/ { print; if ($1 !~ /^#/) n++ }' "$F/chain.qp" \
+	    >weights.qp
+	run --separate-stderr onnx-mixprec -c r.yaml "$CHAIN" <weights.qp
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"onnx-qparams quantized no activation, only weights (--all-ops or a recipe's op_types would include the operators)"* ]] ||
+	    fail "$stderr"
 	run --separate-stderr onnx-mixprec -c r.yaml "$CHAIN" <"$F/pr.qp"
 	[ "$status" -eq 0 ]
 	[[ $stderr == *"warning: the stream was made from another model"* ]] ||
