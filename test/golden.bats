@@ -15,9 +15,17 @@ setup() {
 
 @test "golden: streams and models are the recorded ones" {
 	[ "${ONNXQ_VALGRIND:-}" = 1 ] && skip "under valgrind"
+	# Under the sanitizers rec's --target-snr search alone takes over
+	# ten minutes: it is left out there, and the rest compared.
+	if [ "${ONNXQ_SANITIZE:-}" = 1 ]; then
+		export ONNXQ_GOLDEN_QUICK=1
+		grep -v ' rec\.target\.' "$TESTDATA/golden/SHA256SUMS" >want
+	else
+		cp "$TESTDATA/golden/SHA256SUMS" want
+	fi
 	run --separate-stderr "$ONNXQ_ROOT/test/golden-run" out
 	[ "$status" -eq 0 ] || fail "golden-run: exit $status" "$stderr"
-	diff -u "$TESTDATA/golden/SHA256SUMS" <(printf '%s\n' "$output") >diff.txt ||
+	diff -u want <(printf '%s\n' "$output") >diff.txt ||
 	    fail "outputs differ from test/data/golden/SHA256SUMS:" "$(cat diff.txt)"
 }
 
