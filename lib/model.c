@@ -1285,7 +1285,7 @@ write_model(struct model *m, const char *path, struct outfile *data,
 	struct file_buffer fb;
 	struct outfile *of;
 	size_t size, nold = 0;
-	char **old;
+	char **old, *kept = NULL;
 	int rc;
 
 	size = protobuf_c_message_get_packed_size(&m->proto->base);
@@ -1310,14 +1310,24 @@ write_model(struct model *m, const char *path, struct outfile *data,
 	}
 	/* what the model it replaces used, read before it is replaced */
 	old_data_files(path, &old, &nold);
+	/* the commit releases data: keep its name for the comparison */
+	if (data && (kept = strdup(outfile_name(data))) == NULL) {
+		for (size_t i = 0; i < nold; i++)
+			free(old[i]);
+		free(old);
+		outfile_abort(of);
+		outfile_abort(data);
+		return err_nomem(e);
+	}
 	rc = data ? outfile_commit_pair(of, data, e) : outfile_commit(of, e);
 	for (size_t i = 0; i < nold; i++) {
 		/* the new pair is in place: the old data has no model */
-		if (rc == 0 && (!data || strcmp(old[i], outfile_name(data))))
+		if (rc == 0 && (!kept || strcmp(old[i], kept)))
 			unlink(old[i]);
 		free(old[i]);
 	}
 	free(old);
+	free(kept);
 	return rc;
 }
 
