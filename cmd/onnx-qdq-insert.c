@@ -26,6 +26,7 @@ struct opts {
 	int		 weights_float;	/* weights float behind Q -> DQ */
 	int		 external_data;	/* initializers in a file beside out */
 	enum qdq_domain	 domain;
+	enum qdq_format	 format;
 	int		 verbose;
 };
 
@@ -33,18 +34,21 @@ static const char usage_text[] =
     "usage: " PROG " [-v] [--dedicated-pairs] [--weights-float]\n"
     "                       [--qdq-domain auto|onnx|com.microsoft] "
     "[--external-data]\n"
+    "                       [--format auto|qdq]\n"
     "                       [-o FILE] MODEL [QPARAMS]\n";
 
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
 static int
 parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DEDICATED = 256, OPT_WFLOAT, OPT_DOMAIN, OPT_EXTERNAL };
+	enum { OPT_DEDICATED = 256, OPT_WFLOAT, OPT_DOMAIN, OPT_EXTERNAL,
+	    OPT_FORMAT };
 	static const struct option longopts[] = {
 		{ "dedicated-pairs",	no_argument,	NULL, OPT_DEDICATED },
 		{ "weights-float",	no_argument,	NULL, OPT_WFLOAT },
 		{ "qdq-domain",		required_argument, NULL, OPT_DOMAIN },
 		{ "external-data",	no_argument,	NULL, OPT_EXTERNAL },
+		{ "format",		required_argument, NULL, OPT_FORMAT },
 		{ "output",		required_argument, NULL, 'o' },
 		{ "verbose",		no_argument,	NULL, 'v' },
 		{ "help",		no_argument,	NULL, 'h' },
@@ -79,6 +83,11 @@ parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_EXTERNAL:
 			o->external_data = 1;
+			break;
+		case OPT_FORMAT:
+			if (qdq_format_parse(optarg, &o->format) != 0)
+				return cli_usage_error("--format: '%s' is not "
+				    "auto or qdq", optarg);
 			break;
 		default:
 			return cli_default_option(c, argv, longopts);
@@ -167,6 +176,7 @@ run(const struct opts *o)
 	qo.dedicated_pairs = o->dedicated_pairs;
 	qo.weights_float = o->weights_float;
 	qo.domain = o->domain;
+	qo.format = o->format;
 	if (o->verbose) {
 		qo.note = print_note;
 		qo.note_ctx = (void *)o->model;

@@ -63,6 +63,30 @@ qdq_domain_parse(const char *s, enum qdq_domain *d)
 	return 0;
 }
 
+static const char *const format_names[] = {
+	[QDQ_FORMAT_AUTO] = "auto",
+	[QDQ_FORMAT_QDQ] = "qdq",
+};
+
+int
+qdq_format_parse(const char *s, enum qdq_format *f)
+{
+	for (size_t i = 0; i < sizeof format_names / sizeof *format_names;
+	    i++)
+		if (format_names[i] && strcmp(s, format_names[i]) == 0) {
+			*f = (enum qdq_format)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *
+qdq_format_name(enum qdq_format f)
+{
+	return (size_t)f < sizeof format_names / sizeof *format_names ?
+	    format_names[f] : "?";
+}
+
 /* ---- the plan ---- */
 
 struct qdq_plan *

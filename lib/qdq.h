@@ -56,12 +56,28 @@ enum qdq_domain {
 /* Parse "auto", "onnx", "com.microsoft": 0 and *d, or -1. */
 int qdq_domain_parse(const char *s, enum qdq_domain *d);
 
+/*
+ * The form of the written model. AUTO is QDQ, except where a stream's
+ * records call for operators of their own (dynamic or weight-only
+ * quantization).
+ */
+enum qdq_format {
+	QDQ_FORMAT_AUTO,
+	QDQ_FORMAT_QDQ,		/* QuantizeLinear -> DequantizeLinear pairs */
+};
+
+/* Parse a --format value: 0 and *f, or -1. */
+int qdq_format_parse(const char *s, enum qdq_format *f);
+/* The name --format takes for f. */
+const char *qdq_format_name(enum qdq_format f);
+
 typedef void (*qdq_note_fn)(void *ctx, const char *msg);
 
 struct qdq_opts {
 	int dedicated_pairs;	/* one Q/DQ pair per reading node */
 	int weights_float;	/* weights stay float behind Q -> DQ */
 	enum qdq_domain domain;
+	enum qdq_format format;
 	qdq_note_fn note;	/* what was left alone, and why; may be NULL */
 	void *note_ctx;
 };
