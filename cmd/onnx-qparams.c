@@ -126,6 +126,7 @@ run(const struct opts *o)
 	eo.keep_acts = o->keep_acts;
 	eo.all_ops = o->all_ops;
 	eo.note = o->verbose ? cli_vwarn : NULL;
+	eo.warn = cli_vwarn;
 
 	if ((g = engine_new(&eo, &e)) == NULL ||
 	    (rd = stream_open(o->in ? o->in : "-", &e)) == NULL ||

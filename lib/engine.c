@@ -3,6 +3,7 @@
  * Runtime computes them (qparams.h), so results agree with its quantizer
  * bit for bit; where this differs from ORT, a comment says why.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,23 @@ note(const struct engine *g, const char *fmt, ...)
 		return;
 	va_start(ap, fmt);
 	g->o->note(fmt, ap);
+	va_end(ap);
+}
+
+/* A warning, whether or not -v. */
+static void
+warn(const struct engine *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+warn(const struct engine *g, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g->o->warn == NULL)
+		return;
+	va_start(ap, fmt);
+	g->o->warn(fmt, ap);
 	va_end(ap);
 }
 
@@ -788,6 +806,19 @@ share_params(struct engine *g, struct err *e)
 	return 0;
 }
 
+/* Seen, but never finite, and no recipe range in place of the data's:
+ * its range [0, 0] says nothing of the data. */
+static int
+uncalibrated(const struct act *a)
+{
+	const struct config_spec *sp = a->ov ? &a->ov->spec : NULL;
+
+	if (a->ts.n != 0 || a->ts.nan + a->ts.inf == 0)
+		return 0;
+	return !(sp && (HAS(sp, CK_SCALE) ||
+	    (HAS(sp, CK_RMIN) && HAS(sp, CK_RMAX))));
+}
+
 static int
 decide_acts(struct engine *g, struct err *e)
 {
@@ -801,6 +832,11 @@ decide_acts(struct engine *g, struct err *e)
 		    &a->ov->spec : NULL, &a->ts, g->method_default, &a->rmin,
 		    &a->rmax, &a->method, e) < 0)
 			return err_prefix(e, "tensor %s", a->name);
+		if (a->in_scope && uncalibrated(a))
+			warn(g, "warning: tensor %s: no finite calibration "
+			    "value (%" PRIu64 " NaN, %" PRIu64 " infinite): "
+			    "its calibrated range is [0, 0]", a->name,
+			    a->ts.nan, a->ts.inf);
 	}
 	adjust_ranges(g);
 	for (size_t i = 0; i < g->nacts; i++) {

@@ -22,7 +22,8 @@
  * every other record is passed through unchanged.
  *
  * The engine owns what it reads; engine_free() releases it. Errors go
- * to struct err; notes (under verbose) to the caller's note function.
+ * to struct err; notes (under verbose) to the caller's note function,
+ * warnings to its warn function.
  */
 #ifndef ONNXQ_ENGINE_H
 #define ONNXQ_ENGINE_H
@@ -55,6 +56,9 @@ struct engine_opts {
 	int all_ops;			/* no default op-type list */
 	/* Notes (what was left out and why); NULL: none. */
 	void (*note)(const char *fmt, va_list ap);
+	/* Warnings, always worth a word (a tensor with no finite
+	 * calibration value); NULL: none. */
+	void (*warn)(const char *fmt, va_list ap);
 };
 
 struct engine;

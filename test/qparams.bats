@@ -300,6 +300,25 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 	[ "$stderr" = "onnx-qparams: tensor x: method entropy needs its hist records" ] || fail "$stderr"
 }
 
+@test "qparams: a tensor with no finite calibration value is named (#22)" {
+	# x: four NaN and no finite value; y: finite.
+	{
+		printf '#onnxq\t1.0\n'
+		printf 'node\ts\top=Sigmoid\tin=x\tout=y\n'
+		printf 'stat\tx\tdtype=float\tshape=1x4\tn=0\tnan=4\tinf=0\tmin=inf\tmax=-inf\tbatches=0\tbmin=0\tbmax=0\tsum=0\tsumsq=0\n'
+		printf 'stat\ty\tdtype=float\tshape=1x4\tn=4\tnan=0\tinf=0\tmin=0\tmax=3\tbatches=1\tbmin=0\tbmax=3\tsum=6\tsumsq=14\n'
+		printf 'end\t3\n'
+	} >nan.stream
+	run --separate-stderr onnx-qparams --all-ops nan.stream
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[ "$stderr" = "onnx-qparams: warning: tensor x: no finite calibration value (4 NaN, 0 infinite): its calibrated range is [0, 0]" ] || fail "$stderr"
+	want_qp x "role=act type=uint8 scale=1 zp=0 method=minmax rmin=0 rmax=0"
+	# a recipe range in its place: nothing to say
+	printf 'tensors:\n  x: {rmin: -1, rmax: 1}\n' >r.yaml
+	run --separate-stderr onnx-qparams --all-ops -c r.yaml nan.stream
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
+}
+
 @test "qparams: every method gives a range within the data" {
 	for m in minmax entropy percentile distribution mse; do
 		printf 'tensors:\n  c: {method: %s}\n' "$m" >m.yaml
