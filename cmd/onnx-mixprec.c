@@ -24,6 +24,7 @@
 #include "mixsearch.h"
 #include "outfile.h"
 #include "progress.h"
+#include "prep.h"
 #include "qparams.h"
 #include "sha256.h"
 #include "stream.h"
@@ -361,6 +362,24 @@ out:
 	return rc;
 }
 
+/* The stream must be MODEL's: its nodes and weights, by name and shape. */
+static int
+check_model(const struct mixprec *mp, const char *path, const void *buf,
+    size_t len, const char *dir, struct err *e)
+{
+	struct model *m;
+	int rc;
+
+	if ((m = model_load_mem(buf, len, path, dir, e)) == NULL)
+		return -1;
+	if ((rc = prep_model(m, NULL, e)) < 0)
+		err_prefix(e, "%s", path);
+	else
+		rc = mixprec_check_model(mp, m, e);
+	model_free(m);
+	return rc;
+}
+
 static int
 run(const struct opts *o)
 {
@@ -387,6 +406,8 @@ run(const struct opts *o)
 	if ((sha = mixprec_model_sha256(mp)) != NULL && strcmp(sha, hex) != 0)
 		cli_warn("warning: the stream was made from another model "
 		    "(sha256 %.12s..., %s has %.12s...)", sha, o->model, hex);
+	if (check_model(mp, o->model, mbuf, mlen, mdir, &e) < 0)
+		goto fail;
 	if (o->verbose)
 		mixprec_set_note(mp, print_note, NULL);
 	if (o->regions ? by_hand(o, mp, &e) < 0 :

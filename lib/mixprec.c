@@ -10,6 +10,7 @@
 
 #include "mixprec_impl.h"
 #include "qparams.h"
+#include "streamfit.h"
 #include "tensor.h"
 #include "util.h"
 
@@ -565,6 +566,13 @@ const char *
 mixprec_model_sha256(const struct mixprec *mp)
 {
 	return mp->model_sha[0] ? mp->model_sha : NULL;
+}
+
+int
+mixprec_check_model(const struct mixprec *mp, const struct model *m,
+    struct err *e)
+{
+	return streamfit_check(m, mp->recs, mp->nrecs, e);
 }
 
 double

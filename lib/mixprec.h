@@ -60,6 +60,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "model.h"
 #include "records.h"
 #include "regions.h"
 #include "stream.h"
@@ -78,6 +79,13 @@ struct mixprec *mixprec_read(struct stream_reader *r, struct err *e);
 void mixprec_free(struct mixprec *mp);
 /* The sha256= of the stream's #model header, or NULL. */
 const char *mixprec_model_sha256(const struct mixprec *mp);
+/*
+ * The stream's node, weight and bias records against model m, prepared
+ * (prep.h): another model's stream is refused, naming the first node or
+ * tensor that differs (streamfit.h).
+ */
+int mixprec_check_model(const struct mixprec *mp, const struct model *m,
+    struct err *e);
 /* Notes (what was dropped or approximated, and why); fn may be NULL. */
 void mixprec_set_note(struct mixprec *mp, mixprec_note_fn fn, void *ctx);
 

@@ -327,7 +327,7 @@ qparam B2 type=int32" ] || fail "changed:" "$(changed fold.qp out.qp)"
 	[ -z "$output" ]
 	grep -q '^#other	x$' out.qp
 	grep -q '^widget	w1	k=v$' out.qp
-	# A truncated stream, a stream without qparams, another model.
+	# A truncated stream, a stream without qparams.
 	head -n -1 "$F/pr.qp" >trunc.qp
 	run --separate-stderr onnx-mixprec -c r.yaml "$PR" <trunc.qp
 	[ "$status" -eq 1 ]
@@ -344,10 +344,31 @@ qparam B2 type=int32" ] || fail "changed:" "$(changed fold.qp out.qp)"
 	[ "$status" -eq 1 ]
 	[[ $stderr == *"onnx-qparams quantized no activation, only weights (--all-ops or a recipe's op_types would include the operators)"* ]] ||
 	    fail "$stderr"
+}
+
+@test "mixprec: another model's stream is refused, naming the node or tensor (#22)" {
+	regions 'regions:' '  - nodes: [conv2]' '    type: uint16'
+	# names that differ: the first node record names one chain lacks
 	run --separate-stderr onnx-mixprec -c r.yaml "$CHAIN" <"$F/pr.qp"
-	[ "$status" -eq 0 ]
-	[[ $stderr == *"warning: the stream was made from another model"* ]] ||
+	[ "$status" -eq 1 ] && [ -z "$output" ] || fail "exit $status"
+	[[ $stderr == *"warning: the stream was made from another model"*"
+onnx-mixprec: <stdin>:5: node Op1: not in $CHAIN" ]] || fail "$stderr"
+	# the same names, a weight of another shape (3x3 kernels read as 5x5)
+	sed 's/^\(weight	W2	.*\)shape=4x4x3x3/\1shape=4x4x5x5/' \
+	    "$F/chain.qp" >w2.qp
+	run --separate-stderr onnx-mixprec -c r.yaml "$CHAIN" <w2.qp
+	[ "$status" -eq 1 ] && [ -z "$output" ] || fail "exit $status"
+	[[ $stderr == "onnx-mixprec: <stdin>:"*": tensor W2: shape 4x4x5x5 in the stream, 4x4x3x3 in $CHAIN" ]] ||
 	    fail "$stderr"
+	# another op, and another input, under the same node name
+	sed 's/^node	matmul	op=MatMul/node	matmul	op=Gemm/' "$F/chain.qp" >op.qp
+	run --separate-stderr onnx-mixprec -c r.yaml "$CHAIN" <op.qp
+	[ "$status" -eq 1 ] || fail "exit $status"
+	[[ $stderr == *": node matmul: op Gemm in the stream, MatMul in $CHAIN" ]] ||
+	    fail "$stderr"
+	# its own stream goes through, without a word
+	run --separate-stderr onnx-mixprec -c r.yaml "$CHAIN" <"$F/chain.qp"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
 }
 
 @test "mixprec: --target-snr: the chain reaches it, onnx-verify agrees" {
