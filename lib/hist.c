@@ -11,11 +11,31 @@
 #include "hist.h"
 
 #define NBLOCKS 512	/* sign << 8 | biased exponent; 0, 255, 256, 511 unused */
+/*
+ * A histogram starts sparse: up to SPARSE_MAX (bin, count) pairs in the
+ * struct, no block; it becomes blocked (the pointer array, then a block
+ * per (sign, exponent) seen) at its SPARSE_MAX + 1st bin, or when one
+ * hist_add brings more than SPARSE_ADD values (a tensor of that size
+ * pays for blocks anyway, and the blocked loop is the fast one). A tiny
+ * tensor thus costs about 300 bytes instead of 5 KB or more; the bins
+ * and counts are the same either way.
+ */
+#define SPARSE_MAX 16
+#define SPARSE_ADD 64
+
+/* A bin by its key: the float's top 9 + mbits bits (sign, exponent and
+ * the mantissa's top mbits bits). */
+struct sbin {
+	uint32_t key;
+	uint64_t count;
+};
 
 struct hist {
 	int mbits;
 	uint64_t zero;
-	uint64_t *block[NBLOCKS];
+	uint64_t **block;	/* NBLOCKS pointers; NULL while sparse */
+	int nsp;		/* bins in sp[] while sparse */
+	struct sbin sp[SPARSE_MAX];
 };
 
 static uint32_t
@@ -54,8 +74,10 @@ hist_free(struct hist *h)
 {
 	if (!h)
 		return;
-	for (int i = 0; i < NBLOCKS; i++)
-		free(h->block[i]);
+	if (h->block)
+		for (int i = 0; i < NBLOCKS; i++)
+			free(h->block[i]);
+	free(h->block);
 	free(h);
 }
 
@@ -65,12 +87,78 @@ hist_mbits(const struct hist *h)
 	return h->mbits;
 }
 
+/* The count of bin key in a blocked h, its block allocated; NULL when
+ * out of memory. */
+static uint64_t *
+dense_slot(struct hist *h, uint32_t key)
+{
+	uint32_t top = key >> h->mbits;
+
+	if (!h->block[top] && !(h->block[top] =
+	    calloc((size_t)1 << h->mbits, sizeof *h->block[top])))
+		return NULL;
+	return &h->block[top][key & (((uint32_t)1 << h->mbits) - 1)];
+}
+
+/* From sparse to blocked: all memory first, so a failure leaves h as it
+ * was. -1 when out of memory. */
+static int
+densify(struct hist *h)
+{
+	uint64_t **blk;
+	int i;
+
+	if (h->block)
+		return 0;
+	if (!(blk = calloc(NBLOCKS, sizeof *blk)))
+		return -1;
+	for (i = 0; i < h->nsp; i++) {
+		uint32_t top = h->sp[i].key >> h->mbits;
+
+		if (!blk[top] && !(blk[top] = calloc((size_t)1 << h->mbits,
+		    sizeof *blk[top])))
+			goto nomem;
+	}
+	h->block = blk;
+	for (i = 0; i < h->nsp; i++)
+		*dense_slot(h, h->sp[i].key) += h->sp[i].count;
+	h->nsp = 0;
+	return 0;
+nomem:
+	for (int k = 0; k < NBLOCKS; k++)
+		free(blk[k]);
+	free(blk);
+	return -1;
+}
+
+/* The count of bin key, made when new (blocking h when the pairs are
+ * full); NULL when out of memory. */
+static uint64_t *
+slot(struct hist *h, uint32_t key)
+{
+	if (!h->block) {
+		for (int i = 0; i < h->nsp; i++)
+			if (h->sp[i].key == key)
+				return &h->sp[i].count;
+		if (h->nsp < SPARSE_MAX) {
+			h->sp[h->nsp].key = key;
+			h->sp[h->nsp].count = 0;
+			return &h->sp[h->nsp++].count;
+		}
+		if (densify(h) < 0)
+			return NULL;
+	}
+	return dense_slot(h, key);
+}
+
 int
 hist_add(struct hist *h, const float *x, size_t n)
 {
 	int shift = 23 - h->mbits;
 	uint32_t mask = ((uint32_t)1 << h->mbits) - 1;
 
+	if (!h->block && n > SPARSE_ADD && densify(h) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t u = f2u(x[i]), top = u >> 23, e = top & 0xff;
 		uint64_t *b;
@@ -78,6 +166,12 @@ hist_add(struct hist *h, const float *x, size_t n)
 		/* one test for the rare cases: zero/subnormal and Inf/NaN */
 		if (e - 1 >= 254) {
 			h->zero += e == 0;
+			continue;
+		}
+		if (!h->block) {
+			if (!(b = slot(h, u >> shift)))
+				return -1;
+			++*b;
 			continue;
 		}
 		if (!(b = h->block[top])) {
@@ -105,6 +199,7 @@ hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e)
 {
 	uint32_t u = f2u(edge), top = u >> 23, e8 = top & 0xff;
 	uint32_t low = ((uint32_t)1 << (23 - h->mbits)) - 1;
+	uint64_t *c;
 
 	if (e8 == 0xff)
 		return err_set(e, "histogram bin edge %g is not finite",
@@ -118,11 +213,11 @@ hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e)
 	if (u & low)
 		return err_set(e, "histogram bin edge %.9g is not a bin edge "
 		    "for mbits %d", (double)edge, h->mbits);
-	if (!h->block[top] && !(h->block[top] =
-	    calloc((size_t)1 << h->mbits, sizeof *h->block[top])))
+	if (count == 0)
+		return 0;	/* an empty bin is no bin */
+	if (!(c = slot(h, u >> (23 - h->mbits))))
 		return err_nomem(e);
-	return add_count(&h->block[top][(u & 0x7fffff) >> (23 - h->mbits)],
-	    count, e);
+	return add_count(c, count, e);
 }
 
 int
@@ -137,6 +232,26 @@ hist_coarsen(struct hist *h, int mbits, struct err *e)
 		    h->mbits, mbits);
 	if (shift == 0)
 		return 0;
+	if (!h->block) {
+		/* coarser keys, equal ones summed (no overflow: one total) */
+		int n = 0;
+
+		for (int i = 0; i < h->nsp; i++) {
+			uint32_t key = h->sp[i].key >> shift;
+			int k = 0;
+
+			while (k < n && h->sp[k].key != key)
+				k++;
+			if (k == n) {
+				h->sp[n].key = key;
+				h->sp[n++].count = h->sp[i].count;
+			} else
+				h->sp[k].count += h->sp[i].count;
+		}
+		h->nsp = n;
+		h->mbits = mbits;
+		return 0;
+	}
 	/* all new blocks first, so a failure leaves h as it was */
 	for (int i = 0; i < NBLOCKS; i++)
 		if (h->block[i] && !(nb[i] = calloc((size_t)1 << mbits,
@@ -169,6 +284,19 @@ hist_merge(struct hist *dst, const struct hist *src, struct err *e)
 	shift = src->mbits - dst->mbits;
 	if (add_count(&dst->zero, src->zero, e) < 0)
 		return -1;
+	if (!src->block) {
+		for (int i = 0; i < src->nsp; i++) {
+			uint64_t *c = slot(dst, src->sp[i].key >> shift);
+
+			if (!c)
+				return err_nomem(e);
+			if (add_count(c, src->sp[i].count, e) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (densify(dst) < 0)
+		return err_nomem(e);
 	for (int i = 0; i < NBLOCKS; i++) {
 		if (!src->block[i])
 			continue;
@@ -183,13 +311,32 @@ hist_merge(struct hist *dst, const struct hist *src, struct err *e)
 	return 0;
 }
 
+size_t
+hist_bytes(const struct hist *h)
+{
+	size_t n = sizeof *h;
+
+	if (!h->block)
+		return n;
+	n += NBLOCKS * sizeof *h->block;
+	for (int i = 0; i < NBLOCKS; i++)
+		if (h->block[i])
+			n += ((size_t)1 << h->mbits) * sizeof *h->block[i];
+	return n;
+}
+
 uint64_t
 hist_total(const struct hist *h)
 {
 	uint64_t t = h->zero;
 	size_t nb = (size_t)1 << h->mbits;
 
-	for (int i = 0; i < NBLOCKS; i++)
+	for (int i = 0; i < h->nsp; i++) {
+		if (h->sp[i].count > UINT64_MAX - t)
+			return UINT64_MAX;
+		t += h->sp[i].count;
+	}
+	for (int i = 0; h->block && i < NBLOCKS; i++)
 		if (h->block[i])
 			for (size_t j = 0; j < nb; j++) {
 				if (h->block[i][j] > UINT64_MAX - t)
@@ -197,13 +344,6 @@ hist_total(const struct hist *h)
 				t += h->block[i][j];
 			}
 	return t;
-}
-
-/* Edge bits of bin j in block i (sign and exponent in i). */
-static uint32_t
-edge_bits(const struct hist *h, int i, size_t j)
-{
-	return (uint32_t)i << 23 | (uint32_t)j << (23 - h->mbits);
 }
 
 /* The next edge in magnitude; FLT_MAX in place of infinity. */
@@ -217,6 +357,29 @@ next_edge(const struct hist *h, uint32_t u)
 	return f;
 }
 
+/* Bin key as the range selection methods see it. */
+static struct hist_bin
+bin_of(const struct hist *h, uint32_t key, uint64_t count)
+{
+	uint32_t u = key << (23 - h->mbits);
+	struct hist_bin b = { u2f(u), next_edge(h, u), count };
+
+	if (u >> 31) {
+		b.hi = b.lo;
+		b.lo = next_edge(h, u);
+	}
+	return b;
+}
+
+static int
+by_lo(const void *a, const void *b)
+{
+	float x = ((const struct hist_bin *)a)->lo;
+	float y = ((const struct hist_bin *)b)->lo;
+
+	return (x > y) - (x < y);
+}
+
 int
 hist_bins(const struct hist *h, struct hist_bin **bins, size_t *n,
     struct err *e)
@@ -224,7 +387,8 @@ hist_bins(const struct hist *h, struct hist_bin **bins, size_t *n,
 	size_t nb = (size_t)1 << h->mbits, cnt = h->zero != 0, k = 0;
 	struct hist_bin *b;
 
-	for (int i = 0; i < NBLOCKS; i++)
+	cnt += (size_t)h->nsp;
+	for (int i = 0; h->block && i < NBLOCKS; i++)
 		if (h->block[i])
 			for (size_t j = 0; j < nb; j++)
 				cnt += h->block[i][j] != 0;
@@ -234,38 +398,38 @@ hist_bins(const struct hist *h, struct hist_bin **bins, size_t *n,
 		return 0;
 	if (!(b = malloc(cnt * sizeof *b)))
 		return err_nomem(e);
+	if (!h->block) {
+		for (int i = 0; i < h->nsp; i++)
+			b[k++] = bin_of(h, h->sp[i].key, h->sp[i].count);
+		if (h->zero) {
+			b[k].lo = b[k].hi = 0;
+			b[k++].count = h->zero;
+		}
+		qsort(b, k, sizeof *b, by_lo);
+		*bins = b;
+		*n = k;
+		return 0;
+	}
 	/* negative bins: largest magnitude (lowest value) first */
-	for (int ex = 254; ex >= 1; ex--) {
+	for (uint32_t ex = 254; ex >= 1; ex--) {
 		const uint64_t *blk = h->block[256 + ex];
 
-		if (!blk)
-			continue;
-		for (size_t j = nb; j-- > 0;)
-			if (blk[j]) {
-				uint32_t u = edge_bits(h, 256 + ex, j);
-
-				b[k].lo = next_edge(h, u);
-				b[k].hi = u2f(u);
-				b[k++].count = blk[j];
-			}
+		for (size_t j = nb; blk && j-- > 0;)
+			if (blk[j])
+				b[k++] = bin_of(h, (256 + ex) << h->mbits |
+				    (uint32_t)j, blk[j]);
 	}
 	if (h->zero) {
 		b[k].lo = b[k].hi = 0;
 		b[k++].count = h->zero;
 	}
-	for (int ex = 1; ex <= 254; ex++) {
+	for (uint32_t ex = 1; ex <= 254; ex++) {
 		const uint64_t *blk = h->block[ex];
 
-		if (!blk)
-			continue;
-		for (size_t j = 0; j < nb; j++)
-			if (blk[j]) {
-				uint32_t u = edge_bits(h, ex, j);
-
-				b[k].lo = u2f(u);
-				b[k].hi = next_edge(h, u);
-				b[k++].count = blk[j];
-			}
+		for (size_t j = 0; blk && j < nb; j++)
+			if (blk[j])
+				b[k++] = bin_of(h, ex << h->mbits |
+				    (uint32_t)j, blk[j]);
 	}
 	*bins = b;
 	*n = k;

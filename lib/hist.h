@@ -7,8 +7,12 @@
  * exponent kept): the bin covers [edge, next edge) in magnitude, a
  * relative width of at most 2^-mbits. Zeros and subnormals count in one
  * zero bin; NaN and infinities are not counted (the caller counts them).
- * Storage is lazily allocated per (sign, exponent), so memory follows the
- * range actually seen, not the whole float range.
+ * Storage follows the data: a histogram of a few bins (at most 16) is a
+ * list of (bin, count) pairs inside the struct; past that, counts are
+ * kept in blocks allocated per (sign, exponent) seen, so memory follows
+ * the range actually seen, not the whole float range. Which form holds
+ * the counts changes nothing a caller sees: the same bins, the same
+ * counts, the same merges.
  */
 #ifndef ONNXQ_HIST_H
 #define ONNXQ_HIST_H
@@ -42,6 +46,8 @@ int hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e);
 int hist_merge(struct hist *dst, const struct hist *src, struct err *e);
 /* Reduce to fewer mantissa bits (exact: bins are unions of finer bins). */
 int hist_coarsen(struct hist *h, int mbits, struct err *e);
+/* Bytes of memory h holds (the struct and its blocks). */
+size_t hist_bytes(const struct hist *h);
 /* All counts, zero bin included; UINT64_MAX when they overflow. */
 uint64_t hist_total(const struct hist *h);
 /* Non-empty bins in ascending order of lo, zero bin included when

@@ -234,5 +234,80 @@ test_add_bin(void)
 	hist_free(r);
 }
 
+/* n values from nb bins (1, 2, 3, ... and their negatives). */
+static void
+few_bins(float *x, size_t n, int nb)
+{
+	for (size_t i = 0; i < n; i++) {
+		int k = (int)(unit_rand64() % (uint64_t)nb);
+
+		x[i] = (float)(k / 2 + 1) * (k % 2 ? -1.0f : 1.0f);
+		if (unit_rand64() % 8 == 0)
+			x[i] = 0;
+	}
+}
+
+/*
+ * #22: a histogram of a few bins is a few pairs, not 5 KB of blocks; the
+ * same bins and counts whichever form holds them, however the values
+ * come (one at a time, at once, by merges, by edges, coarsened).
+ */
+static void
+test_small_forms(void)
+{
+	static float x[200];
+	struct err e;
+
+	for (int nb = 1; nb <= 40; nb++) {
+		struct hist *whole = hist_new(7), *one = hist_new(7);
+		struct hist *a = hist_new(7), *b = hist_new(5);
+		struct hist *edges = hist_new(7), *c5 = hist_new(5);
+		struct hist_bin *bins;
+		size_t n;
+
+		REQUIRE(whole && one && a && b && edges && c5);
+		few_bins(x, 200, nb);
+		/* 200 at once: blocked from the start */
+		REQUIRE(hist_add(whole, x, 200) == 0);
+		REQUIRE(hist_add(c5, x, 200) == 0);
+		for (size_t i = 0; i < 200; i++)
+			REQUIRE(hist_add(one, x + i, 1) == 0);
+		CHECK(same(one, whole));
+		CHECK_EQ_INT(hist_total(one), 200);
+		if (nb <= 8)	/* at most 16 bins: pairs only */
+			CHECK(hist_bytes(one) < 512);
+		/* shards in both forms, merged both ways, at 7 and 5 bits */
+		for (size_t i = 0; i < 100; i += 4)
+			REQUIRE(hist_add(a, x + i, 4) == 0);
+		REQUIRE(hist_add(b, x + 100, 100) == 0);
+		CHECK_EQ_INT(hist_merge(a, b, &e), 0);
+		CHECK(same(a, c5));
+		/* pairs into blocks */
+		hist_free(a);
+		hist_free(b);
+		REQUIRE((a = hist_new(7)) && (b = hist_new(7)));
+		for (size_t i = 0; i < 100; i += 4)
+			REQUIRE(hist_add(a, x + i, 4) == 0);
+		REQUIRE(hist_add(b, x + 100, 100) == 0);
+		CHECK_EQ_INT(hist_merge(b, a, &e), 0);
+		CHECK(same(b, whole));
+		/* the same bins through their edges, as a stream reads them */
+		REQUIRE(hist_bins(whole, &bins, &n, &e) == 0);
+		for (size_t i = 0; i < n; i++)
+			CHECK_EQ_INT(hist_add_bin(edges, bins[i].lo > 0 ?
+			    bins[i].lo : bins[i].hi, bins[i].count, &e), 0);
+		free(bins);
+		CHECK(same(edges, whole));
+		CHECK_EQ_INT(hist_coarsen(edges, 5, &e), 0);
+		CHECK(same(edges, c5));
+		hist_free(whole);
+		hist_free(one);
+		hist_free(a);
+		hist_free(b);
+		hist_free(edges);
+		hist_free(c5);
+	}
+}
+
 UNIT_MAIN(test_edges, test_order_and_width, test_merge_shards,
-    test_coarsen_exact, test_add_bin)
+    test_coarsen_exact, test_add_bin, test_small_forms)
