@@ -147,8 +147,8 @@ run(const struct opts *o)
 	}
 	engine_put_headers(g, sw);
 	stream_put_prog(sw, PROG, ONNXQ_VERSION, o->argc, o->argv);
-	engine_put_records(g, sw);
-	if (stream_write_end(sw, &e) < 0)
+	if (engine_put_records(g, sw, &e) < 0 ||
+	    stream_write_end(sw, &e) < 0)
 		goto fail;
 	if (outfile_commit(of, &e) < 0) {
 		of = NULL;

@@ -31,10 +31,23 @@ struct qp {
 	struct qparam p;
 };
 
+/*
+ * What the decisions need of a tensor's statistics, taken from its stat
+ * and hist records as they are read (the exact sums, 2 KB a tensor, are
+ * not kept: onnx-qparams' memory follows the tensors, not the stream).
+ */
+struct asum {
+	uint64_t n, nan, inf;	/* finite, NaN and infinite values */
+	float min, max;		/* inf, -inf when n == 0 */
+	float mavg_min, mavg_max;
+	double mean, std;
+	struct hist *hist;	/* owned; NULL when none */
+};
+
 struct act {
-	const char *name;	/* the subject of a record kept */
+	char *name;
 	int has_stat;
-	struct tstats ts;
+	struct asum ts;
 	int in_scope;
 	float rmin, rmax;	/* selected range, before the recipe's */
 	int method;
@@ -63,8 +76,8 @@ struct engine {
 	int sel_default;		/* sel_v[OPS_INCLUDE] is default_ops */
 	int method_default;		/* no method asked for */
 	char *file;			/* the stream's name */
-	struct stream_rec **recs;	/* every record kept, in order */
-	size_t nrecs, caprecs;
+	FILE *spool;			/* every record kept, in order: */
+	uint64_t nrecs;			/* a temporary file, not memory */
 	char **headers;
 	size_t nheaders, capheaders;
 	struct node_index ix;
@@ -223,16 +236,16 @@ engine_free(struct engine *g)
 {
 	if (g == NULL)
 		return;
-	for (size_t i = 0; i < g->nrecs; i++)
-		stream_rec_free(g->recs[i]);
-	free(g->recs);
+	if (g->spool)
+		fclose(g->spool);
 	for (size_t i = 0; i < g->nheaders; i++)
 		free(g->headers[i]);
 	free(g->headers);
 	node_index_release(&g->ix);
 	free(g->selected);
 	for (size_t i = 0; i < g->nacts; i++) {
-		tstats_release(&g->acts[i].ts);
+		free(g->acts[i].name);
+		hist_free(g->acts[i].ts.hist);
 		qparam_release(&g->acts[i].q.p);
 		qparam_release(&g->acts[i].conv.p);
 	}
@@ -254,6 +267,25 @@ engine_free(struct engine *g)
 
 /* Reading. */
 
+/* The summary of ts the decisions use; its histogram is ts's, lent. */
+static struct asum
+asum_of(const struct tstats *ts)
+{
+	struct asum a;
+
+	a.n = ts->n;
+	a.nan = ts->nan;
+	a.inf = ts->inf;
+	a.min = ts->n ? ts->min : INFINITY;
+	a.max = ts->n ? ts->max : -INFINITY;
+	a.mavg_min = tstats_mavg_min(ts);
+	a.mavg_max = tstats_mavg_max(ts);
+	a.mean = tstats_mean(ts);
+	a.std = tstats_std(ts);
+	a.hist = ts->hist;
+	return a;
+}
+
 static struct act *
 act_get(struct engine *g, const char *name, int create, struct err *e)
 {
@@ -270,8 +302,10 @@ act_get(struct engine *g, const char *name, int create, struct err *e)
 		return NULL;
 	}
 	memset(&g->acts[g->nacts], 0, sizeof g->acts[0]);
-	g->acts[g->nacts].name = name;
-	g->acts[g->nacts].ts.rank = TSTATS_RANK_NONE;
+	if ((g->acts[g->nacts].name = strdup(name)) == NULL) {
+		err_nomem(e);
+		return NULL;
+	}
 	return &g->acts[g->nacts++];
 }
 
@@ -288,6 +322,7 @@ read_stat(struct engine *g, const struct stream_rec *rec, struct err *e)
 {
 	struct act *a = act_get(g, rec->subject, 1, e);
 	struct hist *h;
+	struct tstats ts;
 
 	if (a == NULL)
 		return -1;
@@ -295,22 +330,38 @@ read_stat(struct engine *g, const struct stream_rec *rec, struct err *e)
 		return stream_rec_err(rec, e, "stat %s: given twice",
 		    rec->subject);
 	a->has_stat = 1;
-	h = a->ts.hist;		/* hist records may come first */
-	a->ts.hist = NULL;
-	if (tstats_init(&a->ts, -1, e) < 0)
+	if (tstats_init(&ts, -1, e) < 0 || tstats_read_stat(&ts, rec, e) < 0)
 		return -1;
+	h = a->ts.hist;		/* hist records may come first */
+	a->ts = asum_of(&ts);
 	a->ts.hist = h;
-	return tstats_read_stat(&a->ts, rec, e);
+	return 0;
+}
+
+/* A tstats lending h to the tstats_*_hist functions (n as given). */
+static struct tstats *
+lend_hist(struct tstats *ts, struct hist *h, uint64_t n)
+{
+	struct err e;
+
+	tstats_init(ts, -1, &e);	/* no histogram: cannot fail */
+	ts->hist = h;
+	ts->n = n;
+	return ts;
 }
 
 static int
 read_hist(struct engine *g, const struct stream_rec *rec, struct err *e)
 {
 	struct act *a = act_get(g, rec->subject, 1, e);
+	struct tstats ts;
+	int rc;
 
 	if (a == NULL)
 		return -1;
-	return tstats_read_hist(&a->ts, rec, e);
+	rc = tstats_read_hist(lend_hist(&ts, a->ts.hist, 0), rec, e);
+	a->ts.hist = ts.hist;
+	return rc;
 }
 
 static int
@@ -348,13 +399,14 @@ keep_header(struct engine *g, const char *h, struct err *e)
 static int
 take_record(struct engine *g, const struct stream_rec *rec, struct err *e)
 {
-	struct stream_rec *d;
+	const struct stream_rec *d = rec;
 
-	if (array_grow(&g->recs, &g->caprecs, g->nrecs, sizeof *g->recs) < 0)
-		return err_nomem(e);
-	if ((d = stream_rec_dup(rec, e)) == NULL)
-		return -1;
-	g->recs[g->nrecs++] = d;
+	if (g->spool == NULL && (g->spool = tmpfile()) == NULL)
+		return err_errno(e, "a temporary file for the records");
+	if (fwrite(rec->raw, 1, rec->rawlen, g->spool) != rec->rawlen ||
+	    putc('\n', g->spool) == EOF)
+		return err_errno(e, "a temporary file for the records");
+	g->nrecs++;
 	if (strcmp(d->type, "node") == 0)
 		return node_index_add(&g->ix, d, e);
 	if (strcmp(d->type, "stat") == 0)
@@ -396,7 +448,10 @@ engine_read(struct engine *g, struct stream_reader *rd, struct err *e)
 		if (!g->acts[i].has_stat)
 			return err_set(e, "%s: hist records of %s without a "
 			    "stat record", stream_name(rd), g->acts[i].name);
-		if (tstats_check_hist(&g->acts[i].ts, e) < 0)
+		struct tstats ts;
+
+		if (tstats_check_hist(lend_hist(&ts, g->acts[i].ts.hist,
+		    g->acts[i].ts.n), e) < 0)
 			return err_prefix(e, "%s: tensor %s", stream_name(rd),
 			    g->acts[i].name);
 	}
@@ -668,9 +723,9 @@ engine_weight_opts(const struct settings *s)
 	    s->w_pow2, s->min_real_range);
 }
 
-int
-engine_select_range(const struct settings *s, const struct config_spec *sp,
-    const struct tstats *ts, int method_default, float *lo, float *hi,
+static int
+select_range(const struct settings *s, const struct config_spec *sp,
+    const struct asum *ts, int method_default, float *lo, float *hi,
     int *method, struct err *e)
 {
 	struct rangesel_opts ro;
@@ -690,12 +745,12 @@ engine_select_range(const struct settings *s, const struct config_spec *sp,
 
 	memset(&st, 0, sizeof st);
 	st.n = ts->n;
-	st.min = ts->n ? ts->min : INFINITY;
-	st.max = ts->n ? ts->max : -INFINITY;
-	st.mavg_min = tstats_mavg_min(ts);
-	st.mavg_max = tstats_mavg_max(ts);
-	st.mean = tstats_mean(ts);
-	st.std = tstats_std(ts);
+	st.min = ts->min;
+	st.max = ts->max;
+	st.mavg_min = ts->mavg_min;
+	st.mavg_max = ts->mavg_max;
+	st.mean = ts->mean;
+	st.std = ts->std;
 	if (ts->hist && hist_bins(ts->hist, &bins, &nbins, e) < 0)
 		return -1;
 	st.bins = bins;
@@ -711,6 +766,16 @@ engine_select_range(const struct settings *s, const struct config_spec *sp,
 	rc = rangesel_select(&st, &ro, lo, hi, e);
 	free(bins);
 	return rc;
+}
+
+int
+engine_select_range(const struct settings *s, const struct config_spec *sp,
+    const struct tstats *ts, int method_default, float *lo, float *hi,
+    int *method, struct err *e)
+{
+	struct asum a = asum_of(ts);
+
+	return select_range(s, sp, &a, method_default, lo, hi, method, e);
 }
 
 /* Activations. */
@@ -828,7 +893,7 @@ decide_acts(struct engine *g, struct err *e)
 		struct act *a = &g->acts[i];
 
 		a->ov = config_find(g->o->cfg, a->name);
-		if (a->in_scope && engine_select_range(g->s, a->ov ?
+		if (a->in_scope && select_range(g->s, a->ov ?
 		    &a->ov->spec : NULL, &a->ts, g->method_default, &a->rmin,
 		    &a->rmax, &a->method, e) < 0)
 			return err_prefix(e, "tensor %s", a->name);
@@ -1208,11 +1273,42 @@ put_wb(const struct wb *b, struct stream_writer *w)
 	qparam_rec_put(&r, w, NULL);
 }
 
-void
-engine_put_records(const struct engine *g, struct stream_writer *w)
+/* The records kept, from the spool, as they were read. */
+static int
+put_kept(const struct engine *g, struct stream_writer *w, struct err *e)
 {
-	for (size_t i = 0; i < g->nrecs; i++)
-		stream_put_rec(w, g->recs[i]);
+	struct stream_rec r;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t n = 0;
+
+	if (g->spool == NULL)
+		return 0;
+	if (fflush(g->spool) != 0 || fseek(g->spool, 0, SEEK_SET) != 0)
+		return err_errno(e, "the temporary file of the records");
+	memset(&r, 0, sizeof r);
+	/* stream_put_rec writes a record's raw line alone */
+	while (n < g->nrecs && (len = getline(&line, &cap, g->spool)) > 0) {
+		r.raw = line;
+		r.rawlen = (size_t)len - 1;
+		stream_put_rec(w, &r);
+		n++;
+	}
+	free(line);
+	if (n != g->nrecs)
+		return err_set(e, "the temporary file of the records: "
+		    "%llu of %llu records read back", (unsigned long long)n,
+		    (unsigned long long)g->nrecs);
+	return 0;
+}
+
+int
+engine_put_records(const struct engine *g, struct stream_writer *w,
+    struct err *e)
+{
+	if (put_kept(g, w, e) < 0)
+		return -1;
 	/* A folded Relu's input is gone from the model. */
 	for (size_t i = 0; i < g->nacts; i++)
 		if (g->acts[i].q.done && !g->acts[i].folded)
@@ -1222,4 +1318,5 @@ engine_put_records(const struct engine *g, struct stream_writer *w)
 			put_wb(&g->wbs[i], w);
 	for (size_t i = 0; i < g->nfolds; i++)
 		fold_rec_put(&g->folds[i], w, NULL);
+	return 0;
 }

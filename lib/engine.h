@@ -69,8 +69,10 @@ void engine_free(struct engine *g);
 
 /*
  * Read a whole stream: its header lines and records are kept to be
- * written back (but for qparam and fold records, which are replaced);
- * node, weight, bias, stat and hist records are checked and taken in.
+ * written back (but for qparam and fold records, which are replaced),
+ * those in a temporary file (tmpfile(3)); node, weight, bias, stat and
+ * hist records are checked and taken in, stat and hist records reduced
+ * to what the decisions need.
  */
 int engine_read(struct engine *g, struct stream_reader *rd, struct err *e);
 /* Check the recipe against the stream (config_validate); problems. */
@@ -79,8 +81,13 @@ size_t engine_check_recipe(struct engine *g, struct config_msgs *msgs);
 int engine_decide(struct engine *g, struct err *e);
 /* The header lines read (the caller adds its #prog line after them). */
 void engine_put_headers(const struct engine *g, struct stream_writer *w);
-/* The records read and the decisions (write errors are the writer's). */
-void engine_put_records(const struct engine *g, struct stream_writer *w);
+/*
+ * The records read and the decisions (write errors are the writer's).
+ * The records kept wait in a temporary file, not in memory: -1 when it
+ * cannot be read back.
+ */
+int engine_put_records(const struct engine *g, struct stream_writer *w,
+    struct err *e);
 
 /*
  * One tensor, outside a stream (onnx-mixprec re-deciding a tensor for

@@ -319,6 +319,30 @@ print(all(np.array_equal(np.load('qout/%s/y.npy' % s), np.load('qkout/%s/y.npy' 
 	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
 }
 
+@test "qparams: memory follows the tensors, not the records passed through (#22)" {
+	# 10^5 tensors (node, stat, hist) and 10^6 records of another kind
+	awk 'BEGIN { printf "#onnxq\t1.0\n"
+	    for (i = 0; i < 100000; i++) {
+		printf "node\tn%d\top=Neg\tin=%s\tout=t%d\n", i,
+		    i ? "t" (i - 1) : "x", i
+		printf "stat\tt%d\tdtype=float\tshape=1x4\tn=4\tnan=0\t" \
+		    "inf=0\tmin=1\tmax=4\tbatches=1\tbmin=1\tbmax=4\t" \
+		    "sum=10\tsumsq=30\n", i
+		printf "hist\tt%d\tmbits=7\tzero=0\tbins=1:1,2:1,3:1,4:1\n", i
+	    }
+	    for (i = 0; i < 1000000; i++)
+		printf "widget\tw%d\tk=v\n", i
+	    printf "end\t1300000\n" }' >big.stream
+	run --separate-stderr /usr/bin/time -f '%M' onnx-qparams -o out.stream big.stream
+	[ "$status" -eq 0 ] || fail "$stderr"
+	# every record passed through, in order, and the end count right
+	[ "$(sed -n '$p' out.stream)" = "end	1300000" ] || fail "$(tail -n 2 out.stream)"
+	cmp <(grep -v '^#prog' out.stream) <(grep -v '^end' big.stream; echo "end	1300000")
+	# about 1.3 GB before, every record kept in memory
+	[ "${ONNXQ_SANITIZE:-}" = 1 ] && return 0
+	[ "${stderr##*$'\n'}" -lt 300000 ] || fail "peak RSS ${stderr##*$'\n'} KB"
+}
+
 @test "qparams: every method gives a range within the data" {
 	for m in minmax entropy percentile distribution mse; do
 		printf 'tensors:\n  c: {method: %s}\n' "$m" >m.yaml

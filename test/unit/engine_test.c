@@ -57,8 +57,8 @@ run(const char *text, struct engine_opts *o, struct err *e)
 	    engine_decide(g, e) == 0 &&
 	    (w = stream_writer_new(out, "out")) != NULL) {
 		engine_put_headers(g, w);
-		engine_put_records(g, w);
-		ok = stream_write_end(w, e) == 0;
+		ok = engine_put_records(g, w, e) == 0 &&
+		    stream_write_end(w, e) == 0;
 	}
 	stream_writer_free(w);
 	engine_free(g);
