@@ -126,11 +126,12 @@ streamfit_check(const struct model *m, struct stream_rec *const *recs,
 		}
 	for (size_t i = 0; i < nrecs; i++) {
 		const char *type = recs[i]->type;
+		int wb = strcmp(type, "weight") == 0 ||
+		    strcmp(type, "bias") == 0;
 
-		if ((strcmp(type, "node") == 0 && fit_node(&f, recs[i], e) < 0) ||
-		    ((strcmp(type, "weight") == 0 ||
-		    strcmp(type, "bias") == 0) &&
-		    fit_tensor(&f, recs[i], e) < 0))
+		if (strcmp(type, "node") == 0 && fit_node(&f, recs[i], e) < 0)
+			goto out;
+		if (wb && fit_tensor(&f, recs[i], e) < 0)
 			goto out;
 	}
 	rc = 0;
