@@ -76,6 +76,7 @@ smoke() {
 @test "replay: fuzz_stream" { replay fuzz_stream; }
 @test "replay: fuzz_config" { replay fuzz_config; }
 @test "replay: fuzz_npy" { replay fuzz_npy; }
+@test "replay: fuzz_npz" { replay fuzz_npz; }
 @test "replay: fuzz_pb" { replay fuzz_pb; }
 @test "replay: fuzz_image" { replay fuzz_image; }
 
@@ -84,5 +85,6 @@ smoke() {
 @test "smoke: fuzz_stream" { smoke fuzz_stream; }
 @test "smoke: fuzz_config" { smoke fuzz_config; }
 @test "smoke: fuzz_npy" { smoke fuzz_npy; }
+@test "smoke: fuzz_npz" { smoke fuzz_npz; }
 @test "smoke: fuzz_pb" { smoke fuzz_pb; }
 @test "smoke: fuzz_image" { smoke fuzz_image; }
