@@ -723,6 +723,38 @@ engine_weight_opts(const struct settings *s)
 	    s->w_pow2, s->min_real_range);
 }
 
+/* The range selection's view of a; st->bins malloc'd, NULL without a
+ * histogram. */
+static int
+range_stats(const struct asum *a, struct rangesel_stats *st, struct err *e)
+{
+	struct hist_bin *bins = NULL;
+	size_t nbins = 0;
+
+	memset(st, 0, sizeof *st);
+	st->n = a->n;
+	st->min = a->min;
+	st->max = a->max;
+	st->mavg_min = a->mavg_min;
+	st->mavg_max = a->mavg_max;
+	st->mean = a->mean;
+	st->std = a->std;
+	if (a->hist && hist_bins(a->hist, &bins, &nbins, e) < 0)
+		return -1;
+	st->bins = bins;
+	st->nbins = nbins;
+	return 0;
+}
+
+int
+engine_range_stats(const struct tstats *ts, struct rangesel_stats *st,
+    struct err *e)
+{
+	struct asum a = asum_of(ts);
+
+	return range_stats(&a, st, e);
+}
+
 static int
 select_range(const struct settings *s, const struct config_spec *sp,
     const struct asum *ts, int method_default, float *lo, float *hi,
@@ -730,8 +762,6 @@ select_range(const struct settings *s, const struct config_spec *sp,
 {
 	struct rangesel_opts ro;
 	struct rangesel_stats st;
-	struct hist_bin *bins = NULL;
-	size_t nbins = 0;
 	int rc;
 
 	rangesel_opts_init(&ro);
@@ -743,28 +773,20 @@ select_range(const struct settings *s, const struct config_spec *sp,
 	ro.entropy_bins = s->entropy_bins;
 	ro.q = spec_opts(sp, engine_act_opts(s));
 
-	memset(&st, 0, sizeof st);
-	st.n = ts->n;
-	st.min = ts->min;
-	st.max = ts->max;
-	st.mavg_min = ts->mavg_min;
-	st.mavg_max = ts->mavg_max;
-	st.mean = ts->mean;
-	st.std = ts->std;
-	if (ts->hist && hist_bins(ts->hist, &bins, &nbins, e) < 0)
+	if (range_stats(ts, &st, e) < 0)
 		return -1;
-	st.bins = bins;
-	st.nbins = nbins;
 	/* The default method on a stream without histograms: minmax. */
-	if (bins == NULL && method_default && !(sp && HAS(sp, CK_METHOD)))
+	if (st.bins == NULL && method_default && !(sp && HAS(sp, CK_METHOD)))
 		ro.method = RANGESEL_MINMAX;
 	*method = ro.method;
 	if (ro.method != RANGESEL_MINMAX &&
-	    ro.method != RANGESEL_DISTRIBUTION && ts->n > 0 && bins == NULL)
-		return err_set(e, "method %s needs its hist records",
+	    ro.method != RANGESEL_DISTRIBUTION && ts->n > 0 &&
+	    st.bins == NULL)
+		rc = err_set(e, "method %s needs its hist records",
 		    rangesel_method_name(ro.method));
-	rc = rangesel_select(&st, &ro, lo, hi, e);
-	free(bins);
+	else
+		rc = rangesel_select(&st, &ro, lo, hi, e);
+	free((void *)st.bins);
 	return rc;
 }
 

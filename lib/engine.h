@@ -33,6 +33,7 @@
 #include "config.h"
 #include "err.h"
 #include "qparams.h"
+#include "rangesel.h"
 #include "records.h"
 #include "settings.h"
 #include "stats.h"
@@ -112,6 +113,10 @@ struct qparams_opts engine_weight_opts(const struct settings *s);
 int engine_select_range(const struct settings *s,
     const struct config_spec *sp, const struct tstats *ts,
     int method_default, float *lo, float *hi, int *method, struct err *e);
+/* The range selection's view of ts, as engine_select_range gives it to
+ * rangesel_select: st->bins malloc'd (free it), NULL without a histogram. */
+int engine_range_stats(const struct tstats *ts, struct rangesel_stats *st,
+    struct err *e);
 int engine_decide_range(struct qparam *q, int *fixed,
     const struct config_spec *sp, struct qparams_opts o, float lo, float hi,
     const char *method, struct err *e);

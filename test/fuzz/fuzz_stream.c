@@ -18,6 +18,7 @@
 
 #include <math.h>
 
+#include "engine.h"
 #include "hist.h"
 #include "qdq.h"
 #include "rangesel.h"
@@ -88,35 +89,23 @@ select_ranges(const struct tstats *ts)
 {
 	struct rangesel_opts ro;
 	struct rangesel_stats st;
-	struct hist_bin *bins = NULL;
-	size_t nbins = 0;
 	struct err e;
 	float lo, hi;
 
-	memset(&st, 0, sizeof st);
-	st.n = ts->n;
-	st.min = ts->n ? ts->min : INFINITY;
-	st.max = ts->n ? ts->max : -INFINITY;
-	st.mavg_min = tstats_mavg_min(ts);
-	st.mavg_max = tstats_mavg_max(ts);
-	st.mean = tstats_mean(ts);
-	st.std = tstats_std(ts);
-	if (ts->hist && hist_bins(ts->hist, &bins, &nbins, &e) < 0)
+	if (engine_range_stats(ts, &st, &e) < 0)
 		return;
-	st.bins = bins;
-	st.nbins = nbins;
 	for (int m = RANGESEL_MINMAX; m <= RANGESEL_MSE; m++) {
 		rangesel_opts_init(&ro);
 		ro.method = m;
 		ro.entropy_bins = 128;	/* the default 2048 is slow, not different */
 		if (m != RANGESEL_MINMAX && m != RANGESEL_DISTRIBUTION &&
-		    ts->n > 0 && !bins)
+		    ts->n > 0 && !st.bins)
 			continue;
 		e.msg[0] = '\0';
 		if (rangesel_select(&st, &ro, &lo, &hi, &e) < 0)
 			fuzz_check_err(&e);
 	}
-	free(bins);
+	free((void *)st.bins);
 }
 
 static void
