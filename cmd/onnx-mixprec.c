@@ -38,15 +38,10 @@ struct opts {
 	const char	**dirs;		/* -d: evaluation data */
 	int		 ndirs;
 	const char	*out;		/* stream out, "-" stdout */
-	double		 target_snr;	/* dB; NAN unless given */
-	double		 target_agree;	/* %; NAN unless given */
-	double		 budget;	/* % of elements; NAN: none */
-	int		 allow_float;
-	int		 type;		/* promotion type; DT_UNDEFINED: auto */
+	/* the targets, budget, type, -q and -v, as the search takes them */
+	struct mixsearch_opts search;
 	long		 limit;		/* samples; 0: all */
 	long		 threads;
-	int		 verbose;
-	int		 quiet;
 	int		 argc;
 	char		**argv;
 };
@@ -81,11 +76,12 @@ parse_args(struct opts *o, int argc, char **argv)
 		{ "version",	no_argument,	NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct mixsearch_opts *so = &o->search;
 	int c, by_target;
 
 	memset(o, 0, sizeof *o);
 	o->out = "-";
-	o->target_snr = o->target_agree = o->budget = NAN;
+	mixsearch_opts_init(&o->search);
 	o->argc = argc;
 	o->argv = argv;
 	if ((o->dirs = calloc((size_t)argc + 1, sizeof *o->dirs)) == NULL) {
@@ -106,30 +102,31 @@ parse_args(struct opts *o, int argc, char **argv)
 			o->out = optarg;
 			break;
 		case 'q':
-			o->quiet = 1;
+			so->quiet = 1;
 			break;
 		case 'v':
-			o->verbose = 1;
+			so->verbose = 1;
 			break;
 		case OPT_TARGET_SNR:
 			if (cli_number("--target-snr", optarg, -1000, 1000,
-			    &o->target_snr))
+			    &so->target_snr))
 				return 2;
 			break;
 		case OPT_TARGET_AGREE:
 			if (cli_number("--target-agreement", optarg, 0, 100,
-			    &o->target_agree))
+			    &so->target_agree))
 				return 2;
 			break;
 		case OPT_BUDGET:
-			if (cli_number("--budget", optarg, 0, 100, &o->budget))
+			if (cli_number("--budget", optarg, 0, 100,
+			    &so->budget))
 				return 2;
 			break;
 		case OPT_ALLOW_FLOAT:
-			o->allow_float = 1;
+			so->allow_float = 1;
 			break;
 		case OPT_TYPE:
-			if ((o->type = qparams_type_parse(optarg)) ==
+			if ((so->type = qparams_type_parse(optarg)) ==
 			    DT_UNDEFINED)
 				return cli_usage_error("--type: unknown type '%s' "
 				    "(uint8, int8, uint16, int16, uint4, int4)",
@@ -157,15 +154,15 @@ parse_args(struct opts *o, int argc, char **argv)
 	if (strcmp(o->model, "-") == 0)
 		return cli_usage_error("MODEL cannot be -: the stream comes on "
 		    "standard input");
-	by_target = !isnan(o->target_snr) || !isnan(o->target_agree);
+	by_target = !isnan(so->target_snr) || !isnan(so->target_agree);
 	if ((o->regions != NULL) == by_target)
 		return cli_usage_error("give either -c or --target-snr / "
 		    "--target-agreement");
 	if (by_target && o->ndirs == 0)
 		return cli_usage_error("--target-snr and --target-agreement need "
 		    "-d EVAL_DIR");
-	if (!by_target && (o->ndirs || !isnan(o->budget) || o->allow_float ||
-	    o->type || o->limit || o->threads))
+	if (!by_target && (o->ndirs || !isnan(so->budget) ||
+	    so->allow_float || so->type || o->limit || o->threads))
 		return cli_usage_error("-d, --budget, --allow-float, --type, "
 		    "--limit and --threads go with --target-snr or "
 		    "--target-agreement");
@@ -265,7 +262,7 @@ by_hand(const struct opts *o, struct mixprec *mp, struct err *e)
 		return -1;
 	}
 	mixprec_regions_free(rg);
-	if (o->verbose)
+	if (o->search.verbose)
 		print_summary(mp, o->regions);
 	return write_out(o, mp, e);
 }
@@ -313,7 +310,7 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	struct mixeval_opts eo = { .name = o->model, .model = mbuf,
 	    .len = mlen, .dir = mdir, .dirs = o->dirs, .ndirs = o->ndirs,
 	    .limit = (int)o->limit, .threads = (int)o->threads };
-	struct searchui ui = { .quiet = o->quiet };
+	struct searchui ui = { .quiet = o->search.quiet };
 	struct mixsearch_opts so;
 	struct mixsearch_eval fn;
 	struct mixsearch_result res;
@@ -324,28 +321,21 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 
 	if ((ev = mixeval_new(&eo, e)) == NULL)
 		return -1;
-	if (!isnan(o->target_agree) && !mixeval_classifier(ev)) {
+	if (!isnan(o->search.target_agree) && !mixeval_classifier(ev)) {
 		err_set(e, "--target-agreement: no output of %s is "
 		    "classifier-like (rank 2 or 3, last dimension 2 or more)",
 		    o->model);
 		goto out;
 	}
 	mixeval_bind(ev, &fn);
-	mixsearch_opts_init(&so);
-	so.target_snr = o->target_snr;
-	so.target_agree = o->target_agree;
-	so.budget = o->budget;
-	so.allow_float = o->allow_float;
-	so.type = o->type;
-	so.quiet = o->quiet;
-	so.verbose = o->verbose;
+	so = o->search;
 	so.note = search_note;
 	so.progress = search_progress;
 	so.ctx = &ui;
 	if (mixsearch_run(mp, &so, &fn, &res, e) < 0)
 		goto out;
 	mixprec_summarize(mp, &sum);
-	if (!o->quiet && !res.already) {
+	if (!o->search.quiet && !res.already) {
 		fprintf(stderr, "%s: target reached: ", PROG);
 		mixsearch_put_score(stderr, &res.base);
 		fputs(" -> ", stderr);
@@ -408,7 +398,7 @@ run(const struct opts *o)
 		    "(sha256 %.12s..., %s has %.12s...)", sha, o->model, hex);
 	if (check_model(mp, o->model, mbuf, mlen, mdir, &e) < 0)
 		goto fail;
-	if (o->verbose)
+	if (o->search.verbose)
 		mixprec_set_note(mp, print_note, NULL);
 	if (o->regions ? by_hand(o, mp, &e) < 0 :
 	    by_target(o, mp, mbuf, mlen, mdir, &e) < 0)
