@@ -13,11 +13,7 @@ EX=$ONNXQ_ROOT/share/onnxq/examples
 
 setup() {
 	onnxq_setup
-	need_models
-	ln -s "$OCR_REC" rec.onnx
-	/usr/bin/python3 "$ONNXQ_ROOT/scripts/make-inputs.py" -n 2 \
-	    --shape x=1x3x48x320 rec.onnx data >/dev/null
-	onnx-calib -q -d data rec.onnx >rec.stats
+	rec_calibrated 2
 }
 
 # written QPARAMS: the model from QPARAMS is valid and ORT runs it.

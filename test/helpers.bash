@@ -72,6 +72,16 @@ need_models() {
 	export MODELS OCR_DET OCR_REC OCR_CLS OWW_HELLO
 }
 
+# rec_calibrated N: PaddleOCR v4 rec as rec.onnx here, calibrated on N
+# deterministic inputs (data/) into rec.stats. Needs the model cache.
+rec_calibrated() {
+	need_models
+	ln -s "$OCR_REC" rec.onnx
+	/usr/bin/python3 "$ONNXQ_ROOT/scripts/make-inputs.py" -n "$1" \
+	    --shape x=1x3x48x320 rec.onnx data >/dev/null
+	onnx-calib -q -d data rec.onnx >rec.stats
+}
+
 ort_node() {
 	local dir err
 

@@ -11,11 +11,7 @@ load helpers
 
 setup() {
 	onnxq_setup
-	need_models
-	ln -s "$OCR_REC" rec.onnx
-	/usr/bin/python3 "$ONNXQ_ROOT/scripts/make-inputs.py" -n 1 \
-	    --shape x=1x3x48x320 rec.onnx data >/dev/null
-	onnx-calib -q -d data rec.onnx >rec.stats
+	rec_calibrated 1
 }
 
 # loads NAME QPARAMS [onnx-qdq-insert options]: NAME.onnx is valid, runs in
