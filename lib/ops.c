@@ -104,3 +104,31 @@ ops_read_ints(const struct tensor *t, int64_t **vals, int64_t *count,
 	*count = t->nelem;
 	return 0;
 }
+
+int
+ops_run_once(const struct op_def *def, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, struct tensor *out, int nout,
+    int threads, struct err *e)
+{
+	struct op_ctx c;
+	void *state = NULL;
+	int r;
+
+	memset(&c, 0, sizeof c);
+	c.node = n;
+	c.opset = opset;
+	c.nin = nin;
+	c.in = in;
+	c.nout = nout;
+	c.out = out;
+	c.threads = threads;
+	c.state = &state;
+	c.err = e;
+	e->msg[0] = '\0';
+	r = def->run(&c);
+	if (state && def->free_state)
+		def->free_state(state);
+	if (r != 0 && !e->msg[0])
+		err_set(e, "kernel failed");
+	return r != 0 ? -1 : 0;
+}

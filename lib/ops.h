@@ -59,6 +59,14 @@ struct op_def {
 const struct op_def *ops_find(const char *domain, const char *op_type);
 /* Every registered kernel, NULL-terminated, for listings. */
 const struct op_def *const *ops_all(void);
+/*
+ * Run def's kernel once on node n, outside the interpreter: in[nin] to
+ * out[nout] (empty tensors), its per-node state freed after. A failure
+ * the kernel did not explain reads "kernel failed".
+ */
+int ops_run_once(const struct op_def *def, const Onnx__NodeProto *n,
+    int opset, const struct tensor *const *in, int nin, struct tensor *out,
+    int nout, int threads, struct err *e);
 
 /* The per-file tables ops.c concatenates. */
 extern const struct op_def op_math_defs[];

@@ -185,28 +185,9 @@ run_kernel(const struct op_def *def, const Onnx__NodeProto *n, int opset,
 {
 	const struct tensor *in[3] = { x, p[0].data ? &p[0] : NULL,
 	    p[1].data ? &p[1] : NULL };
-	struct op_ctx c;
-	void *state = NULL;
-	int r;
 
-	memset(&c, 0, sizeof c);
 	memset(out, 0, sizeof *out);
-	c.node = n;
-	c.opset = opset;
-	c.nin = 3;
-	c.in = in;
-	c.nout = 1;
-	c.out = out;
-	c.threads = threads;
-	c.state = &state;
-	c.err = e;
-	e->msg[0] = '\0';
-	r = def->run(&c);
-	if (state && def->free_state)
-		def->free_state(state);
-	if (r != 0) {
-		if (!e->msg[0])
-			err_set(e, "kernel failed");
+	if (ops_run_once(def, n, opset, in, 3, out, 1, threads, e) < 0) {
 		tensor_release(out);
 		return -1;
 	}

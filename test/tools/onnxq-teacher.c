@@ -131,29 +131,11 @@ run_node(const struct model *m, const Onnx__NodeProto *n,
     const struct tensor *const *in, struct tensor *out, struct err *e)
 {
 	const struct op_def *def = ops_find(dom(n), n->op_type);
-	void *state = NULL;
-	struct op_ctx c;
-	int r;
 
 	if (!def)
 		return err_set(e, "no kernel for %s", n->op_type);
-	memset(&c, 0, sizeof c);
-	c.node = n;
-	c.opset = model_opset(m, dom(n));
-	c.nin = (int)n->n_input;
-	c.in = in;
-	c.nout = (int)n->n_output;
-	c.out = out;
-	c.threads = 1;
-	c.state = &state;
-	c.err = e;
-	e->msg[0] = '\0';
-	r = def->run(&c);
-	if (state && def->free_state)
-		def->free_state(state);
-	if (r != 0 && !e->msg[0])
-		err_set(e, "kernel failed");
-	return r;
+	return ops_run_once(def, n, model_opset(m, dom(n)), in,
+	    (int)n->n_input, out, (int)n->n_output, 1, e);
 }
 
 /* The first QuantizeLinear reading name as its input 0, or NULL. */
