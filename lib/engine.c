@@ -91,39 +91,26 @@ struct engine {
 	size_t nfolds, capfolds;
 };
 
-/* A note under -v. */
+/* A message to fn (the caller's note or warn function), if any. */
 static void
-note(const struct engine *g, const char *fmt, ...)
+tell(void (*fn)(const char *, va_list), const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
-note(const struct engine *g, const char *fmt, ...)
+tell(void (*fn)(const char *, va_list), const char *fmt, ...)
 {
 	va_list ap;
 
-	if (g->o->note == NULL)
+	if (fn == NULL)
 		return;
 	va_start(ap, fmt);
-	g->o->note(fmt, ap);
+	fn(fmt, ap);
 	va_end(ap);
 }
 
-/* A warning, whether or not -v. */
-static void
-warn(const struct engine *g, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-warn(const struct engine *g, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (g->o->warn == NULL)
-		return;
-	va_start(ap, fmt);
-	g->o->warn(fmt, ap);
-	va_end(ap);
-}
+/* A note under -v; a warning, whether or not -v. */
+#define note(g, ...) tell((g)->o->note, __VA_ARGS__)
+#define warn(g, ...) tell((g)->o->warn, __VA_ARGS__)
 
 static int
 in_list(const char *const *v, size_t n, const char *s)
