@@ -8,6 +8,7 @@
 #include "fuzz.h"
 
 #include "npy.h"
+#include "npzeach.h"
 #include "tensor.h"
 
 #define MAX_MEMBERS 64
@@ -41,12 +42,31 @@ round_trip(const struct tensor *t)
 	free(buf);
 }
 
+/* A member, its name found again by npz_find. */
+static int
+read_member(struct npz *z, int i, struct tensor *t, struct err *e,
+    void *ctx)
+{
+	const char *name = npz_member(z, i);
+
+	(void)ctx;
+	if (!name || npz_find(z, name) < 0)
+		abort();
+	return npz_read(z, i, t, e);
+}
+
+static void
+use_member(const struct tensor *t, void *ctx)
+{
+	(void)ctx;
+	round_trip(t);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tensor t = { 0 };
 	struct err e = { "" };
-	struct npz *z;
 	char path[64];
 	int fd;
 
@@ -55,27 +75,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tensor_release(&t);
 	} else
 		fuzz_check_err(&e);
-
-	e.msg[0] = '\0';
-	if (!(z = npz_open(fuzz_memfile(data, size, &fd, path, sizeof path),
-	    &e))) {
-		fuzz_check_err(&e);
-		close(fd);
-		return 0;
-	}
-	for (int i = 0; i < npz_count(z) && i < MAX_MEMBERS; i++) {
-		const char *name = npz_member(z, i);
-
-		if (!name || npz_find(z, name) < 0)
-			abort();
-		e.msg[0] = '\0';
-		if (npz_read(z, i, &t, &e) == 0) {
-			round_trip(&t);
-			tensor_release(&t);
-		} else
-			fuzz_check_err(&e);
-	}
-	npz_close(z);
+	npzeach(fuzz_memfile(data, size, &fd, path, sizeof path),
+	    MAX_MEMBERS, read_member, use_member, NULL);
 	close(fd);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "fuzz.h"
 
 #include "npy.h"
+#include "npzeach.h"
 #include "tensor.h"
 
 #define MAX_MEMBERS 64
@@ -53,6 +54,20 @@ check_read(const struct tensor *t, const struct seen *s)
 			abort();
 }
 
+static int
+read_member(struct npz *z, int i, struct tensor *t, struct err *e,
+    void *ctx)
+{
+	memset(ctx, 0, sizeof(struct seen));
+	return npz_read_checked(z, i, want_small_float, ctx, t, e);
+}
+
+static void
+use_member(const struct tensor *t, void *ctx)
+{
+	check_read(t, ctx);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -60,7 +75,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct err e = { "" };
 	struct seen s = { 0 };
 	const char *path;
-	struct npz *z;
 	char buf[64];
 	int fd, rc;
 
@@ -70,23 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tensor_release(&t);
 	} else if (rc < 0)
 		fuzz_check_err(&e);
-	e.msg[0] = '\0';
-	if (!(z = npz_open(path, &e))) {
-		fuzz_check_err(&e);
-		close(fd);
-		return 0;
-	}
-	for (int i = 0; i < npz_count(z) && i < MAX_MEMBERS; i++) {
-		memset(&s, 0, sizeof s);
-		e.msg[0] = '\0';
-		if (npz_read_checked(z, i, want_small_float, &s, &t,
-		    &e) == 0) {
-			check_read(&t, &s);
-			tensor_release(&t);
-		} else
-			fuzz_check_err(&e);
-	}
-	npz_close(z);
+	npzeach(path, MAX_MEMBERS, read_member, use_member, &s);
 	close(fd);
 	return 0;
 }
