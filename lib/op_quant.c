@@ -232,38 +232,6 @@ QUANT_FAST(int8_t, quant_i8)
 QUANT_FAST(uint16_t, quant_u16)
 QUANT_FAST(int16_t, quant_i16)
 
-/* 0 when done, 1 when the type has no fast loop. */
-static int
-quant_fast(int dt, const float *x, int64_t n, float s, float z, float lo,
-    float hi, void *y, int threads)
-{
-	int64_t nb = (n + QBLOCK - 1) / QBLOCK;
-
-	if (dt != DT_UINT8 && dt != DT_UINT4 && dt != DT_INT8 &&
-	    dt != DT_INT4 && dt != DT_UINT16 && dt != DT_INT16)
-		return 1;
-	#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t b = 0; b < nb; b++) {
-		int64_t o = b * QBLOCK, m = n - o < QBLOCK ? n - o : QBLOCK;
-
-		switch (dt) {
-		case DT_UINT8: case DT_UINT4:
-			quant_u8(x + o, m, s, z, lo, hi, (uint8_t *)y + o);
-			break;
-		case DT_INT8: case DT_INT4:
-			quant_i8(x + o, m, s, z, lo, hi, (int8_t *)y + o);
-			break;
-		case DT_UINT16:
-			quant_u16(x + o, m, s, z, lo, hi, (uint16_t *)y + o);
-			break;
-		default:
-			quant_i16(x + o, m, s, z, lo, hi, (int16_t *)y + o);
-			break;
-		}
-	}
-	return 0;
-}
-
 /* Exact in int32 for these types, as the loop below is in int64. */
 #define DEQUANT_FAST(T, name)						\
 static Q_SIMD void							\
@@ -278,34 +246,65 @@ DEQUANT_FAST(int8_t, dequant_i8)
 DEQUANT_FAST(uint16_t, dequant_u16)
 DEQUANT_FAST(int16_t, dequant_i16)
 
+/* One per-tensor conversion: QuantizeLinear's or DequantizeLinear's. */
+struct qfast {
+	int quant;		/* float x to dt y, else dt x to float y */
+	int dt;			/* the quantized type */
+	const void *x;
+	void *y;
+	float s, z, lo, hi;	/* scale, zero point; y's range (quant) */
+};
+
+static void
+qfast_block(const struct qfast *q, int64_t o, int64_t m)
+{
+	const float *xf = (const float *)q->x + o;
+	float *yf = (float *)q->y + o;
+	int32_t z = (int32_t)q->z;
+
+	switch (q->dt + (q->quant ? 0 : 100)) {
+	case DT_UINT8: case DT_UINT4:
+		quant_u8(xf, m, q->s, q->z, q->lo, q->hi, (uint8_t *)q->y + o);
+		break;
+	case DT_INT8: case DT_INT4:
+		quant_i8(xf, m, q->s, q->z, q->lo, q->hi, (int8_t *)q->y + o);
+		break;
+	case DT_UINT16:
+		quant_u16(xf, m, q->s, q->z, q->lo, q->hi,
+		    (uint16_t *)q->y + o);
+		break;
+	case DT_INT16:
+		quant_i16(xf, m, q->s, q->z, q->lo, q->hi,
+		    (int16_t *)q->y + o);
+		break;
+	case 100 + DT_UINT8: case 100 + DT_UINT4:
+		dequant_u8((const uint8_t *)q->x + o, m, z, q->s, yf);
+		break;
+	case 100 + DT_INT8: case 100 + DT_INT4:
+		dequant_i8((const int8_t *)q->x + o, m, z, q->s, yf);
+		break;
+	case 100 + DT_UINT16:
+		dequant_u16((const uint16_t *)q->x + o, m, z, q->s, yf);
+		break;
+	default:
+		dequant_i16((const int16_t *)q->x + o, m, z, q->s, yf);
+		break;
+	}
+}
+
+/* Run q on n elements: 0 when done, 1 when dt has no fast loop. */
 static int
-dequant_fast(int dt, const void *x, int64_t n, int32_t z, float s, float *y,
-    int threads)
+qfast_run(const struct qfast *q, int64_t n, int threads)
 {
 	int64_t nb = (n + QBLOCK - 1) / QBLOCK;
 
-	if (dt != DT_UINT8 && dt != DT_UINT4 && dt != DT_INT8 &&
-	    dt != DT_INT4 && dt != DT_UINT16 && dt != DT_INT16)
+	if (q->dt != DT_UINT8 && q->dt != DT_UINT4 && q->dt != DT_INT8 &&
+	    q->dt != DT_INT4 && q->dt != DT_UINT16 && q->dt != DT_INT16)
 		return 1;
 	#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t b = 0; b < nb; b++) {
-		int64_t o = b * QBLOCK, m = n - o < QBLOCK ? n - o : QBLOCK;
-
-		switch (dt) {
-		case DT_UINT8: case DT_UINT4:
-			dequant_u8((const uint8_t *)x + o, m, z, s, y + o);
-			break;
-		case DT_INT8: case DT_INT4:
-			dequant_i8((const int8_t *)x + o, m, z, s, y + o);
-			break;
-		case DT_UINT16:
-			dequant_u16((const uint16_t *)x + o, m, z, s, y + o);
-			break;
-		default:
-			dequant_i16((const int16_t *)x + o, m, z, s, y + o);
-			break;
-		}
-	}
+	for (int64_t b = 0; b < nb; b++)
+		qfast_block(q, b * QBLOCK, n - b * QBLOCK < QBLOCK ?
+		    n - b * QBLOCK : QBLOCK);
 	return 0;
 }
 
@@ -365,8 +364,10 @@ quantize(struct op_ctx *c, int contrib)
 		dtype_int_range(dt, &lo, &hi);
 		flo = (float)lo, fhi = (float)hi;
 		threads = threads_for(c, x->nelem);
-		if (!l.per_tensor || quant_fast(dt, xs, x->nelem, sf[0],
-		    (float)zi[0], flo, fhi, c->out[0].data, threads))
+		struct qfast q = { 1, dt, xs, c->out[0].data, sf[0],
+		    (float)zi[0], flo, fhi };
+
+		if (!l.per_tensor || qfast_run(&q, x->nelem, threads))
 			QSWITCH(dt, QUANT_LOOP);
 	}
 	free(xf);
@@ -386,6 +387,7 @@ dequantize(struct op_ctx *c, int contrib)
 	const struct tensor *x = ops_input(c, 0), *s = ops_input(c, 1),
 	    *zp = ops_input(c, 2);
 	struct qlayout l;
+	struct qfast q;
 	float *sf, *yf;
 	int32_t *zi;
 	int odt, threads, rc;
@@ -416,8 +418,9 @@ dequantize(struct op_ctx *c, int contrib)
 		return err_nomem(c->err);
 	}
 	threads = threads_for(c, x->nelem);
-	if (!l.per_tensor || dequant_fast(x->dtype, x->data, x->nelem, zi[0],
-	    sf[0], yf, threads))
+	q = (struct qfast){ 0, x->dtype, x->data, yf, sf[0], (float)zi[0],
+	    0, 0 };
+	if (!l.per_tensor || qfast_run(&q, x->nelem, threads))
 		QSWITCH(x->dtype, DEQUANT_LOOP);
 	if (odt != DT_FLOAT) {
 		uint16_t *h = c->out[0].data;
