@@ -221,6 +221,46 @@ hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e)
 }
 
 int
+hist_add_block(struct hist *h, int block, const uint64_t *counts,
+    struct err *e)
+{
+	size_t nb = (size_t)1 << h->mbits;
+	uint64_t *b, any = 0, over = 0;
+
+	if (block < 0 || block >= NBLOCKS || (block & 0xff) == 0 ||
+	    (block & 0xff) == 0xff)
+		return err_set(e, "histogram block %d is not one of finite "
+		    "normal values", block);
+	for (size_t j = 0; j < nb; j++)
+		any |= counts[j];
+	if (!any)
+		return 0;
+	if (!h->block) {
+		/* a sparse histogram stays so while its bins fit */
+		for (size_t j = 0; j < nb; j++) {
+			uint64_t *c;
+
+			if (!counts[j])
+				continue;
+			if (!(c = slot(h, (uint32_t)block << h->mbits |
+			    (uint32_t)j)))
+				return err_nomem(e);
+			if (add_count(c, counts[j], e) != 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (!(b = h->block[block]) &&
+	    !(b = h->block[block] = calloc(nb, sizeof *b)))
+		return err_nomem(e);
+	for (size_t j = 0; j < nb; j++) {
+		over |= b[j] > UINT64_MAX - counts[j];
+		b[j] += counts[j];
+	}
+	return over ? err_set(e, "histogram bin count overflows") : 0;
+}
+
+int
 hist_coarsen(struct hist *h, int mbits, struct err *e)
 {
 	uint64_t *nb[NBLOCKS] = { 0 };

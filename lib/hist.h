@@ -42,6 +42,14 @@ int hist_mbits(const struct hist *h);
 int hist_add(struct hist *h, const float *x, size_t n);
 /* Add one bin's count by its edge (as read from a stream); edge 0 is the zero bin. */
 int hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e);
+/*
+ * Add the counts of one block of bins at once: the 1 << mbits bins of
+ * sign << 8 | biased exponent `block` (1 to 254 or 257 to 510), in
+ * order of their edges' magnitude; as hist_add_bin() for each nonzero
+ * count. Nothing is added when all are zero.
+ */
+int hist_add_block(struct hist *h, int block, const uint64_t *counts,
+    struct err *e);
 /* dst += src; coarsens dst to the smaller mbits first when they differ. */
 int hist_merge(struct hist *dst, const struct hist *src, struct err *e);
 /* Reduce to fewer mantissa bits (exact: bins are unions of finer bins). */

@@ -1,6 +1,7 @@
 /*
  * statkern: the fast statistics of float tensors. See statkern.h.
  */
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -41,9 +42,9 @@
 struct worker {
 	uint32_t *cnt;		/* SETS sets of 512 << mbits counts */
 	unsigned char mark[NBLOCKS];
-	float *edge;		/* bins collected for the histogram ... */
-	uint64_t *count;	/* ... and their counts; 512 << mbits each */
-	size_t nbins;
+	int *block;		/* blocks collected for the histogram ... */
+	uint64_t *count;	/* ... and their counts, 1 << mbits each */
+	size_t nblocks;
 	uint64_t zero;		/* zeros and subnormals collected */
 	uint64_t n, nan, inf;
 	float min, max;
@@ -69,29 +70,34 @@ struct statkern {
 struct lanes {
 	double s[LANES], q[LANES];
 	float lo, hi;
-	float amin;		/* the least magnitude, for the marks */
+	float amin;		/* the least magnitude, for the marks ... */
+	float anorm;		/* ... and the least normal one (or Inf) */
 };
 
 __attribute__((unused)) static size_t
 lanes_plain(const float *p, size_t n, struct lanes *r)
 {
 	float lo = INFINITY, hi = -INFINITY, amin = INFINITY;
+	float anorm = INFINITY;
 	size_t i = 0;
 
 	for (; i + LANES <= n; i += LANES)
 		for (int l = 0; l < LANES; l++) {
 			double d = p[i + l];
-			float a = fabsf(p[i + l]);
+			float a = fabsf(p[i + l]), an = a >= FLT_MIN ? a :
+			    INFINITY;
 
 			r->s[l] += d;
 			r->q[l] += d * d;
 			lo = p[i + l] < lo ? p[i + l] : lo;
 			hi = p[i + l] > hi ? p[i + l] : hi;
 			amin = a < amin ? a : amin;
+			anorm = an < anorm ? an : anorm;
 		}
 	r->lo = lo;
 	r->hi = hi;
 	r->amin = amin;
+	r->anorm = anorm;
 	return i;
 }
 
@@ -105,8 +111,9 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 {
 	__m128d s[LANES / 2], q[LANES / 2];
 	__m128 lo = _mm_set1_ps(INFINITY), hi = _mm_set1_ps(-INFINITY);
-	__m128 amin = lo;
+	__m128 amin = lo, anorm = lo, inf = lo;
 	__m128 absmask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+	__m128 tiny = _mm_set1_ps(FLT_MIN);
 	float f[4];
 	size_t i = 0;
 
@@ -117,6 +124,8 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 			__m128 a = _mm_loadu_ps(p + i + 4 * k);
 			__m128d a0 = _mm_cvtps_pd(a);
 			__m128d a1 = _mm_cvtps_pd(_mm_movehl_ps(a, a));
+			__m128 m = _mm_and_ps(a, absmask);
+			__m128 big = _mm_cmpge_ps(m, tiny);
 
 			s[2 * k] = _mm_add_pd(s[2 * k], a0);
 			s[2 * k + 1] = _mm_add_pd(s[2 * k + 1], a1);
@@ -125,7 +134,9 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 			    _mm_mul_pd(a1, a1));
 			lo = _mm_min_ps(a, lo);
 			hi = _mm_max_ps(a, hi);
-			amin = _mm_min_ps(_mm_and_ps(a, absmask), amin);
+			amin = _mm_min_ps(m, amin);
+			anorm = _mm_min_ps(_mm_or_ps(_mm_and_ps(big, m),
+			    _mm_andnot_ps(big, inf)), anorm);
 		}
 	for (int k = 0; k < LANES / 2; k++) {
 		_mm_storeu_pd(r->s + 2 * k, s[k]);
@@ -137,6 +148,8 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 	r->hi = fmaxf(fmaxf(f[0], f[1]), fmaxf(f[2], f[3]));
 	_mm_storeu_ps(f, amin);
 	r->amin = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
+	_mm_storeu_ps(f, anorm);
+	r->anorm = fminf(fminf(f[0], f[1]), fminf(f[2], f[3]));
 	return i;
 }
 
@@ -146,8 +159,9 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 	__m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
 	__m256d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
 	__m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
-	__m256 amin = lo;
+	__m256 amin = lo, anorm = lo, inf = lo;
 	__m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	__m256 tiny = _mm256_set1_ps(FLT_MIN);
 	float f[8];
 	size_t i = 0;
 
@@ -158,6 +172,12 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 		__m256d a1 = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
 		__m256d b0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b));
 		__m256d b1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
+		__m256 ma = _mm256_and_ps(a, absmask);
+		__m256 mb = _mm256_and_ps(b, absmask);
+		__m256 na = _mm256_blendv_ps(inf, ma,
+		    _mm256_cmp_ps(ma, tiny, _CMP_GE_OQ));
+		__m256 nb = _mm256_blendv_ps(inf, mb,
+		    _mm256_cmp_ps(mb, tiny, _CMP_GE_OQ));
 
 		s0 = _mm256_add_pd(s0, a0);
 		s1 = _mm256_add_pd(s1, a1);
@@ -169,8 +189,8 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 		q3 = _mm256_fmadd_pd(b1, b1, q3);
 		lo = _mm256_min_ps(_mm256_min_ps(a, b), lo);
 		hi = _mm256_max_ps(_mm256_max_ps(a, b), hi);
-		amin = _mm256_min_ps(_mm256_min_ps(_mm256_and_ps(a, absmask),
-		    _mm256_and_ps(b, absmask)), amin);
+		amin = _mm256_min_ps(_mm256_min_ps(ma, mb), amin);
+		anorm = _mm256_min_ps(_mm256_min_ps(na, nb), anorm);
 	}
 	_mm256_storeu_pd(r->s, s0);
 	_mm256_storeu_pd(r->s + 4, s1);
@@ -192,6 +212,10 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 	r->amin = f[0];
 	for (int l = 1; l < 8; l++)
 		r->amin = fminf(r->amin, f[l]);
+	_mm256_storeu_ps(f, anorm);
+	r->anorm = f[0];
+	for (int l = 1; l < 8; l++)
+		r->anorm = fminf(r->anorm, f[l]);
 	return i;
 }
 
@@ -200,7 +224,7 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 {
 	__m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
 	__m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
-	__m512 amin = lo;
+	__m512 amin = lo, anorm = lo, tiny = _mm512_set1_ps(FLT_MIN);
 	size_t i = 0;
 
 	for (; i + LANES <= n; i += LANES) {
@@ -215,7 +239,11 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 		q1 = _mm512_fmadd_pd(a1, a1, q1);
 		lo = _mm512_min_ps(a, lo);
 		hi = _mm512_max_ps(a, hi);
-		amin = _mm512_min_ps(_mm512_abs_ps(a), amin);
+		__m512 m = _mm512_abs_ps(a);
+
+		amin = _mm512_min_ps(m, amin);
+		anorm = _mm512_mask_min_ps(anorm, _mm512_cmp_ps_mask(m, tiny,
+		    _CMP_GE_OQ), m, anorm);
 	}
 	_mm512_storeu_pd(r->s, s0);
 	_mm512_storeu_pd(r->s + 8, s1);
@@ -224,6 +252,7 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 	r->lo = _mm512_reduce_min_ps(lo);
 	r->hi = _mm512_reduce_max_ps(hi);
 	r->amin = _mm512_reduce_min_ps(amin);
+	r->anorm = _mm512_reduce_min_ps(anorm);
 	return i;
 }
 
@@ -282,9 +311,10 @@ lanes_run(const float *p, size_t n, struct lanes *r, int simd)
 }
 #endif
 
-/* A finite chunk's least and greatest value, and least magnitude. */
+/* A finite chunk's least and greatest value, least magnitude, and least
+ * normal magnitude (Inf when none). */
 struct crange {
-	float lo, hi, amin;
+	float lo, hi, amin, anorm;
 };
 
 /* One chunk's moments, when all its values are finite: 0 and *cr; else -1. */
@@ -292,7 +322,7 @@ static int
 chunk_moments(const float *p, size_t n, struct worker *w, int simd,
     struct crange *cr)
 {
-	struct lanes r = { { 0 }, { 0 }, 0, 0, 0 };
+	struct lanes r = { { 0 }, { 0 }, 0, 0, 0, 0 };
 	double ss, qq;
 	size_t i = lanes_run(p, n, &r, simd);
 
@@ -304,6 +334,8 @@ chunk_moments(const float *p, size_t n, struct worker *w, int simd,
 		r.lo = p[i] < r.lo ? p[i] : r.lo;
 		r.hi = p[i] > r.hi ? p[i] : r.hi;
 		r.amin = fabsf(p[i]) < r.amin ? fabsf(p[i]) : r.amin;
+		if (fabsf(p[i]) >= FLT_MIN && fabsf(p[i]) < r.anorm)
+			r.anorm = fabsf(p[i]);
 	}
 	ss = r.s[0];
 	qq = r.q[0];
@@ -323,6 +355,7 @@ chunk_moments(const float *p, size_t n, struct worker *w, int simd,
 	cr->lo = r.lo;
 	cr->hi = r.hi;
 	cr->amin = r.amin;
+	cr->anorm = r.anorm;
 	return 0;
 }
 
@@ -399,24 +432,25 @@ exponent_of(float f)
 
 /*
  * A finite chunk's histogram: counted without marks, then the blocks its
- * values can fall in marked at once, from its range and least magnitude
- * (a value's exponent lies between theirs; zeros and subnormals have
- * exponent 0, on either sign). A few blocks may be marked for nothing.
+ * values can fall in marked at once, from its range and least normal
+ * magnitude (a normal value's exponent lies between theirs; zeros and
+ * subnormals have exponent 0, on either sign, and show in the least
+ * magnitude). A few blocks may be marked for nothing; taking the least
+ * magnitude of all values instead would mark every exponent from 1 up in
+ * a chunk with a zero, the usual case after a Relu or Clip.
  */
 static void
 chunk_hist(const float *p, size_t n, int mbits, struct worker *w,
     const struct crange *cr)
 {
-	uint32_t e0 = exponent_of(cr->amin), e1;
+	uint32_t e0 = exponent_of(cr->anorm), e1;
 
 	if (mbits == HIST_MBITS_DEFAULT)
 		hist_count(p, n, HIST_MBITS_DEFAULT, w, 0);
 	else
 		hist_count(p, n, mbits, w, 0);
-	if (e0 == 0) {
+	if (exponent_of(cr->amin) == 0)
 		w->mark[0] = w->mark[256] = 1;
-		e0 = 1;
-	}
 	if (cr->hi > 0 && (e1 = exponent_of(cr->hi)) >= e0)
 		memset(w->mark + e0, 1, e1 - e0 + 1);
 	if (cr->lo < 0 && (e1 = exponent_of(cr->lo)) >= e0)
@@ -432,7 +466,7 @@ chunk_hist_marked(const float *p, size_t n, int mbits, struct worker *w)
 
 /*
  * Collect the counts of workers w[0..nw-1] in the blocks b with
- * b % nw == part into w[part]'s bin list, and clear them: per block any
+ * b % nw == part into w[part]'s block list, and clear them: per block any
  * of them touched, the sets of all workers are summed (a loop the
  * compiler vectorises). Each block belongs to one part, so the threads
  * can do this at once.
@@ -441,13 +475,13 @@ static void
 collect_bins(struct worker *w, int nw, int part, int mbits)
 {
 	size_t nb = (size_t)1 << mbits, set = (size_t)NBLOCKS << mbits;
-	uint64_t sum[(size_t)1 << STATKERN_MBITS_MAX];
 	struct worker *me = &w[part];
 
-	me->nbins = 0;
+	me->nblocks = 0;
 	me->zero = 0;
 	for (int b = part; b < NBLOCKS; b += nw) {
 		int ex = b & 0xff, any = 0;
+		uint64_t *sum = me->count + me->nblocks * nb, nz = 0;
 
 		for (int t = 0; t < nw; t++) {
 			any |= w[t].mark[b];
@@ -467,19 +501,16 @@ collect_bins(struct worker *w, int nw, int part, int mbits)
 			}
 		if (ex == 0xff)
 			continue;		/* NaN, Inf are not binned */
-		for (size_t j = 0; j < nb; j++) {
-			uint32_t edge;
-
-			if (!sum[j])
-				continue;
-			if (ex == 0) {
+		for (size_t j = 0; j < nb; j++)
+			nz |= sum[j];
+		if (!nz)
+			continue;		/* marked for nothing */
+		if (ex == 0) {
+			for (size_t j = 0; j < nb; j++)
 				me->zero += sum[j];	/* zeros, subnormals */
-				continue;
-			}
-			edge = (uint32_t)b << 23 | (uint32_t)j << (23 - mbits);
-			memcpy(&me->edge[me->nbins], &edge, sizeof edge);
-			me->count[me->nbins++] = sum[j];
+			continue;
 		}
+		me->block[me->nblocks++] = b;
 	}
 }
 
@@ -537,9 +568,9 @@ statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
 		mx = w->max > mx ? w->max : mx;
 		xsum_add_xsum(&sum, &w->sum);
 		xsum_add_xsum(&sumsq, &w->sumsq);
-		for (size_t i = 0; ts->hist && i < w->nbins; i++)
-			if (hist_add_bin(ts->hist, w->edge[i], w->count[i],
-			    e) < 0)
+		for (size_t i = 0; ts->hist && i < w->nblocks; i++)
+			if (hist_add_block(ts->hist, w->block[i], w->count +
+			    (i << k->mbits), e) < 0)
 				return -1;
 		if (ts->hist && w->zero && hist_add_bin(ts->hist, 0, w->zero,
 		    e) < 0)
@@ -579,8 +610,8 @@ statkern_new(int nthreads, int mbits, struct err *e)
 	for (int t = 0; t < k->nw; t++)
 		if (!(k->w[t].cnt = calloc((size_t)SETS * NBLOCKS << mbits,
 		    sizeof *k->w[t].cnt)) ||
-		    !(k->w[t].edge = malloc(((size_t)NBLOCKS << mbits) *
-		    sizeof *k->w[t].edge)) ||
+		    !(k->w[t].block = malloc(NBLOCKS *
+		    sizeof *k->w[t].block)) ||
 		    !(k->w[t].count = malloc(((size_t)NBLOCKS << mbits) *
 		    sizeof *k->w[t].count))) {
 			statkern_free(k);
@@ -597,7 +628,7 @@ statkern_free(struct statkern *k)
 		return;
 	for (int t = 0; t < k->nw; t++) {
 		free(k->w[t].cnt);
-		free(k->w[t].edge);
+		free(k->w[t].block);
 		free(k->w[t].count);
 	}
 	free(k->w);

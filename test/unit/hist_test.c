@@ -309,5 +309,53 @@ test_small_forms(void)
 	}
 }
 
+/* hist_add_block() adds what hist_add_bin() adds bin by bin. */
+static void
+test_add_block(void)
+{
+	static float x[5000];
+	struct hist *h = hist_new(5), *r = hist_new(5), *s = hist_new(5);
+	struct hist_bin *b;
+	uint64_t counts[32] = { 0 };
+	size_t n;
+	struct err e;
+
+	fill(x, 5000);
+	REQUIRE(h && r && s);
+	hist_add(h, x, 5000);
+	REQUIRE(hist_bins(h, &b, &n, NULL) == 0);
+	for (size_t i = 0; i < n; i++) {
+		float edge = b[i].lo > 0 ? b[i].lo : b[i].hi;
+		uint32_t u;
+
+		memcpy(&u, &edge, sizeof u);
+		if (edge == 0) {
+			CHECK_EQ_INT(hist_add_bin(r, 0, b[i].count, &e), 0);
+			continue;
+		}
+		counts[(u >> 18) & 31] = b[i].count;
+		CHECK_EQ_INT(hist_add_block(r, (int)(u >> 23), counts, &e), 0);
+		counts[(u >> 18) & 31] = 0;
+	}
+	free(b);
+	CHECK(same(h, r));
+	/* all zero: nothing added, no block made */
+	CHECK_EQ_INT(hist_add_block(s, 127, counts, &e), 0);
+	CHECK_EQ_INT(hist_bins(s, &b, &n, NULL), 0);
+	CHECK_EQ_INT((int)n, 0);
+	free(b);
+	CHECK_EQ_INT(hist_add_block(s, 0, counts, &e), -1);
+	CHECK_EQ_INT(hist_add_block(s, 255, counts, &e), -1);
+	counts[3] = UINT64_MAX;
+	CHECK_EQ_INT(hist_add_block(s, 300, counts, &e), 0);
+	counts[3] = 1;
+	CHECK_EQ_INT(hist_add_block(s, 300, counts, &e), -1);
+	CHECK(strstr(e.msg, "overflow") != NULL);
+	hist_free(h);
+	hist_free(r);
+	hist_free(s);
+}
+
 UNIT_MAIN(test_edges, test_order_and_width, test_merge_shards,
-    test_coarsen_exact, test_add_bin, test_small_forms)
+    test_coarsen_exact, test_add_bin, test_small_forms,
+    test_add_block)
