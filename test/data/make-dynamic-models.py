@@ -2,7 +2,7 @@
 """make-dynamic-models.py: the small float models test/dynamic.bats
 quantizes dynamically, with evaluation data, written into DIR.
 
-usage: make-dynamic-models.py DIR
+usage: make-dynamic-models.py [--large] DIR
 
   DIR/tfm.onnx    a transformer block: token embedding (Gather), LayerNorm,
                   single-head attention (Q, K, V projections by MatMul,
@@ -14,6 +14,8 @@ usage: make-dynamic-models.py DIR
   DIR/conv.onnx   Conv layers (dense, depthwise, pointwise, with and
                   without bias), HardSwish, opset 14
   DIR/NAME.data/sK/INPUT.npy   8 samples each (onnx-verify's npy layout)
+--large makes the transformer block 256 wide over 128 tokens (for
+latency measurements, scripts/bench-dynamic) instead of 32 over 12.
 The same seed gives the same models everywhere.
 """
 import os, sys
@@ -21,9 +23,10 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
-if len(sys.argv) != 2:
-    sys.exit('usage: make-dynamic-models.py DIR')
-OUT = sys.argv[1]
+LARGE = sys.argv[1:2] == ['--large']
+if len(sys.argv) != 2 + LARGE:
+    sys.exit('usage: make-dynamic-models.py [--large] DIR')
+OUT = sys.argv[-1]
 rng = np.random.default_rng(11)
 F = TensorProto.FLOAT
 
@@ -48,7 +51,7 @@ def save(name, nodes, inputs, outputs, inits, opset, samples):
 os.makedirs(OUT, exist_ok=True)
 
 # ---- transformer block
-V, S, D, H = 50, 12, 32, 64
+V, S, D, H = (1000, 128, 256, 1024) if LARGE else (50, 12, 32, 64)
 mk = helper.make_node
 nodes = [
     mk('Gather', ['emb', 'ids'], ['x0'], axis=0),
