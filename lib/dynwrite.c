@@ -426,7 +426,8 @@ rewrite(struct ctx *c, struct dnode *dn, struct err *e)
 		const char *a1[1] = { yi }, *a2[2] = { d->s, ws };
 
 		if ((yc = add_node(c, "Cast", a1, 1, yi, "_cast_output", NULL,
-		    &in, e)) == NULL || attr_add_int(in, "to", DT_FLOAT, e) != 0 ||
+		    &in, e)) == NULL ||
+		    attr_add_int(in, "to", DT_FLOAT, e) != 0 ||
 		    (sc = add_node(c, "Mul", a2, 2, y, "_scales_mul", NULL,
 		    NULL, e)) == NULL)
 			goto out;
