@@ -2,9 +2,16 @@
 # dynamic.bats: dynamic quantization. The kernels of lib/op_dynq.c
 # (DynamicQuantizeLinear, MatMulInteger, ConvInteger, com.microsoft
 # DynamicQuantizeMatMul and MatMulIntegerToFloat) bit for bit against ONNX
-# Runtime on the dynq cases of test/tools/nn-cases.py.
-# Needs: onnxq-conform (test/tools), /usr/bin/python3 with onnx and numpy,
-# node with onnxruntime-node (scripts/fetch-models).
+# Runtime on the dynq cases of test/tools/nn-cases.py; onnx-qparams
+# --dynamic and the structure onnx-qdq-insert writes on the fixtures of
+# test/data/make-dynamic-models.py (a transformer block, Gemm layers, Conv
+# layers): the ops written, onnx.checker, every node as ORT computes it
+# (onnxq-teacher), SNR floors; bad input; a recipe; PaddleOCR cls and
+# openWakeWord's Gemm model against ORT and fp32. PaddleOCR rec's accuracy
+# is in scripts/bench-dynamic (minutes).
+# Needs: onnxq-conform and onnxq-teacher (test/tools), /usr/bin/python3
+# with onnx and numpy, node with onnxruntime-node and the real models
+# (scripts/fetch-models), scripts/make-ocr-data.
 
 load helpers
 load pipeline
@@ -84,6 +91,11 @@ EXACT=DynamicQuantizeLinear,MatMulInteger,ConvInteger,Cast,Mul,Add
 	[ "$(grep -c '^MatMul$' <<<"$output")" -eq 2 ] || fail "$output"
 	agrees tfm
 	snr_ok tfm 30 "$T/m/tfm.data" "$T/m/tfm.onnx" "$T/tfm.dyn.onnx"
+	# A stream with activation statistics writes the same model.
+	onnx-calib -q -d "$T/m/tfm.data" "$T/m/tfm.onnx" |
+	    onnx-qparams --dynamic | onnx-qdq-insert -o "$T/full.onnx" \
+	    "$T/m/tfm.onnx" || fail "pipeline from onnx-calib -d failed"
+	cmp "$T/full.onnx" "$T/tfm.dyn.onnx" || fail "the models differ"
 }
 
 @test "dynamic: Gemm with transB, alpha, beta and bias" {
