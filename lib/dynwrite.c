@@ -539,20 +539,34 @@ raise_opset(struct ctx *c, struct err *e)
 	return 0;
 }
 
+/*
+ * Index the nodes by the stream's names, which are those of the model
+ * before the opset was raised: names[i] is node was[i], which the raise
+ * may have moved (it inserts nodes, in order, and keeps the others).
+ */
+static int
+index_names(struct ctx *c, char **names, Onnx__NodeProto **was,
+    size_t nwas, struct err *e)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < nwas; i++) {
+		while (j < c->norig && c->g->node[j] != was[i])
+			j++;
+		if (j == c->norig)
+			return err_set(e, "%s: node %s went with the opset",
+			    c->m->path, names[i]);
+		if (strmap_put(c->byname, names[i], (int)j) != 0)
+			return err_nomem(e);
+	}
+	return 0;
+}
+
 static int
 apply(struct ctx *c, struct err *e)
 {
-	char **names;
 	int rc;
 
-	if ((names = weights_node_names(c->g, e)) == NULL)
-		return -1;
-	for (size_t i = 0; i < c->norig; i++)
-		if (strmap_put(c->byname, names[i], (int)i) != 0) {
-			free(names);
-			return err_nomem(e);
-		}
-	free(names);
 	for (size_t k = 0; k < qdq_plan_ndynamic(c->p); k++) {
 		const struct dynamic_rec *d = qdq_plan_dynamic(c->p, k);
 		struct dnode dn;
@@ -582,6 +596,9 @@ dynwrite_apply(struct model *m, const struct qdq_plan *p,
     const struct qdq_opts *o, struct qdq_report *rep, struct err *e)
 {
 	struct ctx c = { 0 };
+	Onnx__NodeProto **was;
+	size_t nwas;
+	char **names;
 	int rc = -1;
 
 	c.m = m;
@@ -591,8 +608,16 @@ dynwrite_apply(struct model *m, const struct qdq_plan *p,
 	c.rep = rep;
 	if (c.g == NULL)
 		return err_set(e, "%s: no graph", m->path);
-	if (raise_opset(&c, e) != 0)
+	nwas = c.g->n_node;
+	if ((names = weights_node_names(c.g, e)) == NULL)
 		return -1;
+	if ((was = malloc((nwas ? nwas : 1) * sizeof *was)) == NULL) {
+		free(names);
+		return err_nomem(e);
+	}
+	memcpy(was, c.g->node, nwas * sizeof *was);
+	if (raise_opset(&c, e) != 0)
+		goto out;
 	c.norig = c.g->n_node;
 	c.first = calloc(c.norig ? c.norig : 1, sizeof *c.first);
 	c.end = calloc(c.norig ? c.norig : 1, sizeof *c.end);
@@ -602,8 +627,11 @@ dynwrite_apply(struct model *m, const struct qdq_plan *p,
 		err_nomem(e);
 	else if ((c.gr = graph_new(c.g, e)) == NULL)
 		err_prefix(e, "%s", m->path);
-	else
+	else if (index_names(&c, names, was, nwas, e) == 0)
 		rc = apply(&c, e);
+out:
+	free(names);
+	free(was);
 	graph_free(c.gr);
 	for (size_t i = 0; i < c.ndq; i++)
 		free(c.dq[i].q), free(c.dq[i].s), free(c.dq[i].z);
