@@ -1190,6 +1190,16 @@ decide_dynamic(struct engine *g, struct err *e)
 			    n->name, n->op);
 			continue;
 		}
+		/* ORT's ConvInteger has no depthwise kernel, and a depthwise
+		 * layer's input after HardSwish quantizes coarsely per call:
+		 * on PaddleOCR rec, leaving them float keeps accuracy, gains
+		 * 2.7 dB and runs 1.5 times faster for 6% more bytes. */
+		if (g->sel_default && strcmp(n->op, "Conv") == 0 &&
+		    w->r.rank >= 3 && w->r.dims[1] == 1 && w->r.dims[0] > 1) {
+			note(g, "%s (Conv): one input channel per group "
+			    "(depthwise): left in float", n->name);
+			continue;
+		}
 		w->in_scope = 1;
 		if (add_dynamic(g, n, w, e) < 0)
 			return -1;

@@ -115,8 +115,13 @@ EXACT=DynamicQuantizeLinear,MatMulInteger,ConvInteger,Cast,Mul,Add
 	[ "$status" -eq 1 ] || fail "status $status: $output"
 	[ "$stderr" = "onnx-qparams: $T/conv.w: no MatMul, Gemm node with a constant weight to quantize dynamically" ] ||
 	    fail "got: $stderr"
+	# The depthwise Conv stays float unless asked for.
+	dynq conv --all-ops
+	run ops "$T/conv.dyn.onnx"
+	[ "$(grep -c '^ConvInteger$' <<<"$output")" -eq 2 ] || fail "$output"
+	[ "$(grep -c '^Conv$' <<<"$output")" -eq 1 ] || fail "$output"
 	for opts in "" "-w uint8" "--per-tensor --reduce-range"; do
-		dynq conv --all-ops $opts
+		dynq conv --include-ops Conv $opts
 		run ops "$T/conv.dyn.onnx"
 		[ "$(grep -c '^ConvInteger$' <<<"$output")" -eq 3 ] ||
 		    fail "$opts: $output"

@@ -290,7 +290,12 @@ test_dynamic(void)
 	CHECK(run(graph, &o, &e) == NULL);
 	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm node with a constant weight "
 	    "to quantize dynamically");
+	/* W (2x1x1x1) looks depthwise: left out unless asked for. */
 	o.all_ops = 1;
+	CHECK(run(graph, &o, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm or Conv node with a constant "
+	    "weight to quantize dynamically");
+	o.lists[ENGINE_OPS_INCLUDE] = "Conv";
 	e.msg[0] = '\0';
 	s = run(graph, &o, &e);
 	REQUIRE(s != NULL);
