@@ -50,7 +50,7 @@ static const char usage_text[] =
     "                    [--per-channel | --per-tensor] [--reduce-range] "
     "[--power-of-two]\n"
     "                    [--min-real-range R] [--no-bias-weight-adjust]\n"
-    "                    [--keep-activations] [--all-ops]\n"
+    "                    [--keep-activations] [--all-ops] [--dynamic]\n"
     "                    [--include-nodes LIST] [--exclude-nodes LIST]\n"
     "                    [--include-ops LIST] [--exclude-ops LIST] "
     "[-o FILE] [STATS]\n";
@@ -82,6 +82,7 @@ static const struct setting_opt {
 	{ "power-of-two", 0, CG_ACT_POW2, CG_W_POW2, 1 },
 	{ "min-real-range", 1, CG_MIN_REAL_RANGE, -1, 0 },
 	{ "no-bias-weight-adjust", 0, CG_BIAS_ADJUST, -1, 0 },
+	{ "dynamic", 0, CG_DYNAMIC, -1, 1 },
 };
 #define NSETTING_OPTS (sizeof setting_opts / sizeof setting_opts[0])
 

@@ -16,9 +16,15 @@
  *     does;
  *   - folds: the Relu and Clip nodes whose clamp the quantization of
  *     their output makes redundant;
+ *   - dynamic quantization (the dynamic setting): instead of all the
+ *     above, the nodes of ENGINE_DYNAMIC_OPS (ENGINE_DYNAMIC_ALL_OPS
+ *     with all_ops) that have a constant weight get a dynamic record and
+ *     their weight a qparam record; activation statistics are ignored
+ *     and biases stay float;
  *
- * and writes the stream back with the qparam, convert and fold records
- * (records.h); qparam and fold records of an earlier run are replaced,
+ * and writes the stream back with the qparam, convert, fold and dynamic
+ * records (records.h); qparam, fold and dynamic records of an earlier
+ * run are replaced,
  * every other record is passed through unchanged.
  *
  * The engine owns what it reads; engine_free() releases it. Errors go
@@ -41,6 +47,13 @@
 
 /* The op types quantized when no op-type or node list is given. */
 #define ENGINE_DEFAULT_OPS "Conv", "ConvTranspose", "Gemm", "MatMul"
+
+/*
+ * Under the dynamic setting: the op types quantized by default, and
+ * every op type that has a dynamic form (--all-ops).
+ */
+#define ENGINE_DYNAMIC_OPS "MatMul", "Gemm"
+#define ENGINE_DYNAMIC_ALL_OPS ENGINE_DYNAMIC_OPS, "Conv"
 
 /* The selection lists, in the order of engine_opts.lists. */
 enum engine_list {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "model.h"
 #include "strmap.h"
 #include "util.h"
 
@@ -782,4 +783,38 @@ graph_rewire_input(struct graph *gr, int node, int slot, const char *name,
 	if (gr->used != NULL)
 		use_name(gr->used, copy);
 	return 0;
+}
+
+char *
+graph_add_tensor(struct graph *gr, const char *base, const char *suffix,
+    const struct tensor *t, struct err *e)
+{
+	Onnx__TensorProto *tp;
+	char *b = str_fmt("%s%s", base, suffix), *name;
+
+	name = b ? graph_unique_name(gr, b) : NULL;
+	free(b);
+	if (name == NULL)
+		goto nomem;
+	if ((tp = malloc(sizeof *tp)) == NULL)
+		goto nomem;
+	onnx__tensor_proto__init(tp);
+	if ((tp->name = strdup(name)) == NULL) {
+		free(tp);
+		goto nomem;
+	}
+	if (model_tensor_write(tp, t, e) != 0) {
+		protobuf_c_message_free_unpacked(&tp->base, NULL);
+		free(name);
+		return NULL;
+	}
+	if (graph_add_initializer(gr, tp, e) != 0) {
+		free(name);
+		return NULL;
+	}
+	return name;
+nomem:
+	free(name);
+	err_nomem(e);
+	return NULL;
 }

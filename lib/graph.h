@@ -65,6 +65,13 @@ Onnx__NodeProto *graph_add_node(struct graph *gr, const char *op_type,
  */
 int graph_add_initializer(struct graph *gr, Onnx__TensorProto *tp,
     struct err *e);
+/*
+ * Add an initializer holding t (copied) under a unique name based on
+ * base + suffix; returns the name (malloc'd) or NULL.
+ */
+struct tensor;
+char *graph_add_tensor(struct graph *gr, const char *base,
+    const char *suffix, const struct tensor *t, struct err *e);
 /* Make input `slot` of node `node` read `name` instead. */
 int graph_rewire_input(struct graph *gr, int node, int slot, const char *name,
     struct err *e);

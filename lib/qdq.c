@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attr.h"
+#include "dynwrite.h"
 #include "graph.h"
 #include "opinfo.h"
 #include "opset.h"
@@ -38,6 +39,8 @@ struct qdq_plan {
 	size_t ncv, capcv;
 	struct fold_rec *fd;
 	size_t nfd, capfd;
+	struct dynamic_rec *dy;
+	size_t ndy, capdy;
 	struct st *st;
 	size_t nst, capst;
 	struct strmap *qpidx, *cvidx, *stidx;
@@ -89,6 +92,8 @@ qdq_format_name(enum qdq_format f)
 
 /* ---- the plan ---- */
 
+static const char *plan_file(const struct qdq_plan *p);
+
 struct qdq_plan *
 qdq_plan_new(void)
 {
@@ -119,6 +124,9 @@ qdq_plan_free(struct qdq_plan *p)
 		convert_rec_release(&p->cv[i]);
 	for (i = 0; i < p->nfd; i++)
 		fold_rec_release(&p->fd[i]);
+	for (i = 0; i < p->ndy; i++)
+		dynamic_rec_release(&p->dy[i]);
+	free(p->dy);
 	for (i = 0; i < p->nst; i++)
 		free(p->st[i].name);
 	free(p->qp);
@@ -142,7 +150,33 @@ qdq_plan_model_sha256(const struct qdq_plan *p)
 size_t
 qdq_plan_size(const struct qdq_plan *p)
 {
-	return p->nqp + p->ncv + p->nfd;
+	return p->nqp + p->ncv + p->nfd + p->ndy;
+}
+
+size_t
+qdq_plan_ndynamic(const struct qdq_plan *p)
+{
+	return p->ndy;
+}
+
+const struct dynamic_rec *
+qdq_plan_dynamic(const struct qdq_plan *p, size_t i)
+{
+	return i < p->ndy ? &p->dy[i] : NULL;
+}
+
+const struct qparam_rec *
+qdq_plan_qparam(const struct qdq_plan *p, const char *name)
+{
+	int i;
+
+	return strmap_get(p->qpidx, name, &i) ? &p->qp[i] : NULL;
+}
+
+const char *
+qdq_plan_file(const struct qdq_plan *p)
+{
+	return plan_file(p);
 }
 
 static const char *
@@ -278,6 +312,19 @@ qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
 
 		return fold_rec_read(&f, rec, e) != 0 ? -1 :
 		    qdq_plan_add_fold(p, &f, e);
+	}
+	if (strcmp(rec->type, "dynamic") == 0) {
+		struct dynamic_rec d;
+
+		if (dynamic_rec_read(&d, rec, e) != 0)
+			return -1;
+		if (array_grow(&p->dy, &p->capdy, p->ndy, sizeof *p->dy)
+		    != 0) {
+			dynamic_rec_release(&d);
+			return err_nomem(e);
+		}
+		p->dy[p->ndy++] = d;
+		return 0;
 	}
 	if (strcmp(rec->type, "stat") == 0)
 		return read_stat(p, rec, e);
@@ -537,34 +584,7 @@ static char *
 add_tensor(struct ctx *c, const char *base, const char *suffix,
     const struct tensor *t, struct err *e)
 {
-	Onnx__TensorProto *tp;
-	char *name;
-
-	if ((name = new_name(c, base, suffix)) == NULL) {
-		err_nomem(e);
-		return NULL;
-	}
-	if ((tp = malloc(sizeof *tp)) == NULL)
-		goto nomem;
-	onnx__tensor_proto__init(tp);
-	if ((tp->name = strdup(name)) == NULL) {
-		free(tp);
-		goto nomem;
-	}
-	if (model_tensor_write(tp, t, e) != 0) {
-		protobuf_c_message_free_unpacked(&tp->base, NULL);
-		free(name);
-		return NULL;
-	}
-	if (graph_add_initializer(c->gr, tp, e) != 0) {
-		free(name);
-		return NULL;
-	}
-	return name;
-nomem:
-	free(name);
-	err_nomem(e);
-	return NULL;
+	return graph_add_tensor(c->gr, base, suffix, t, e);
 }
 
 /*
@@ -605,27 +625,7 @@ fail:
 static int
 set_axis(Onnx__NodeProto *n, int axis, struct err *e)
 {
-	Onnx__AttributeProto *a, **as;
-
-	if ((a = malloc(sizeof *a)) == NULL)
-		return err_nomem(e);
-	onnx__attribute_proto__init(a);
-	if ((a->name = strdup("axis")) == NULL) {
-		free(a);
-		return err_nomem(e);
-	}
-	a->has_type = 1;
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-	a->has_i = 1;
-	a->i = axis;
-	if ((as = realloc(n->attribute, (n->n_attribute + 1) *
-	    sizeof *as)) == NULL) {
-		protobuf_c_message_free_unpacked(&a->base, NULL);
-		return err_nomem(e);
-	}
-	n->attribute = as;
-	n->attribute[n->n_attribute++] = a;
-	return 0;
+	return attr_add_int(n, "axis", axis, e);
 }
 
 /*
@@ -1522,6 +1522,13 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	if (report == NULL)
 		report = &dummy;
 	memset(report, 0, sizeof *report);
+	if (p->ndy > 0) {
+		if (o && o->format == QDQ_FORMAT_QDQ)
+			return err_set(e, "%s: dynamic records: --format qdq "
+			    "cannot write dynamic quantization (--format auto "
+			    "does)", plan_file(p));
+		return dynwrite_apply(m, p, o, report, e);
+	}
 	c.m = m;
 	c.g = m->proto->graph;
 	c.p = p;

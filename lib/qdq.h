@@ -17,6 +17,8 @@
  *   qparam B role=bias     int32 B_quantized (round half to even of
  *                          B / scale, saturated) + DequantizeLinear.
  *   fold N into=P          the Relu/Clip N is removed; P writes N's output.
+ *   dynamic N weight=W     N is quantized dynamically: dynwrite.h
+ *                          writes it (--format auto; qdq refuses).
  *   convert X type=T2 ...  Q1 -> DQ1 -> Q2 -> DQ2 feeding exactly the
  *                          receiving nodes (all readers when recv is not
  *                          given), with the DQ1 clone when other readers
@@ -128,9 +130,20 @@ int qdq_plan_add_fold(struct qdq_plan *p, struct fold_rec *f, struct err *e);
 int qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
     struct err *e);
 
+/*
+ * The dynamic records (dynwrite.h writes them), the qparam record of a
+ * tensor (NULL if none), and the stream's name for messages.
+ */
+size_t qdq_plan_ndynamic(const struct qdq_plan *p);
+const struct dynamic_rec *qdq_plan_dynamic(const struct qdq_plan *p,
+    size_t i);
+const struct qparam_rec *qdq_plan_qparam(const struct qdq_plan *p,
+    const char *name);
+const char *qdq_plan_file(const struct qdq_plan *p);
+
 /* The sha256= of the stream's #model header, or NULL. */
 const char *qdq_plan_model_sha256(const struct qdq_plan *p);
-/* The number of qparam, fold and convert records read. */
+/* The number of qparam, fold, convert and dynamic records read. */
 size_t qdq_plan_size(const struct qdq_plan *p);
 
 /*

@@ -583,19 +583,29 @@ fold_rec_release(struct fold_rec *f)
 	memset(f, 0, sizeof *f);
 }
 
+/* A record of one node and one name key (fold, dynamic). */
+static int
+node_name_rec_read(char **node, char **val, const char *key,
+    const struct stream_rec *rec, struct err *e)
+{
+	*node = *val = NULL;
+	if (stream_rec_name(rec, key, val, e) != 0)
+		return -1;
+	if ((*node = strdup(rec->subject)) == NULL) {
+		free(*val);
+		*val = NULL;
+		return err_nomem(e);
+	}
+	return 0;
+}
+
 int
 fold_rec_read(struct fold_rec *f, const struct stream_rec *rec,
     struct err *e)
 {
 	memset(f, 0, sizeof *f);
 	f->line = rec->line;
-	if (stream_rec_name(rec, "into", &f->into, e) != 0)
-		return -1;
-	if ((f->node = strdup(rec->subject)) == NULL) {
-		fold_rec_release(f);
-		return err_nomem(e);
-	}
-	return 0;
+	return node_name_rec_read(&f->node, &f->into, "into", rec, e);
 }
 
 void
@@ -605,6 +615,36 @@ fold_rec_put(const struct fold_rec *f, struct stream_writer *w,
 	stream_rec_start(w, "fold", f->node);
 	stream_put_name(w, "into", f->into);
 	put_done(w, src, fold_rec_keys);
+}
+
+/* dynamic */
+
+const char *const dynamic_rec_keys[] = { "weight", NULL };
+
+void
+dynamic_rec_release(struct dynamic_rec *d)
+{
+	free(d->node);
+	free(d->weight);
+	memset(d, 0, sizeof *d);
+}
+
+int
+dynamic_rec_read(struct dynamic_rec *d, const struct stream_rec *rec,
+    struct err *e)
+{
+	memset(d, 0, sizeof *d);
+	d->line = rec->line;
+	return node_name_rec_read(&d->node, &d->weight, "weight", rec, e);
+}
+
+void
+dynamic_rec_put(const struct dynamic_rec *d, struct stream_writer *w,
+    const struct stream_rec *src)
+{
+	stream_rec_start(w, "dynamic", d->node);
+	stream_put_name(w, "weight", d->weight);
+	put_done(w, src, dynamic_rec_keys);
 }
 
 /* The node index. */

@@ -1,7 +1,7 @@
 /*
  * records: the typed records of the onnxq stream (man/man5/onnxq-stream.5)
  * other than stat and hist, which stats.h reads and writes: node, weight
- * and bias, qparam, convert, fold. Each kind has a struct, a reader from
+ * and bias, qparam, convert, fold, dynamic. Each kind has a struct, a reader from
  * a struct stream_rec and a writer to a struct stream_writer, so that the
  * programs agree on what a record holds and how it is checked.
  *
@@ -166,6 +166,23 @@ int fold_rec_read(struct fold_rec *f, const struct stream_rec *rec,
 void fold_rec_put(const struct fold_rec *f, struct stream_writer *w,
     const struct stream_rec *src);
 void fold_rec_release(struct fold_rec *f);
+
+/*
+ * dynamic NODE weight=W: NODE is quantized dynamically (its activation
+ * at run time, its constant weight W by W's qparam record).
+ */
+struct dynamic_rec {
+	char *node;
+	char *weight;
+	long line;
+};
+
+extern const char *const dynamic_rec_keys[];
+int dynamic_rec_read(struct dynamic_rec *d, const struct stream_rec *rec,
+    struct err *e);
+void dynamic_rec_put(const struct dynamic_rec *d, struct stream_writer *w,
+    const struct stream_rec *src);
+void dynamic_rec_release(struct dynamic_rec *d);
 
 /* The node records of a stream, in their order. */
 struct node_index {

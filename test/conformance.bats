@@ -67,6 +67,10 @@ MUST_PASS=(
 	test_gru_seq_length test_gru_batchwise test_rnn_seq_length
 	test_simple_rnn_defaults test_simple_rnn_with_initial_bias
 	test_simple_rnn_batchwise
+	test_dynamicquantizelinear test_dynamicquantizelinear_max_adjusted
+	test_dynamicquantizelinear_min_adjusted test_matmulinteger
+	test_basic_convinteger test_convinteger_with_padding
+	test_convinteger_without_padding
 )
 
 @test "conformance: control flow and recurrent layers pass" {

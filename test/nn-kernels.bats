@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # nn-kernels.bats: the kernels of lib/op_nn.c and lib/op_quant.c against
-# ONNX Runtime on 280 generated single-node models (test/tools/nn-cases.py:
+# ONNX Runtime on 293 generated single-node models (test/tools/nn-cases.py:
 # every convolution path, ConvTranspose, Gemm, MatMul, Einsum, pooling,
 # normalisations, Resize and Upsample in every mode, QuantizeLinear and
-# DequantizeLinear in both domains), within rtol 1e-3 and atol 1e-4 (the
+# DequantizeLinear in both domains, the kernels of dynamic quantization),
+# within rtol 1e-3 and atol 1e-4 (the
 # products sum hundreds of terms of magnitude 1, so outputs near zero
 # need the absolute slack). A case ONNX Runtime refuses fails the test.
 # Needs: onnxq-conform (test/tools), /usr/bin/python3 with onnx and numpy,
@@ -22,6 +23,6 @@ PY=/usr/bin/python3
 	run --separate-stderr onnxq-conform -l nn --atol 1e-4 "$T/cases"
 	printf '# %s\n' "${lines[-1]}" >&3
 	[ "$status" -eq 0 ] || fail "$output" "$stderr"
-	[[ ${lines[-1]} == "conformance: nn: 280 passed, 0 failed, "* ]] ||
+	[[ ${lines[-1]} == "conformance: nn: 293 passed, 0 failed, "* ]] ||
 	    fail "got: $output"
 }

@@ -28,7 +28,7 @@ from onnx import helper, numpy_helper, TensorProto
 if len(sys.argv) != 3 or sys.argv[1] not in ('write', 'finish'):
     sys.exit('usage: nn-cases.py write|finish DIR')
 ACTION, OUT = sys.argv[1], sys.argv[2]
-FILT = ''
+FILT = os.environ.get('NN_CASES', '')	# only cases whose name holds it
 rng = np.random.default_rng(7)
 cases = []
 
@@ -336,6 +336,53 @@ case('ms_qdq_axis', [helper.make_node('QuantizeLinear', ['x', 's', 'z'], ['q'], 
                      helper.make_node('DequantizeLinear', ['q', 's', 'z'], ['y'], domain='com.microsoft', axis=1)],
      [('x', xq * 7)], [('y', F), ('q', I16)],
      [init('s', f32c([0.25, 0.5, 2])), init('z', np.array([0, 10, -10], np.int16))], opset=13, extra=[('com.microsoft', 1)])
+
+# ---------------------------------------------------------------- Dynamic quantization
+# dynq_int_*: integer results, compared bit for bit (test/dynamic.bats).
+def q8(npt, *shape):
+    lo, hi = (0, 256) if npt == np.uint8 else (-128, 128)
+    return rng.integers(lo, hi, size=shape).astype(npt)
+
+
+def scalar(v, npt):
+    return np.array(v, npt)
+
+
+MS = [('com.microsoft', 1)]
+case('dynq_int_dql', [helper.make_node('DynamicQuantizeLinear', ['x'], ['y', 's', 'z'])],
+     [('x', f32(3, 50, lo=-2, hi=3))], [('y', U8), ('s', F), ('z', U8)], opset=11)
+case('dynq_int_dql_pos', [helper.make_node('DynamicQuantizeLinear', ['x'], ['y', 's', 'z'])],
+     [('x', f32(4, 7, lo=0.5, hi=3))], [('y', U8), ('s', F), ('z', U8)], opset=11)
+case('dynq_int_dql_zero', [helper.make_node('DynamicQuantizeLinear', ['x'], ['y', 's', 'z'])],
+     [('x', np.zeros((2, 3), np.float32))], [('y', U8), ('s', F), ('z', U8)], opset=11)
+for nm, a, b, za, zb in [
+        ('u8', q8(np.uint8, 2, 3, 40), q8(np.uint8, 40, 7), scalar(3, np.uint8), scalar(200, np.uint8)),
+        ('s8col', q8(np.uint8, 5, 33), q8(np.int8, 33, 6), scalar(120, np.uint8),
+         np.array([0, 1, -1, 5, 0, -7], np.int8)),
+        ('bigk', q8(np.uint8, 3, 600), q8(np.int8, 600, 4), scalar(0, np.uint8), scalar(0, np.int8)),
+        ('batch', q8(np.uint8, 2, 4, 30), q8(np.int8, 2, 30, 5), scalar(9, np.uint8), scalar(-3, np.int8))]:
+    case('dynq_int_mmi_' + nm, [helper.make_node('MatMulInteger', ['a', 'b', 'za', 'zb'], ['y'])],
+         [('a', a), ('b', b)], [('y', I32)], [init('za', za), init('zb', zb)], opset=10)
+for nm, x, w, zx, zw, attrs in [
+        ('pad', q8(np.uint8, 1, 3, 8, 8), q8(np.uint8, 4, 3, 3, 3), 7, 131, dict(pads=[1, 1, 1, 1])),
+        ('s8', q8(np.uint8, 2, 4, 7, 9), q8(np.int8, 6, 2, 3, 1), 100, 0, dict(group=2, strides=[2, 1])),
+        ('dw', q8(np.uint8, 1, 8, 9, 9), q8(np.uint8, 8, 1, 3, 3), 128, 128,
+         dict(group=8, pads=[1, 1, 1, 1], strides=[2, 2])),
+        ('bigk', q8(np.uint8, 1, 64, 6, 6), q8(np.uint8, 8, 64, 3, 3), 0, 0, {})]:
+    case('dynq_int_conv_' + nm, [helper.make_node('ConvInteger', ['x', 'w', 'zx', 'zw'], ['y'], **attrs)],
+         [('x', x), ('w', w)], [('y', I32)],
+         [init('zx', scalar(zx, np.uint8)), init('zw', scalar(zw, w.dtype.type))], opset=10)
+case('dynq_dqmatmul', [helper.make_node('DynamicQuantizeMatMul', ['a', 'b', 'bs', 'bz', 'bias'], ['y'],
+                                        domain='com.microsoft')],
+     [('a', f32(2, 5, 16, lo=-3, hi=2))], [('y', F)],
+     [init('b', q8(np.int8, 16, 6)), init('bs', f32(6, lo=0.01, hi=0.05)),
+      init('bz', np.zeros(6, np.int8)), init('bias', f32(6))], opset=13, extra=MS)
+case('dynq_mmitf', [helper.make_node('MatMulIntegerToFloat', ['a', 'b', 'as', 'bs', 'az', 'bz', 'bias'], ['y'],
+                                     domain='com.microsoft')],
+     [('a', q8(np.uint8, 3, 20))], [('y', F)],
+     [init('b', q8(np.uint8, 20, 4)), init('as', scalar(0.02, np.float32)), init('bs', scalar(0.03, np.float32)),
+      init('az', scalar(100, np.uint8)), init('bz', scalar(128, np.uint8)), init('bias', f32(4))],
+     opset=13, extra=MS)
 
 # ---------------------------------------------------------------- write / finish
 JS2NP = {'float32': np.float32, 'uint8': np.uint8, 'int8': np.int8, 'int16': np.int16, 'uint16': np.uint16,

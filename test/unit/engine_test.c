@@ -277,5 +277,44 @@ test_bias_scales(void)
 	qparam_release(&q);
 }
 
+/* Dynamic: Conv only with all_ops; weights only, no acts, biases, folds. */
+static void
+test_dynamic(void)
+{
+	struct engine_opts o;
+	struct err e = { "" };
+	char *s;
+
+	opts_default(&o);
+	o.s.dynamic = 1;
+	CHECK(run(graph, &o, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm node with a constant weight "
+	    "to quantize dynamically");
+	/* W (2x1x1x1) looks depthwise: left out unless asked for. */
+	o.all_ops = 1;
+	CHECK(run(graph, &o, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm or Conv node with a constant "
+	    "weight to quantize dynamically");
+	o.lists[ENGINE_OPS_INCLUDE] = "Conv";
+	e.msg[0] = '\0';
+	s = run(graph, &o, &e);
+	REQUIRE(s != NULL);
+	CHECK_EQ_STR(e.msg, "");
+	CHECK_EQ_STR(line(s, "dynamic", "conv"), "dynamic\tconv\tweight=W");
+	CHECK_EQ_STR(line(s, "qparam", "W"), "qparam\tW\trole=weight\t"
+	    "type=int8\taxis=0\tscale=0.003937008,0.015748031\tzp=0,0\t"
+	    "method=minmax\trmin=-0.5,-1\trmax=0.25,2");
+	CHECK_EQ_STR(line(s, "qparam", "x"), "");
+	CHECK_EQ_STR(line(s, "qparam", "B"), "");
+	CHECK_EQ_STR(line(s, "qparam", "k"), "");
+	CHECK_EQ_STR(line(s, "fold", "relu"), "");
+	CHECK_EQ_STR(line(s, "dynamic", "mul"), "");
+	free(s);
+	o.lists[ENGINE_OPS_INCLUDE] = "Conv,Mul";
+	CHECK(run(graph, &o, &e) == NULL);
+	CHECK_EQ_STR(e.msg, "op type Mul has no dynamic form (MatMul, Gemm, "
+	    "Conv)");
+}
+
 UNIT_MAIN(test_default_selection, test_all_ops, test_selection_needs_nodes,
-    test_settings, test_one_tensor, test_bias_scales)
+    test_settings, test_one_tensor, test_bias_scales, test_dynamic)

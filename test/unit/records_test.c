@@ -31,7 +31,8 @@ static const char good[] =
     "method=mse\trmin=-1\trmax=3\trecv=sm,my%2Cnode\n"
     "convert\tr\ttype=int8\tscale=1\tzp=0\n"
     "fold\trelu\tinto=conv\tz=%25\n"
-    "end\t12\n";
+    "dynamic\tmm\tweight=W\tz=1\n"
+    "end\t13\n";
 
 static struct stream_reader *
 reader(const char *text, struct err *e)
@@ -79,6 +80,12 @@ round_trip(const struct stream_rec *rec, struct stream_writer *w,
 		if ((rc = fold_rec_read(&f, rec, e)) == 0)
 			fold_rec_put(&f, w, rec);
 		fold_rec_release(&f);
+	} else if (strcmp(t, "dynamic") == 0) {
+		struct dynamic_rec d;
+
+		if ((rc = dynamic_rec_read(&d, rec, e)) == 0)
+			dynamic_rec_put(&d, w, rec);
+		dynamic_rec_release(&d);
 	}
 	return rc;
 }
@@ -159,6 +166,7 @@ test_malformed(void)
 	check_bad("convert\tx\ttype=uint8\taxis=0\tscale=1,1\tzp=0,0",
 	    "s:2: a conversion per axis");
 	check_bad("fold\tr\tinfo=x", "s:2: key into: missing in fold record");
+	check_bad("dynamic\tmm", "s:2: key weight: missing in dynamic record");
 	check_bad("weight\tW\tnode=n\top=Conv\tdtype=float\tshape=2\t"
 	    "min=1\tmax=0", "s:2: weight W: bad range min=1 max=0");
 	check_bad("weight\tW\tnode=n\top=Conv\tdtype=float\tshape=2\t"
