@@ -32,6 +32,8 @@ enum config_global {
 	CG_PER_CHANNEL,
 	CG_BIAS_ADJUST,
 	CG_MIN_REAL_RANGE,
+	CG_BLOCK_SIZE,		/* weight-only (blockq.h) */
+	CG_BLOCK_HQQ,
 	CG_N
 };
 
@@ -70,6 +72,7 @@ struct settings {
 	int w_type, w_symmetric, w_reduce_range, w_pow2, per_channel;
 	int bias_adjust;
 	double min_real_range;
+	int block_size, block_hqq;
 };
 
 /* The defaults (onnx-qparams(1), DEFAULTS); nothing set. */

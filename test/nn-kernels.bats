@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # nn-kernels.bats: the kernels of lib/op_nn.c, lib/op_quant.c and
 # lib/op_nbits.c (MatMulNBits: 2, 4, 8 bits, padding, zero points) against
-# ONNX Runtime on 280 generated single-node models (test/tools/nn-cases.py:
+# ONNX Runtime on 289 generated single-node models (test/tools/nn-cases.py:
 # every convolution path, ConvTranspose, Gemm, MatMul, Einsum, pooling,
 # normalisations, Resize and Upsample in every mode, QuantizeLinear and
 # DequantizeLinear in both domains), within rtol 1e-3 and atol 1e-4 (the
