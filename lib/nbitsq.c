@@ -81,7 +81,7 @@ hqq(const struct nbitsq_opts *o, const float *x, int n, float *inv,
     float *z)
 {
 	float qmax = (float)((1 << o->bits) - 1), mn, mx, s, zz, beta;
-	double best = codes(x, n, *inv, *z, qmax, NULL), err;
+	double best = codes(x, n, *inv, *z, qmax, NULL), err, prev = INFINITY;
 
 	minmax(x, n, &mn, &mx);
 	s = mx > mn ? qmax / (mx - mn) : 1;
@@ -106,6 +106,9 @@ hqq(const struct nbitsq_opts *o, const float *x, int n, float *inv,
 			*inv = s;
 			*z = zz;
 		}
+		if (err >= prev)	/* as HQQ: stop when no better */
+			break;
+		prev = err;
 		zz = (float)(acc / n);
 		beta *= HQQ_KAPPA;
 	}

@@ -163,8 +163,6 @@ static int
 wq_fill(struct wq *w, int qdq, const float *x, struct err *e)
 {
 	float *col = malloc((size_t)(PANEL * w->K) * sizeof *col);
-	uint8_t q[256];
-	float s, z;
 
 	if (!col)
 		return err_nomem(e);
@@ -174,7 +172,12 @@ wq_fill(struct wq *w, int qdq, const float *x, struct err *e)
 		for (int64_t k = 0; k < w->K; k++)
 			for (int64_t j = 0; j < np; j++)
 				col[j * w->K + k] = x[k * w->N + n0 + j];
-		for (int64_t j = 0; j < np; j++)
+		/* Columns write apart: codes, scales and zeros of row n. */
+		#pragma omp parallel for schedule(dynamic, 4)
+		for (int64_t j = 0; j < np; j++) {
+			uint8_t q[256];
+			float s, z;
+
 			for (int64_t b = 0; b < w->kb; b++) {
 				int64_t k0 = b * w->block;
 				int len = (int)(w->K - k0 < w->block ?
@@ -184,6 +187,7 @@ wq_fill(struct wq *w, int qdq, const float *x, struct err *e)
 				    q, &s, &z);
 				wq_store(w, qdq, n0 + j, b, q, len, s, z);
 			}
+		}
 	}
 	free(col);
 	return 0;
