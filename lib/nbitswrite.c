@@ -158,39 +158,58 @@ wq_store(struct wq *w, int qdq, int64_t n, int64_t kb, const uint8_t *q,
 		    (uint8_t)((int)z << (kb * w->bits % 8));
 }
 
-/* Quantize the K x N floats x into w, a panel of columns at a time. */
+/* Columns [n0, n0 + np) of the K x N floats x into w, through col. */
+static void
+wq_panel(struct wq *w, int qdq, const float *x, int64_t n0, int64_t np,
+    float *col)
+{
+	uint8_t q[256];
+	float s, z;
+
+	for (int64_t k = 0; k < w->K; k++)
+		for (int64_t j = 0; j < np; j++)
+			col[j * w->K + k] = x[k * w->N + n0 + j];
+	for (int64_t j = 0; j < np; j++)
+		for (int64_t b = 0; b < w->kb; b++) {
+			int64_t k0 = b * w->block;
+			int len = (int)(w->K - k0 < w->block ? w->K - k0 :
+			    w->block);
+
+			nbitsq_block(&w->q, col + j * w->K + k0, len, q, &s,
+			    &z);
+			wq_store(w, qdq, n0 + j, b, q, len, s, z);
+		}
+}
+
+/*
+ * Quantize the K x N floats x into w, a panel of columns per task: the
+ * panels write apart (codes, scales and zeros of their own columns).
+ */
 static int
 wq_fill(struct wq *w, int qdq, const float *x, struct err *e)
 {
-	float *col = malloc((size_t)(PANEL * w->K) * sizeof *col);
+	int64_t npanels = (w->N + PANEL - 1) / PANEL;
+	int nomem = 0;
 
-	if (!col)
-		return err_nomem(e);
-	for (int64_t n0 = 0; n0 < w->N; n0 += PANEL) {
-		int64_t np = w->N - n0 < PANEL ? w->N - n0 : PANEL;
+	#pragma omp parallel
+	{
+		float *col = malloc((size_t)(PANEL * w->K) * sizeof *col);
 
-		for (int64_t k = 0; k < w->K; k++)
-			for (int64_t j = 0; j < np; j++)
-				col[j * w->K + k] = x[k * w->N + n0 + j];
-		/* Columns write apart: codes, scales and zeros of row n. */
-		#pragma omp parallel for schedule(dynamic, 4)
-		for (int64_t j = 0; j < np; j++) {
-			uint8_t q[256];
-			float s, z;
+		#pragma omp for schedule(dynamic)
+		for (int64_t p = 0; p < npanels; p++) {
+			int64_t n0 = p * PANEL;
 
-			for (int64_t b = 0; b < w->kb; b++) {
-				int64_t k0 = b * w->block;
-				int len = (int)(w->K - k0 < w->block ?
-				    w->K - k0 : w->block);
-
-				nbitsq_block(&w->q, col + j * w->K + k0, len,
-				    q, &s, &z);
-				wq_store(w, qdq, n0 + j, b, q, len, s, z);
-			}
+			if (col)
+				wq_panel(w, qdq, x, n0, w->N - n0 < PANEL ?
+				    w->N - n0 : PANEL, col);
 		}
+		if (!col) {
+			#pragma omp atomic write
+			nomem = 1;
+		}
+		free(col);
 	}
-	free(col);
-	return 0;
+	return nomem ? err_nomem(e) : 0;
 }
 
 /* Add t as an initializer named after base + suffix; its name or NULL. */

@@ -60,7 +60,7 @@ def tensor(name, arr):
     if not external or arr.nbytes < 1024:
         inits.append(numpy_helper.from_array(arr, name))
         return name
-    t = TensorProto(name=name, data_type=helper.np_dtype_to_tensor_dtype(arr.dtype),
+    t = TensorProto(name=name, data_type=onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[arr.dtype],
                     dims=arr.shape, data_location=TensorProto.EXTERNAL)
     off = data_f.tell()
     pad = (-off) % 4096
