@@ -14,6 +14,9 @@
  *                  multiple of block_size: the last block's padding is
  *                  never read. bits 2, 4 and 8; g_idx is refused.
  *
+ *   GatherBlockQuantized  Gather of a block-quantized constant (int4,
+ *                  uint4, or uint8 one value a byte), dequantized.
+ *
  * The weight is dequantized a panel of rows at a time, so the kernel
  * never holds more than NBITS_PANEL rows of K floats beside A and Y:
  * a 4-bit model runs in about its own size.
@@ -180,7 +183,105 @@ matmul_nbits_run(struct op_ctx *c)
 	return 0;
 }
 
+/*
+ * GatherBlockQuantized: Gather of a constant quantized block-wise along
+ * quantize_axis, dequantized: (q - zp) * scale, zp 0 for int4/uint4 and
+ * 128 for uint8 when absent. uint8 data holds one value a byte (bits 8);
+ * packed uint8 (bits 4) is refused.
+ */
+static int
+gather_bq_run(struct op_ctx *c)
+{
+	const struct tensor *d = ops_input(c, 0), *ix = ops_input(c, 1);
+	const struct tensor *s = ops_input(c, 2), *zp = ops_input(c, 3);
+	int64_t dims[TENSOR_MAX_RANK], block, outer = 1, inner = 1, post = 1;
+	int64_t nblk, *idx = NULL, nidx, o = 0;
+	int ga, qa, rank;
+	float *y;
+
+	if (!d || !ix || !s)
+		return err_set(c->err, "inputs data, indices and scales are "
+		    "required");
+	if (d->dtype != DT_INT4 && d->dtype != DT_UINT4 &&
+	    d->dtype != DT_UINT8)
+		return err_set(c->err, "input 0: data must be int4, uint4 or "
+		    "uint8, not %s", ops_type_name(d->dtype));
+	if (d->dtype == DT_UINT8 && attr_int(c->node, "bits", 4) != 8)
+		return err_set(c->err, "packed 4-bit uint8 data is not "
+		    "supported");
+	if (s->dtype != DT_FLOAT)
+		return err_set(c->err, "input 2: scales must be float");
+	if (d->rank < 1 || (ga = ops_axis(attr_int(c->node, "gather_axis", 0),
+	    d->rank, c->err)) < 0 || (qa = ops_axis(attr_int(c->node,
+	    "quantize_axis", 1), d->rank, c->err)) < 0)
+		return d->rank < 1 ? err_set(c->err, "data must have rank 1 "
+		    "or more") : -1;
+	block = attr_int(c->node, "block_size", 128);
+	if (block < 16 || (block & (block - 1)))
+		return err_set(c->err, "block_size %lld is not a power of two "
+		    "of 16 or more", (long long)block);
+	nblk = (d->dims[qa] + block - 1) / block;
+	for (int i = 0; i < d->rank; i++)
+		if (s->rank != d->rank || s->dims[i] != (i == qa ? nblk :
+		    d->dims[i]) || (zp && (zp->dtype != d->dtype ||
+		    !shape_equal(zp, s))))
+			return err_set(c->err, "inputs 2 and 3: scales and zero "
+			    "points must be shaped as data with %lld blocks "
+			    "along axis %d", (long long)nblk, qa);
+	if (ix->dtype != DT_INT64 && ix->dtype != DT_INT32)
+		return err_set(c->err, "input 1: indices must be int32 or "
+		    "int64");
+	nidx = ix->nelem;
+	if (!(idx = malloc((nidx ? (size_t)nidx : 1) * sizeof *idx)))
+		return err_nomem(c->err);
+	for (int64_t i = 0; i < nidx; i++)
+		idx[i] = (int64_t)tensor_get(ix, i);
+	rank = d->rank - 1 + ix->rank;
+	if (rank > TENSOR_MAX_RANK) {
+		free(idx);
+		return err_set(c->err, "output rank is too large");
+	}
+	for (int i = 0; i < ga; i++)
+		dims[o++] = d->dims[i], outer *= d->dims[i];
+	for (int i = 0; i < ix->rank; i++)
+		dims[o++] = ix->dims[i];
+	for (int i = ga + 1; i < d->rank; i++)
+		dims[o++] = d->dims[i], inner *= d->dims[i];
+	for (int i = qa + 1; i < d->rank; i++)
+		post *= d->dims[i];
+	for (int64_t i = 0; i < nidx; i++) {
+		if (idx[i] < -d->dims[ga] || idx[i] >= d->dims[ga]) {
+			free(idx);
+			return err_set(c->err, "index %lld is out of range",
+			    (long long)idx[i]);
+		}
+		if (idx[i] < 0)
+			idx[i] += d->dims[ga];
+	}
+	if (tensor_alloc_uninit(&c->out[0], DT_FLOAT, rank, dims, c->err) < 0) {
+		free(idx);
+		return -1;
+	}
+	y = c->out[0].data;
+	for (int64_t a = 0; a < outer; a++)
+		for (int64_t i = 0; i < nidx; i++)
+			for (int64_t j = 0; j < inner; j++) {
+				int64_t f = (a * d->dims[ga] + idx[i]) * inner + j;
+				int64_t cq = f / post % d->dims[qa];
+				int64_t sf = (f / post / d->dims[qa] * nblk +
+				    cq / block) * post + f % post;
+				double z = zp ? tensor_get(zp, sf) :
+				    d->dtype == DT_UINT8 ? 128 : 0;
+
+				*y++ = (float)((tensor_get(d, f) - z) *
+				    ((const float *)s->data)[sf]);
+			}
+	free(idx);
+	return 0;
+}
+
 const struct op_def op_nbits_defs[] = {
 	{ "com.microsoft", "MatMulNBits", matmul_nbits_run, NULL },
+	{ "com.microsoft", "GatherBlockQuantized", gather_bq_run, NULL },
 	{ NULL, NULL, NULL, NULL },
 };

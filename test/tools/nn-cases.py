@@ -388,6 +388,27 @@ nbits_case('nbits8_zp', 80, 12, 8, 32, bias=True)
 nbits_case('nbits8_sym', 64, 300, 8, 16, zp=None, ashape=(4,))
 nbits_case('nbits2_zp', 70, 10, 2, 16)
 
+
+def gbq_case(name, V, H, dt, block, zp=True, bits=4):
+    lo, hi = {21: (0, 15), 22: (-8, 7), 2: (0, 255)}[dt]
+    npt = np.int8 if dt == 22 else np.uint8
+    nb = (H + block - 1) // block
+    inits = [init('d', rng.integers(lo, hi + 1, (V, H)).astype(npt), dt if dt != 2 else None),
+             init('s', f32(V, nb, lo=0.01, hi=0.1))]
+    ins = ['d', 'i', 's']
+    if zp:
+        inits.append(init('z', rng.integers(lo, hi + 1, (V, nb)).astype(npt), dt if dt != 2 else None))
+        ins.append('z')
+    case(name, [helper.make_node('GatherBlockQuantized', ins, ['y'], domain='com.microsoft', bits=bits,
+                                 block_size=block, gather_axis=0, quantize_axis=1)],
+         [('i', rng.integers(-V, V, (2, 3)).astype(np.int64))], [('y', F)], inits,
+         extra=[('com.microsoft', 1)])
+
+
+gbq_case('gbq_int4', 40, 64, 22, 32)
+gbq_case('gbq_uint4_nozp', 40, 48, 21, 16, zp=False)
+gbq_case('gbq_uint8', 30, 64, 2, 32, bits=8)
+
 # ---------------------------------------------------------------- write / finish
 JS2NP = {'float32': np.float32, 'uint8': np.uint8, 'int8': np.int8, 'int16': np.int16, 'uint16': np.uint16,
          'int32': np.int32, 'int64': np.int64, 'float64': np.float64}
