@@ -251,9 +251,11 @@ gather_bq_run(struct op_ctx *c)
 		post *= d->dims[i];
 	for (int64_t i = 0; i < nidx; i++) {
 		if (idx[i] < -d->dims[ga] || idx[i] >= d->dims[ga]) {
+			long long bad = (long long)idx[i];
+
 			free(idx);
 			return err_set(c->err, "index %lld is out of range",
-			    (long long)idx[i]);
+			    bad);
 		}
 		if (idx[i] < 0)
 			idx[i] += d->dims[ga];
