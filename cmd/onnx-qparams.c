@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "blockq.h"
 #include "config.h"
 #include "engine.h"
 #include "outfile.h"
@@ -37,6 +38,7 @@ struct opts {
 	int verbose;
 	int keep_acts;			/* no fold records */
 	int all_ops;			/* no default op-type list */
+	int weight_only;		/* blockq records only (blockq.h) */
 };
 
 static const char usage_text[] =
@@ -53,7 +55,12 @@ static const char usage_text[] =
     "                    [--keep-activations] [--all-ops] [--dynamic]\n"
     "                    [--include-nodes LIST] [--exclude-nodes LIST]\n"
     "                    [--include-ops LIST] [--exclude-ops LIST] "
-    "[-o FILE] [STATS]\n";
+    "[-o FILE] [STATS]\n"
+    "       onnx-qparams --weight-only [-v] [-c CONFIG] [-w TYPE] "
+    "[--block-size N]\n"
+    "                    [--hqq | --rtn] "
+    "[--weight-symmetric | --weight-asymmetric]\n"
+    "                    [-o FILE] [STATS]\n";
 
 /*
  * The options that give a setting (settings.h): with an argument, its
@@ -83,6 +90,9 @@ static const struct setting_opt {
 	{ "min-real-range", 1, CG_MIN_REAL_RANGE, -1, 0 },
 	{ "no-bias-weight-adjust", 0, CG_BIAS_ADJUST, -1, 0 },
 	{ "dynamic", 0, CG_DYNAMIC, -1, 1 },
+	{ "block-size", 1, CG_BLOCK_SIZE, -1, 0 },
+	{ "hqq", 0, CG_BLOCK_HQQ, -1, 1 },
+	{ "rtn", 0, CG_BLOCK_HQQ, -1, 0 },
 };
 #define NSETTING_OPTS (sizeof setting_opts / sizeof setting_opts[0])
 
@@ -93,6 +103,51 @@ print_msgs(const struct config_msgs *m, const char *path)
 		cli_warn("%s", m->v[i]);
 	if (m->dropped)
 		cli_warn("%s: %zu more errors not shown", path, m->dropped);
+}
+
+/* --weight-only: the stream with blockq records (blockq.h). */
+static int
+run_weight_only(const struct opts *o, const struct settings *s)
+{
+	struct blockq_opts bo;
+	struct stream_reader *rd = NULL;
+	struct stream_writer *sw = NULL;
+	struct outfile *of = NULL;
+	struct err e = { "" };
+	long n = -1;
+
+	if (blockq_opts_from_settings(&bo, s, &e) < 0) {
+		cli_warn("%s", e.msg);
+		return 1;
+	}
+	bo.prog = PROG;
+	bo.version = ONNXQ_VERSION;
+	bo.argc = o->argc;
+	bo.argv = o->argv;
+	bo.note = o->verbose ? cli_vwarn : NULL;
+	if ((rd = stream_open(o->in ? o->in : "-", &e)) != NULL &&
+	    (of = outfile_open(o->out ? o->out : "-", &e)) != NULL) {
+		if (!(sw = stream_writer_new(outfile_fp(of), o->out ? o->out :
+		    "<stdout>")))
+			err_nomem(&e);
+		else if ((n = blockq_filter(rd, sw, &bo, &e)) >= 0 &&
+		    stream_write_end(sw, &e) < 0)
+			n = -1;
+		else if (n >= 0) {
+			if (outfile_commit(of, &e) < 0)
+				n = -1;
+			of = NULL;
+		}
+	}
+	if (n < 0)
+		cli_warn("%s", e.msg);
+	else if (n == 0)
+		cli_warn("no MatMul weight to quantize: the stream has no "
+		    "constant 2-D float input B of a MatMul");
+	stream_writer_free(sw);
+	outfile_abort(of);
+	stream_reader_free(rd);
+	return n < 0 ? 1 : 0;
 }
 
 static int
@@ -128,6 +183,11 @@ run(const struct opts *o)
 	eo.all_ops = o->all_ops;
 	eo.note = o->verbose ? cli_vwarn : NULL;
 	eo.warn = cli_vwarn;
+	if (o->weight_only) {
+		rc = run_weight_only(o, &eo.s);
+		config_free(cfg);
+		return rc;
+	}
 
 	if ((g = engine_new(&eo, &e)) == NULL ||
 	    (rd = stream_open(o->in ? o->in : "-", &e)) == NULL ||
@@ -215,7 +275,7 @@ set_option(struct settings *s, const struct setting_opt *so, const char *opt,
 enum {
 	OPT_SETTING = 256,		/* + index into setting_opts */
 	OPT_INC_NODES = OPT_SETTING + 64, OPT_EXC_NODES, OPT_INC_OPS,
-	OPT_EXC_OPS, OPT_KEEP_ACTS, OPT_ALL_OPS,
+	OPT_EXC_OPS, OPT_KEEP_ACTS, OPT_ALL_OPS, OPT_WEIGHT_ONLY,
 };
 
 static const struct option fixed_opts[] = {
@@ -227,6 +287,7 @@ static const struct option fixed_opts[] = {
 	{ "exclude-ops", required_argument, NULL, OPT_EXC_OPS },
 	{ "keep-activations", no_argument, NULL, OPT_KEEP_ACTS },
 	{ "all-ops", no_argument, NULL, OPT_ALL_OPS },
+	{ "weight-only", no_argument, NULL, OPT_WEIGHT_ONLY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -269,6 +330,9 @@ parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_KEEP_ACTS:
 			o->keep_acts = 1;
+			break;
+		case OPT_WEIGHT_ONLY:
+			o->weight_only = 1;
 			break;
 		case OPT_INC_NODES:
 		case OPT_EXC_NODES:

@@ -29,4 +29,11 @@ const Onnx__TensorProto *attr_tensor(const Onnx__NodeProto *n, const char *name)
 int attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v,
     struct err *e);
 
+/*
+ * Add an int attribute to n (malloc'd into it, as model.h asks); -1 out of
+ * memory. The caller makes sure n has none of that name.
+ */
+int attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v,
+    struct err *e);
+
 #endif

@@ -15,7 +15,8 @@
  * DequantizeLinear, both domains), op_control.c (If, Loop, Scan: they
  * run the node's subgraphs through interp.h), op_rnn.c (RNN, GRU, LSTM),
  * op_dynq.c (DynamicQuantizeLinear, MatMulInteger, ConvInteger and the
- * com.microsoft dynamic products).
+ * com.microsoft dynamic products),
+ * op_nbits.c (MatMulNBits: weight-only blockwise, com.microsoft).
  */
 #ifndef ONNXQ_OPS_H
 #define ONNXQ_OPS_H
@@ -79,6 +80,7 @@ extern const struct op_def op_quant_defs[];
 extern const struct op_def op_control_defs[];
 extern const struct op_def op_rnn_defs[];
 extern const struct op_def op_dynq_defs[];
+extern const struct op_def op_nbits_defs[];
 
 /*
  * Helpers kernels share. The small ones are inline: they sit on every

@@ -18,6 +18,7 @@
 #include "qdq.h"
 #include "qparams.h"
 #include "records.h"
+#include "nbitswrite.h"
 #include "strmap.h"
 #include "util.h"
 #include "weights.h"
@@ -43,6 +44,8 @@ struct qdq_plan {
 	size_t ndy, capdy;
 	struct st *st;
 	size_t nst, capst;
+	struct blockq_rec *bq;	/* weight-only (nbitswrite.h) */
+	size_t nbq, capbq;
 	struct strmap *qpidx, *cvidx, *stidx;
 };
 
@@ -129,6 +132,9 @@ qdq_plan_free(struct qdq_plan *p)
 	free(p->dy);
 	for (i = 0; i < p->nst; i++)
 		free(p->st[i].name);
+	for (i = 0; i < p->nbq; i++)
+		blockq_rec_release(&p->bq[i]);
+	free(p->bq);
 	free(p->qp);
 	free(p->cv);
 	free(p->fd);
@@ -150,7 +156,7 @@ qdq_plan_model_sha256(const struct qdq_plan *p)
 size_t
 qdq_plan_size(const struct qdq_plan *p)
 {
-	return p->nqp + p->ncv + p->nfd + p->ndy;
+	return p->nqp + p->ncv + p->nfd + p->ndy + p->nbq;
 }
 
 size_t
@@ -287,6 +293,22 @@ read_model_header(struct qdq_plan *p, struct stream_reader *r,
 	return 0;
 }
 
+static int
+read_blockq(struct qdq_plan *p, const struct stream_rec *rec, struct err *e)
+{
+	for (size_t i = 0; i < p->nbq; i++)
+		if (strcmp(p->bq[i].name, rec->subject) == 0)
+			return stream_rec_err(rec, e, "a second blockq record "
+			    "for %s", rec->subject);
+	if (array_grow((void **)&p->bq, &p->capbq, p->nbq + 1,
+	    sizeof *p->bq) != 0)
+		return err_nomem(e);
+	if (blockq_rec_read(&p->bq[p->nbq], rec, e) != 0)
+		return -1;
+	p->nbq++;
+	return 0;
+}
+
 int
 qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
     struct err *e)
@@ -328,6 +350,8 @@ qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
 	}
 	if (strcmp(rec->type, "stat") == 0)
 		return read_stat(p, rec, e);
+	if (strcmp(rec->type, "blockq") == 0)
+		return read_blockq(p, rec, e);
 	return 0;
 }
 
@@ -1510,6 +1534,33 @@ sort_nodes(struct ctx *c, struct err *e)
 	return graph_reindex(c->gr, e);
 }
 
+/* A weight-only stream: its blockq records, nbitswrite.h. */
+static int
+apply_blockq(struct model *m, const struct qdq_plan *p,
+    const struct qdq_opts *o, struct qdq_report *rep, struct err *e)
+{
+	struct nbitswrite_opts wo = { o && o->format == QDQ_FORMAT_QDQ,
+	    p->file ? p->file : "<stream>", o ? o->note : NULL,
+	    o ? o->note_ctx : NULL };
+	struct nbitswrite_report wr;
+
+	if (p->nqp || p->ncv || p->nfd)
+		return err_set(e, "%s: blockq records (onnx-qparams "
+		    "--weight-only) and qparam, convert or fold records in "
+		    "one stream", wo.stream);
+	rep->opset_from = model_opset(m, "");
+	if (!wo.qdq && add_ms_import(m->proto, e) < 0)
+		return -1;
+	if (nbitswrite_apply(m, p->bq, p->nbq, &wo, &wr, e) < 0)
+		return -1;
+	rep->weights = wr.weights;
+	rep->skipped = wr.skipped;
+	rep->dequantize = wr.dequantize;
+	rep->ms_domain = !wo.qdq;
+	rep->opset_to = model_opset(m, "");
+	return 0;
+}
+
 int
 qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
     struct qdq_report *report, struct err *e)
@@ -1537,6 +1588,8 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	c.domain = "";
 	if (c.g == NULL)
 		return err_set(e, "%s: no graph", m->path);
+	if (p->nbq)
+		return apply_blockq(m, p, o, report, e);
 	if ((c.gr = graph_new(c.g, e)) == NULL)
 		return err_prefix(e, "%s", m->path);
 	if ((c.names = weights_node_names(c.g, e)) == NULL)

@@ -647,6 +647,103 @@ dynamic_rec_put(const struct dynamic_rec *d, struct stream_writer *w,
 	put_done(w, src, dynamic_rec_keys);
 }
 
+/* blockq */
+
+const char *const blockq_rec_keys[] = {
+	"node", "type", "block", "method", "symmetric", NULL
+};
+
+static const char *const blockq_method_names[] = { "rtn", "hqq" };
+
+const char *
+blockq_method_name(enum blockq_method m)
+{
+	return (unsigned)m < 2 ? blockq_method_names[m] : "?";
+}
+
+int
+blockq_method_parse(const char *s, enum blockq_method *m)
+{
+	for (int i = 0; i < 2; i++)
+		if (strcmp(s, blockq_method_names[i]) == 0) {
+			*m = (enum blockq_method)i;
+			return 0;
+		}
+	return -1;
+}
+
+void
+blockq_rec_release(struct blockq_rec *b)
+{
+	free(b->name);
+	free(b->node);
+	memset(b, 0, sizeof *b);
+}
+
+static int
+read_blockq_rec(struct blockq_rec *b, const struct stream_rec *rec,
+    struct err *e)
+{
+	const char *t = stream_rec_get(rec, "type");
+	const char *m = stream_rec_get(rec, "method");
+	int64_t block, sym;
+
+	if (stream_rec_name(rec, "node", &b->node, e) < 0)
+		return -1;
+	if (!t)
+		return stream_rec_err(rec, e, "key type is missing");
+	b->type = dtype_from_name(t);
+	if (b->type != DT_INT4 && b->type != DT_UINT4 &&
+	    b->type != DT_INT8 && b->type != DT_UINT8)
+		return stream_rec_err(rec, e, "key type: '%.40s' is not "
+		    "int4, uint4, int8 or uint8", t);
+	if (stream_rec_int(rec, "block", &block, e) < 0)
+		return -1;
+	if (block < 16 || block > 256 || (block & (block - 1)))
+		return stream_rec_err(rec, e, "key block: %lld is not a "
+		    "power of two from 16 to 256", (long long)block);
+	b->block = (int)block;
+	if (!m)
+		return stream_rec_err(rec, e, "key method is missing");
+	if (blockq_method_parse(m, &b->method) < 0)
+		return stream_rec_err(rec, e, "key method: unknown method "
+		    "'%.40s'", m);
+	if (stream_rec_int(rec, "symmetric", &sym, e) < 0)
+		return -1;
+	if (sym != 0 && sym != 1)
+		return stream_rec_err(rec, e, "key symmetric: not 0 or 1");
+	b->symmetric = (int)sym;
+	if ((b->name = strdup(rec->subject)) == NULL)
+		return err_nomem(e);
+	return 0;
+}
+
+int
+blockq_rec_read(struct blockq_rec *b, const struct stream_rec *rec,
+    struct err *e)
+{
+	memset(b, 0, sizeof *b);
+	b->line = rec->line;
+	if (read_blockq_rec(b, rec, e) < 0) {
+		blockq_rec_release(b);
+		return -1;
+	}
+	return 0;
+}
+
+void
+blockq_rec_put(const struct blockq_rec *b, struct stream_writer *w,
+    const struct stream_rec *src)
+{
+	stream_rec_start(w, "blockq", b->name);
+	stream_put_name(w, "node", b->node);
+	stream_put_raw(w, "type", dtype_name(b->type));
+	stream_put_int(w, "block", b->block);
+	stream_put_raw(w, "method", blockq_method_name(b->method));
+	stream_put_int(w, "symmetric", b->symmetric);
+	put_done(w, src, blockq_rec_keys);
+}
+
 /* The node index. */
 
 int

@@ -184,6 +184,36 @@ void dynamic_rec_put(const struct dynamic_rec *d, struct stream_writer *w,
     const struct stream_rec *src);
 void dynamic_rec_release(struct dynamic_rec *d);
 
+/*
+ * blockq NAME node= type= block= method= symmetric=
+ * Weight-only blockwise quantization of the constant NAME, input B of
+ * MatMul node: type int4, uint4, int8 or uint8; blocks of `block` values
+ * along K (a power of two, 16 to 256); method "rtn" or "hqq". The
+ * per-block scales are computed where the weights are read
+ * (onnx-qdq-insert), so the record stays one line per weight.
+ */
+enum blockq_method { BLOCKQ_RTN, BLOCKQ_HQQ };
+
+struct blockq_rec {
+	char *name;
+	char *node;
+	int type;
+	int block;
+	enum blockq_method method;
+	int symmetric;
+	long line;
+};
+
+extern const char *const blockq_rec_keys[];
+/* "rtn", "hqq"; and back: 0 and *m, or -1. */
+const char *blockq_method_name(enum blockq_method m);
+int blockq_method_parse(const char *s, enum blockq_method *m);
+int blockq_rec_read(struct blockq_rec *b, const struct stream_rec *rec,
+    struct err *e);
+void blockq_rec_put(const struct blockq_rec *b, struct stream_writer *w,
+    const struct stream_rec *src);
+void blockq_rec_release(struct blockq_rec *b);
+
 /* The node records of a stream, in their order. */
 struct node_index {
 	struct node_rec *v;

@@ -47,6 +47,10 @@ const struct setting_info settings_table[CG_N] = {
 	    FLT_MAX / 2, 0, OFF(min_real_range) },
 	[CG_DYNAMIC] = { NULL, "dynamic", SETTING_BOOL, 0, 1, 0,
 	    OFF(dynamic) },
+	[CG_BLOCK_SIZE] = { "weights", "block_size", SETTING_INT, 16, 256, 0,
+	    OFF(block_size) },
+	[CG_BLOCK_HQQ] = { "weights", "hqq", SETTING_BOOL, 0, 1, 0,
+	    OFF(block_hqq) },
 };
 
 #undef OFF
@@ -63,6 +67,8 @@ settings_default(struct settings *s)
 	s->w_symmetric = 1;
 	s->per_channel = 1;
 	s->bias_adjust = 1;
+	s->block_size = 32;
+	s->block_hqq = 1;
 }
 
 static void *

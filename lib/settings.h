@@ -33,6 +33,8 @@ enum config_global {
 	CG_BIAS_ADJUST,
 	CG_MIN_REAL_RANGE,
 	CG_DYNAMIC,
+	CG_BLOCK_SIZE,		/* weight-only (blockq.h) */
+	CG_BLOCK_HQQ,
 	CG_N
 };
 
@@ -72,6 +74,7 @@ struct settings {
 	int bias_adjust;
 	double min_real_range;
 	int dynamic;			/* weights only; activations at run time */
+	int block_size, block_hqq;
 };
 
 /* The defaults (onnx-qparams(1), DEFAULTS); nothing set. */

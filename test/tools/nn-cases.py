@@ -384,6 +384,77 @@ case('dynq_mmitf', [helper.make_node('MatMulIntegerToFloat', ['a', 'b', 'as', 'b
       init('az', scalar(100, np.uint8)), init('bz', scalar(128, np.uint8)), init('bias', f32(4))],
      opset=13, extra=MS)
 
+# ---------------------------------------------------------------- MatMulNBits
+def nbits_pack(vals, bits):
+    """Values (last axis) packed `bits` to a byte, low bits first."""
+    per = 8 // bits
+    pad = (-vals.shape[-1]) % per
+    v = np.concatenate([vals, np.zeros(vals.shape[:-1] + (pad,), vals.dtype)], -1).astype(np.uint8)
+    v = v.reshape(vals.shape[:-1] + (-1, per))
+    return sum((v[..., j] << (bits * j)) for j in range(per)).astype(np.uint8)
+
+
+def nbits_case(name, K, N, bits, block, zp='packed', bias=False, ashape=(3,)):
+    w = f32(K, N)
+    w[rng.integers(0, K)] *= 8
+    kb = (K + block - 1) // block
+    wp = np.zeros((kb * block, N), np.float32)
+    wp[:K] = w
+    blocks = wp.T.reshape(N, kb, block)
+    hi = (1 << bits) - 1
+    mn = np.minimum(blocks.min(-1), 0)
+    mx = np.maximum(blocks.max(-1), 0)
+    sc = ((mx - mn) / hi).astype(np.float32)
+    sc[sc == 0] = 1
+    z = np.clip(np.round(-mn / sc), 0, hi) if zp else np.full_like(sc, 1 << (bits - 1))
+    q = np.clip(np.round(blocks / sc[..., None] + z[..., None]), 0, hi)
+    inits = [init('B', nbits_pack(q, bits)), init('s', sc.reshape(-1))]
+    ins = ['a', 'B', 's']
+    if zp == 'packed':
+        inits.append(init('z', nbits_pack(z, bits)))
+        ins.append('z')
+    elif zp == 'float':
+        inits.append(init('z', (z + f32(*z.shape) * 0.3).astype(np.float32)))
+        ins.append('z')
+    if bias:
+        ins += [''] * (5 - len(ins)) + ['b']
+        inits.append(init('b', f32(N)))
+    case(name, [helper.make_node('MatMulNBits', ins, ['y'], domain='com.microsoft', K=K, N=N, bits=bits,
+                                 block_size=block)],
+         [('a', f32(*ashape, K))], [('y', F)], inits, extra=[('com.microsoft', 1)])
+
+
+nbits_case('nbits4_zp', 64, 24, 4, 32)
+nbits_case('nbits4_sym', 64, 24, 4, 16, zp=None)
+nbits_case('nbits4_pad', 100, 17, 4, 32, ashape=(2, 5))
+nbits_case('nbits4_pad_odd_blocks', 200, 9, 4, 64, bias=True)
+nbits_case('nbits4_b128', 300, 33, 4, 128, ashape=(1, 1))
+nbits_case('nbits4_fzp', 96, 8, 4, 32, zp='float')
+nbits_case('nbits8_zp', 80, 12, 8, 32, bias=True)
+nbits_case('nbits8_sym', 64, 300, 8, 16, zp=None, ashape=(4,))
+nbits_case('nbits2_zp', 70, 10, 2, 16)
+
+
+def gbq_case(name, V, H, dt, block, zp=True, bits=4):
+    lo, hi = {21: (0, 15), 22: (-8, 7), 2: (0, 255)}[dt]
+    npt = np.int8 if dt == 22 else np.uint8
+    nb = (H + block - 1) // block
+    inits = [init('d', rng.integers(lo, hi + 1, (V, H)).astype(npt), dt if dt != 2 else None),
+             init('s', f32(V, nb, lo=0.01, hi=0.1))]
+    ins = ['d', 'i', 's']
+    if zp:
+        inits.append(init('z', rng.integers(lo, hi + 1, (V, nb)).astype(npt), dt if dt != 2 else None))
+        ins.append('z')
+    case(name, [helper.make_node('GatherBlockQuantized', ins, ['y'], domain='com.microsoft', bits=bits,
+                                 block_size=block, gather_axis=0, quantize_axis=1)],
+         [('i', rng.integers(-V, V, (2, 3)).astype(np.int64))], [('y', F)], inits,
+         extra=[('com.microsoft', 1)])
+
+
+gbq_case('gbq_int4', 40, 64, 22, 32)
+gbq_case('gbq_uint4_nozp', 40, 48, 21, 16, zp=False)
+gbq_case('gbq_uint8', 30, 64, 2, 32, bits=8)
+
 # ---------------------------------------------------------------- write / finish
 JS2NP = {'float32': np.float32, 'uint8': np.uint8, 'int8': np.int8, 'int16': np.int16, 'uint16': np.uint16,
          'int32': np.int32, 'int64': np.int64, 'float64': np.float64}

@@ -32,6 +32,8 @@ static const char good[] =
     "convert\tr\ttype=int8\tscale=1\tzp=0\n"
     "fold\trelu\tinto=conv\tz=%25\n"
     "dynamic\tmm\tweight=W\tz=1\n"
+    "blockq\tW\tnode=mm\ttype=int4\tblock=32\tmethod=hqq\t"
+    "symmetric=0\tq=1\n"
     "end\t13\n";
 
 static struct stream_reader *
@@ -86,6 +88,12 @@ round_trip(const struct stream_rec *rec, struct stream_writer *w,
 		if ((rc = dynamic_rec_read(&d, rec, e)) == 0)
 			dynamic_rec_put(&d, w, rec);
 		dynamic_rec_release(&d);
+	} else if (strcmp(t, "blockq") == 0) {
+		struct blockq_rec b;
+
+		if ((rc = blockq_rec_read(&b, rec, e)) == 0)
+			blockq_rec_put(&b, w, rec);
+		blockq_rec_release(&b);
 	}
 	return rc;
 }
@@ -167,6 +175,14 @@ test_malformed(void)
 	    "s:2: a conversion per axis");
 	check_bad("fold\tr\tinfo=x", "s:2: key into: missing in fold record");
 	check_bad("dynamic\tmm", "s:2: key weight: missing in dynamic record");
+	check_bad("blockq\tW\tnode=m\ttype=int4\tblock=24\tmethod=rtn\t"
+	    "symmetric=0", "s:2: key block: 24 is not a power of two from 16 "
+	    "to 256");
+	check_bad("blockq\tW\tnode=m\ttype=int16\tblock=32\tmethod=rtn\t"
+	    "symmetric=0", "s:2: key type: 'int16' is not int4, uint4, int8 "
+	    "or uint8");
+	check_bad("blockq\tW\tnode=m\ttype=int4\tblock=32\tmethod=gptq\t"
+	    "symmetric=1", "s:2: key method: unknown method 'gptq'");
 	check_bad("weight\tW\tnode=n\top=Conv\tdtype=float\tshape=2\t"
 	    "min=1\tmax=0", "s:2: weight W: bad range min=1 max=0");
 	check_bad("weight\tW\tnode=n\top=Conv\tdtype=float\tshape=2\t"
