@@ -13,7 +13,8 @@
  * Gather, ...), op_nn.c (Conv, ConvTranspose, Gemm, MatMul, Einsum,
  * pooling, normalizations, Resize), op_quant.c (QuantizeLinear,
  * DequantizeLinear, both domains), op_control.c (If, Loop, Scan: they
- * run the node's subgraphs through interp.h), op_rnn.c (RNN, GRU, LSTM).
+ * run the node's subgraphs through interp.h), op_rnn.c (RNN, GRU, LSTM),
+ * op_qlinear.c (the QOperator format's QLinear* and QGemm).
  */
 #ifndef ONNXQ_OPS_H
 #define ONNXQ_OPS_H
@@ -68,6 +69,7 @@ extern const struct op_def op_nn_defs[];
 extern const struct op_def op_quant_defs[];
 extern const struct op_def op_control_defs[];
 extern const struct op_def op_rnn_defs[];
+extern const struct op_def op_qlinear_defs[];
 
 /*
  * Helpers kernels share. The small ones are inline: they sit on every

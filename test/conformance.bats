@@ -7,7 +7,7 @@
 # string inputs/outputs. Opsets below 7 run too (the pytorch suites use
 # opset 6). Prints one "conformance: SUITE: ..." line per suite.
 # MUST_PASS lists cases that must pass rather than skip (If, Loop, Scan,
-# LSTM, GRU, RNN).
+# LSTM, GRU, RNN, QLinearConv, QLinearMatMul).
 # Needs: /usr/share/libonnx-testdata, onnxq-conform (test/tools), and
 # /usr/bin/python3 with onnx for the self-checks.
 
@@ -67,9 +67,10 @@ MUST_PASS=(
 	test_gru_seq_length test_gru_batchwise test_rnn_seq_length
 	test_simple_rnn_defaults test_simple_rnn_with_initial_bias
 	test_simple_rnn_batchwise
+	test_qlinearconv test_qlinearmatmul_2D test_qlinearmatmul_3D
 )
 
-@test "conformance: control flow and recurrent layers pass" {
+@test "conformance: control flow, recurrent and QLinear layers pass" {
 	local dirs=()
 
 	for c in "${MUST_PASS[@]}"; do
