@@ -1,4 +1,5 @@
 /* attr: see attr.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "attr.h"
@@ -67,4 +68,30 @@ attr_tensor(const Onnx__NodeProto *n, const char *name)
 	const Onnx__AttributeProto *a = attr_find(n, name);
 
 	return a ? a->t : NULL;
+}
+
+int
+attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v, struct err *e)
+{
+	Onnx__AttributeProto *a, **as;
+
+	if ((a = malloc(sizeof *a)) == NULL)
+		return err_nomem(e);
+	onnx__attribute_proto__init(a);
+	if ((a->name = strdup(name)) == NULL) {
+		free(a);
+		return err_nomem(e);
+	}
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a->has_i = 1;
+	a->i = v;
+	if ((as = realloc(n->attribute, (n->n_attribute + 1) *
+	    sizeof *as)) == NULL) {
+		protobuf_c_message_free_unpacked(&a->base, NULL);
+		return err_nomem(e);
+	}
+	n->attribute = as;
+	n->attribute[n->n_attribute++] = a;
+	return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * attr: typed access to a NodeProto's attributes, with defaults.
- * Returned pointers point into the node; nothing is allocated.
+ * Returned pointers point into the node; nothing is allocated, but by
+ * attr_add_int().
  */
 #ifndef ONNXQ_ATTR_H
 #define ONNXQ_ATTR_H
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "onnx/onnx.pb-c.h"
 
 /* The attribute, or NULL when absent. */
@@ -23,5 +25,8 @@ const int64_t *attr_ints(const Onnx__NodeProto *n, const char *name,
 const float *attr_floats(const Onnx__NodeProto *n, const char *name,
     size_t *count);
 const Onnx__TensorProto *attr_tensor(const Onnx__NodeProto *n, const char *name);
+/* Append an int attribute (malloc'd into n); -1 when out of memory. */
+int attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v,
+    struct err *e);
 
 #endif

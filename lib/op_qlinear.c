@@ -18,15 +18,18 @@
  *       lies within about 1e-5 of a rounding boundary.
  *   Add: (a - zp_a) * (scale_a / scale_y) + (b - zp_b) * (scale_b /
  *       scale_y), rounded, + zp_y (MlasQLinearAdd).
- *   Sigmoid, LeakyRelu, AveragePool, Concat, Softmax: dequantize,
- *       compute in float, quantize as QuantizeLinear does (ORT's lookup
- *       tables and pools do the same; its exp may differ by one step).
+ *   Sigmoid, LeakyRelu, AveragePool, Concat: dequantize, compute in
+ *       float, quantize as QuantizeLinear does (ORT's lookup tables and
+ *       pools do the same; its pools sum in another order, which moves a
+ *       result by one step now and then).
+ *   Softmax: ORT's own table of exponentials (qsoftmax below).
  *
  * Scales are float scalars; the weights of QLinearConv (axis 0) and the
  * right matrix of QLinearMatMul and QGemm (per column) may have one scale
  * and zero point per channel. Types: uint8 and int8. channels_last is
  * refused.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -525,17 +528,15 @@ qunary(struct op_ctx *c, const char *op, int centered, enum rq form)
 	struct qarg a;
 	float sy, m;
 	int32_t zp;
-	int dt, rc = -1, opset = 13;
+	int dt, rc = -1;
 
-	if (strcmp(op, "Softmax") == 0)
-		opset = (int)attr_int(c->node, "opset", SOFTMAX_OPSET);
 	if (no_channels_last(c) == -1 || qarg_get(c, 0, 0, &a) == -1)
 		return -1;
 	if (out_scale(c, 3, &sy) == -1 || out_zp(c, 4, &zp, &dt) == -1 ||
 	    to_float(c, &a, 0, centered ? NULL : a.s, &xf) == -1)
 		goto out;
 	in[0] = &xf;
-	if (run_float(c, op, opset, 1, in, &acc) == -1)
+	if (run_float(c, op, 13, 1, in, &acc) == -1)
 		goto out;
 	m = centered ? a.s[0] / sy : sy;
 	rc = requant(c, &acc, &m, 1, 0, form, zp, dt);
@@ -549,8 +550,90 @@ out:
 OPS_KERNEL(qlinearsigmoid_run, qunary, "Sigmoid", 0, RQ_DIV)
 OPS_KERNEL(qlinearleakyrelu_run, qunary, "LeakyRelu", 0, RQ_DIV)
 OPS_KERNEL(qlinearavgpool_run, qunary, "AveragePool", 0, RQ_DIV_ZP)
-OPS_KERNEL(qlinearsoftmax_run, qunary, "Softmax", 0, RQ_DIV)
 OPS_KERNEL(qlineargavgpool_run, qunary, "GlobalAveragePool", 1, RQ_MUL)
+
+/*
+ * QLinearSoftmax as ORT computes it: a table of 256 exponentials (float,
+ * from double) shifted so the row's largest input reads the top entry, a
+ * float sum in order, and y = round(e * floor(1 / y_scale) / sum) + zp,
+ * saturated (ORT's source clamps uint8 above only). The softmax runs along `axis` (opset
+ * 13 on) or over the flattened axes from `axis` on (before).
+ */
+static void
+softmax_table(float *table, float xs, int64_t len, int is_signed)
+{
+	double shift = log(FLT_MAX / (float)len);	/* float, as ORT */
+
+	shift = (shift - 5 > 0 ? shift - 5 : 0) / xs;
+	for (int i = 0; i < 256; i++)
+		table[(uint8_t)(is_signed ? i - 128 : i)] = (float)exp(
+		    ((double)i - 255 + shift) * (double)xs);
+}
+
+static int
+qsoftmax(struct op_ctx *c)
+{
+	int opset = (int)attr_int(c->node, "opset", SOFTMAX_OPSET);
+	int64_t outer = 1, len = 1, inner = 1;
+	float table[256], sy, ys;
+	struct qarg a;
+	int32_t zp;
+	int dt, axis, sgn;
+
+	if (qarg_get(c, 0, 0, &a) == -1)
+		return -1;
+	if (out_scale(c, 3, &sy) == -1 || out_zp(c, 4, &zp, &dt) == -1 ||
+	    (axis = ops_axis(attr_int(c->node, "axis", opset < 13 ? 1 : -1),
+	    a.q->rank ? a.q->rank : 1, c->err)) == -1 ||
+	    tensor_alloc_like_uninit(&c->out[0], dt, a.q, c->err) == -1) {
+		qarg_release(&a);
+		return -1;
+	}
+	if (a.q->dtype != dt) {
+		qarg_release(&a);
+		return err_set(c->err, "input and output differ in type");
+	}
+	for (int i = 0; i < a.q->rank; i++)
+		*(i < axis ? &outer : opset < 13 || i == axis ? &len :
+		    &inner) *= a.q->dims[i];
+	sgn = dt == DT_INT8;
+	softmax_table(table, a.s[0], len, sgn);
+	ys = floorf(1.0f / sy);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t in = 0; in < inner; in++) {
+			const uint8_t *x = (const uint8_t *)a.q->data +
+			    o * len * inner + in;
+			uint8_t *y = (uint8_t *)c->out[0].data +
+			    o * len * inner + in;
+			int xmax = sgn ? -128 : 0, off;
+			float sum = 0;
+
+			for (int64_t k = 0; k < len; k++) {
+				int v = sgn ? (int8_t)x[k * inner] :
+				    x[k * inner];
+				xmax = v > xmax ? v : xmax;
+			}
+			off = (sgn ? 127 : 255) - xmax;
+			for (int64_t k = 0; k < len; k++)
+				sum += table[(uint8_t)((sgn ? (int8_t)x[k *
+				    inner] : x[k * inner]) + off)];
+			for (int64_t k = 0; k < len; k++) {
+				float e = table[(uint8_t)((sgn ?
+				    (int8_t)x[k * inner] : x[k * inner]) +
+				    off)];
+				int32_t q = (int32_t)nearbyintf(e * ys / sum) +
+				    zp;
+
+				if (sgn)	/* saturated, as ORT's build does */
+					q = q > 127 ? 127 : q < -128 ? -128 : q;
+				else
+					q = q > 255 ? 255 : q;
+				y[k * inner] = (uint8_t)q;
+			}
+		}
+	qarg_release(&a);
+	return 0;
+}
 
 /*
  * QLinearConcat: Y's scale and zero point (0, 1), then (X, scale, zero
@@ -621,6 +704,6 @@ const struct op_def op_qlinear_defs[] = {
 	{ MS, "QLinearGlobalAveragePool", qlineargavgpool_run,
 	    qlin_state_free },
 	{ MS, "QLinearConcat", qconcat, qlin_state_free },
-	{ MS, "QLinearSoftmax", qlinearsoftmax_run, qlin_state_free },
+	{ MS, "QLinearSoftmax", qsoftmax, NULL },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -15,6 +15,7 @@
 #include "opinfo.h"
 #include "opset.h"
 #include "qdq.h"
+#include "qop.h"
 #include "qparams.h"
 #include "records.h"
 #include "strmap.h"
@@ -66,6 +67,7 @@ qdq_domain_parse(const char *s, enum qdq_domain *d)
 static const char *const format_names[] = {
 	[QDQ_FORMAT_AUTO] = "auto",
 	[QDQ_FORMAT_QDQ] = "qdq",
+	[QDQ_FORMAT_QOPERATOR] = "qoperator",
 };
 
 int
@@ -602,32 +604,6 @@ fail:
 	return -1;
 }
 
-static int
-set_axis(Onnx__NodeProto *n, int axis, struct err *e)
-{
-	Onnx__AttributeProto *a, **as;
-
-	if ((a = malloc(sizeof *a)) == NULL)
-		return err_nomem(e);
-	onnx__attribute_proto__init(a);
-	if ((a->name = strdup("axis")) == NULL) {
-		free(a);
-		return err_nomem(e);
-	}
-	a->has_type = 1;
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-	a->has_i = 1;
-	a->i = axis;
-	if ((as = realloc(n->attribute, (n->n_attribute + 1) *
-	    sizeof *as)) == NULL) {
-		protobuf_c_message_free_unpacked(&a->base, NULL);
-		return err_nomem(e);
-	}
-	n->attribute = as;
-	n->attribute[n->n_attribute++] = a;
-	return 0;
-}
-
 /*
  * A QuantizeLinear (quant) or DequantizeLinear node reading in with the
  * given parameters, writing out (a unique name base + suffix when out is
@@ -659,7 +635,8 @@ add_qdq(struct ctx *c, int quant, const char *base, const char *in,
 	outs[0] = oname;
 	n = graph_add_node(c->gr, op, c->domain, nname, ins, 3, outs, 1, e);
 	free(nname);
-	if (n == NULL || (axis >= 0 && set_axis(n, axis, e) != 0)) {
+	if (n == NULL || (axis >= 0 &&
+	    attr_add_int(n, "axis", axis, e) != 0)) {
 		free(oname);
 		return NULL;
 	}
@@ -1018,35 +995,6 @@ classify(struct ctx *c, int *need, struct err *e)
 	return 0;
 }
 
-static int
-add_ms_import(Onnx__ModelProto *mp, struct err *e)
-{
-	Onnx__OperatorSetIdProto *op, **v;
-	size_t i;
-
-	for (i = 0; i < mp->n_opset_import; i++)
-		if (strcmp(str_or_empty(mp->opset_import[i]->domain),
-		    MS_DOMAIN) == 0)
-			return 0;
-	if ((op = malloc(sizeof *op)) == NULL)
-		return err_nomem(e);
-	onnx__operator_set_id_proto__init(op);
-	if ((op->domain = strdup(MS_DOMAIN)) == NULL) {
-		free(op);
-		return err_nomem(e);
-	}
-	op->has_version = 1;
-	op->version = 1;
-	if ((v = realloc(mp->opset_import, (mp->n_opset_import + 1) *
-	    sizeof *v)) == NULL) {
-		protobuf_c_message_free_unpacked(&op->base, NULL);
-		return err_nomem(e);
-	}
-	mp->opset_import = v;
-	mp->opset_import[mp->n_opset_import++] = op;
-	return 0;
-}
-
 /*
  * ONNX Runtime fuses DequantizeLinear -> Conv/MatMul -> QuantizeLinear into
  * QLinearConv/QLinearMatMul, which exist from opset 10: on an older model
@@ -1120,7 +1068,7 @@ choose_domain(struct ctx *c, int need, struct err *e)
 ms:
 	c->domain = MS_DOMAIN;
 	c->rep->ms_domain = 1;
-	if (add_ms_import(c->m->proto, e) < 0)
+	if (opset_import_add(c->m->proto, MS_DOMAIN, 1, e) < 0)
 		return -1;
 	return raise_for_fusion(c, from, &oo, e);
 }
@@ -1510,6 +1458,22 @@ sort_nodes(struct ctx *c, struct err *e)
 	return graph_reindex(c->gr, e);
 }
 
+/* The QOperator form of the QDQ model just written (qop.h). */
+static int
+write_qoperator(struct model *m, const struct qdq_opts *o,
+    struct qdq_report *report, struct err *e)
+{
+	struct qop_report r;
+
+	if (qop_rewrite(m, o->note, o->note_ctx, &r, e) != 0)
+		return -1;
+	report->qlinear = r.qlinear;
+	report->moved = r.moved;
+	report->left_qdq = r.left;
+	report->qdq_removed = r.removed;
+	return 0;
+}
+
 int
 qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
     struct qdq_report *report, struct err *e)
@@ -1572,6 +1536,8 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	if (sort_nodes(&c, e) != 0)
 		goto fail_node;
 	rc = 0;
+	if (o && o->format == QDQ_FORMAT_QOPERATOR)
+		rc = write_qoperator(m, o, report, e);
 	goto done;
 fail_node:
 	err_prefix(e, "%s", m->path);
