@@ -864,28 +864,8 @@ static int
 set_attr_int(Onnx__NodeProto *n, const char *name, int64_t v,
     struct err *e)
 {
-	Onnx__AttributeProto *a, **as;
-
 	drop_attr(n, name);
-	if ((a = malloc(sizeof *a)) == NULL)
-		return err_nomem(e);
-	onnx__attribute_proto__init(a);
-	if ((a->name = strdup(name)) == NULL) {
-		free(a);
-		return err_nomem(e);
-	}
-	a->has_type = 1;
-	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-	a->has_i = 1;
-	a->i = v;
-	if ((as = realloc(n->attribute, (n->n_attribute + 1) *
-	    sizeof *as)) == NULL) {
-		protobuf_c_message_free_unpacked(&a->base, NULL);
-		return err_nomem(e);
-	}
-	n->attribute = as;
-	n->attribute[n->n_attribute++] = a;
-	return 0;
+	return attr_add_int(n, name, v, e);
 }
 
 /* "NODE_what", or "OUTPUT_what" for unnamed nodes: a base for new names. */

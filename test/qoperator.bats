@@ -12,16 +12,26 @@ load pipeline
 
 PY=/usr/bin/python3
 
-# fixture [QPARAMS_FLAGS...]: fix.onnx, data/, qop.onnx and qdq.onnx.
+# fixture [QPARAMS_FLAGS...]: fix.onnx, data/, qop.onnx, qdq.onnx and
+# $qop_report (onnx-qdq-insert -v's), made once per file and flags.
 fixture() {
+	local keep=$BATS_FILE_TMPDIR/fixture${1:-}
+
+	if [ ! -d "$keep" ]; then
+		mkdir -p "$keep"
+		(cd "$keep" && make_fixture "$@") || fail "fixture: $*"
+	fi
+	cp -r "$keep"/. .
+	qop_report=$(cat report)
+}
+
+make_fixture() {
 	"$PY" "$ONNXQ_ROOT/test/tools/qop-fixture.py" fix.onnx
 	"$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" -n 8 fix.onnx data >/dev/null
 	onnx-calib -q -d data fix.onnx >fix.stats
 	onnx-qparams "$@" <fix.stats >fix.qp
-	run --separate-stderr onnx-qdq-insert -v --format qoperator fix.onnx \
-	    fix.qp -o qop.onnx
-	[ "$status" -eq 0 ] || fail "$stderr"
-	qop_report=$stderr
+	onnx-qdq-insert -v --format qoperator fix.onnx fix.qp -o qop.onnx \
+	    2>report
 	onnx-qdq-insert fix.onnx fix.qp -o qdq.onnx
 }
 
@@ -92,4 +102,77 @@ print(sum(i in dq for n in g.node if n.op_type in ("Conv", "MatMul", "Gemm") for
 	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" qop.onnx ortq
 	[ "$status" -eq 0 ] || fail "ORT: $stderr"
 	snr_ok "ours vs ORT" 40 ortq qop.onnx
+}
+
+# column FILE MODEL COL: a column of test/ocr-eval.js's row for MODEL.
+column() { awk -v m="$2" -v c="$3" '$1 == m { print $c }' "$1"; }
+
+@test "qoperator: PaddleOCR cls end to end (--all-ops), as the QDQ model" {
+	need_models
+	"$ONNXQ_ROOT/scripts/make-ocr-data" -n 8 --seed 1 --task cls calib \
+	    >/dev/null 2>&1 || fail "make-ocr-data failed"
+	"$ONNXQ_ROOT/scripts/make-ocr-data" -n 24 --seed 2 --task cls eval \
+	    >/dev/null 2>&1 || fail "make-ocr-data failed"
+	cp "$OCR_CLS" cls.onnx
+	onnx-calib -q -d calib cls.onnx | onnx-qparams --all-ops >cls.qp
+	onnx-qdq-insert cls.onnx cls.qp >qdq.onnx
+	run --separate-stderr onnx-qdq-insert -v --format qoperator \
+	    cls.onnx cls.qp -o qop.onnx
+	[ "$status" -eq 0 ] || fail "$stderr"
+	printf '%s\n' "$stderr" | grep 'QLinear operators' | sed 's/^/# /' >&3
+	checker_ok qop.onnx
+	run "$PY" -c 'import sys, onnx
+g = onnx.load(sys.argv[1]).graph
+dq = {o for n in g.node if n.op_type == "DequantizeLinear" for o in n.output}
+print(sum(i in dq for n in g.node if n.op_type in ("Conv", "MatMul", "Gemm") for i in n.input),
+    sum(n.op_type == "QLinearConv" for n in g.node))' qop.onnx
+	[[ $output == "0 "* && ${output#0 } -gt 10 ]] ||
+	    fail "DequantizeLinear outputs read, QLinearConv: $output"
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ocr-eval.js" \
+	    --task cls eval cls.onnx qdq.onnx qop.onnx
+	[ "$status" -eq 0 ] || fail "$stderr"
+	printf '# %s\n' "${lines[@]}" >&3
+	printf '%s\n' "${lines[@]}" >eval.txt
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ocr-eval.js" \
+	    --task none eval qdq.onnx qop.onnx
+	[ "$status" -eq 0 ] || fail "$stderr"
+	printf '%s\n' "${lines[@]}" >agree.txt
+	# The same decisions: the QOperator model as the QDQ one, in ORT.
+	local agree acc_qdq acc_qop ort ours
+	agree=$(column agree.txt qop.onnx 5)
+	printf '# ORT QOperator vs ORT QDQ: %s dB\n' "$agree" >&3
+	[[ $agree == inf ]] || awk -v a="$agree" 'BEGIN { exit !(a >= 30) }' ||
+	    fail "QOperator vs QDQ in ORT: $agree dB"
+	acc_qdq=$(column eval.txt qdq.onnx 3)
+	acc_qop=$(column eval.txt qop.onnx 3)
+	awk -v a="$acc_qdq" -v b="$acc_qop" 'BEGIN { d = a - b
+	    exit !(d <= 1 && d >= -1) }' ||
+	    fail "accuracy: QDQ $acc_qdq%, QOperator $acc_qop%"
+	# Our interpreter's SNR against fp32 within 1 dB of ORT's.
+	ort=$(column eval.txt qop.onnx 5)
+	run --separate-stderr onnx-verify --format tsv -d eval cls.onnx qop.onnx
+	ours=$(printf '%s\n' "${lines[@]}" | awk -F '\t' 'NR == 1 {
+	    for (i = 1; i <= NF; i++) if ($i == "snr_db") c = i; next }
+	    { print $c; exit }')
+	printf '# SNR against fp32: ORT %s dB, onnx-verify %s dB\n' "$ort" \
+	    "$ours" >&3
+	awk -v a="$ort" -v b="$ours" 'BEGIN { d = a - b
+	    exit !(d <= 1 && d >= -1) }' ||
+	    fail "SNR: ORT $ort dB, ours $ours dB"
+}
+
+@test "qoperator: onnx-verify --fused runs a QDQ model as ORT fuses it" {
+	fixture --all-ops
+	cp -r data ortd
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" qdq.onnx ortd
+	[ "$status" -eq 0 ] || fail "ORT: $stderr"
+	run --separate-stderr onnx-verify --format tsv -d ortd qdq.onnx
+	literal=$(printf '%s\n' "${lines[@]}" | awk -F '\t' '$2 == "prob" { print $4 }')
+	run --separate-stderr onnx-verify --fused --format tsv -d ortd qdq.onnx
+	fused=$(printf '%s\n' "${lines[@]}" | awk -F '\t' '$2 == "prob" { print $4 }')
+	printf '# against ORT on the QDQ model: literal %s dB, fused %s dB\n' \
+	    "$literal" "$fused" >&3
+	[ -n "$literal" ] && [ -n "$fused" ] || fail "no SNR: $output"
+	awk -v l="$literal" -v f="$fused" 'BEGIN { exit !(f >= 40 && f > l + 3) }' ||
+	    fail "fused $fused dB, literal $literal dB"
 }
