@@ -230,6 +230,10 @@ requant(struct op_ctx *c, const struct tensor *acc, const float *m,
 	int64_t outer = 1, inner = acc->nelem, len = 1, lo, hi;
 	const float *x = acc->data;
 
+	if (nm > 1 && (axis >= acc->rank || acc->dims[axis] != nm))
+		return err_set(c->err, "%lld scales for an output of %lld "
+		    "channels", (long long)nm, axis < acc->rank ?
+		    (long long)acc->dims[axis] : 0LL);
 	if (tensor_alloc_like_uninit(y, dt, acc, c->err) == -1)
 		return -1;
 	dtype_int_range(dt, &lo, &hi);

@@ -1,5 +1,6 @@
 /* qop: the QOperator form of a QDQ model. See qop.h. */
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,13 +95,18 @@ const_of(const struct ctx *c, const char *name)
 	    v->kind == VALUE_CONSTANT) ? v->init : NULL;
 }
 
+/* Elements of a constant's declared shape; -1 when it makes no sense. */
 static int64_t
 nelem_of(const Onnx__TensorProto *t)
 {
 	int64_t n = 1;
 
-	for (size_t i = 0; i < t->n_dims; i++)
+	for (size_t i = 0; i < t->n_dims; i++) {
+		if (t->dims[i] < 0 || (t->dims[i] > 0 &&
+		    n > INT64_MAX / t->dims[i]))
+			return -1;
 		n *= t->dims[i];
+	}
 	return n;
 }
 
@@ -129,9 +135,8 @@ qt_of(const struct ctx *c, int ni, int quant, struct qt *t)
 	t->q = quant ? n->output[0] : n->input[0];
 	t->s = n->input[1];
 	t->z = n->n_input > 2 && n->input[2][0] ? n->input[2] : NULL;
-	if (!(s = const_of(c, t->s)))
+	if (!(s = const_of(c, t->s)) || (t->n = nelem_of(s)) < 1)
 		return -1;
-	t->n = nelem_of(s);
 	if (t->z) {
 		if (!(z = const_of(c, t->z)) || nelem_of(z) != t->n)
 			return -1;
@@ -179,6 +184,7 @@ q_of(const struct ctx *c, const char *name, struct qt *t)
 		return -1;
 	ni = v->consumers[0];
 	if (!is_qdq_node(c->g->node[ni], "QuantizeLinear") ||
+	    c->g->node[ni]->n_input < 1 ||
 	    strcmp(c->g->node[ni]->input[0], name) != 0 ||
 	    qt_of(c, ni, 1, t) != 0 || t->n != 1)
 		return -1;
@@ -197,8 +203,10 @@ note(struct ctx *c, const Onnx__NodeProto *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	full = str_fmt("node %s (%s): %s; left in QDQ form",
-	    str_or_empty(n->name), str_or_empty(n->op_type), msg);
+	full = n->name && *n->name ? str_fmt("node %s (%s): %s; left in QDQ "
+	    "form", n->name, str_or_empty(n->op_type), msg) :
+	    str_fmt("the %s writing %s: %s; left in QDQ form",
+	    str_or_empty(n->op_type), n->output[0], msg);
 	c->note(c->note_ctx, full ? full : msg);
 	free(full);
 }
@@ -341,12 +349,11 @@ remove_attr(Onnx__NodeProto *n, const char *name)
  * can. per_axis: the axis per-channel parameters may have, -1 none.
  */
 static const char *
-operand_problem(const struct qt *t, int per_axis, int want_dt)
+operand_problem(const struct qt *t, int per_axis, int want_dt, char *buf,
+    size_t size)
 {
-	static char buf[160];
-
 	if (!is_8bit(t->dtype)) {
-		snprintf(buf, sizeof buf, "%s tensor %s: QLinear operators "
+		snprintf(buf, size, "%s tensor %s: QLinear operators "
 		    "take 8-bit types only", dtype_name(t->dtype) ?
 		    dtype_name(t->dtype) : "?", t->q);
 		return buf;
@@ -366,11 +373,12 @@ write_qlinear(struct ctx *c, int ni, const struct spec *sp,
 	Onnx__NodeProto *n = c->g->node[ni];
 	struct qt in[3], *t;
 	const char *why = NULL, **v = NULL;
+	char buf[256];
 	size_t nv = 0, nin = n->n_input, i;
 	int64_t wrank = 0;
-	int rc = -1;
+	int rc = 0;
 
-	if ((why = operand_problem(y, -1, 0)))
+	if ((why = operand_problem(y, -1, 0, buf, sizeof buf)))
 		goto left;
 	if (c->opset < sp->min_opset) {
 		why = "the model's opset is below 10";
@@ -383,11 +391,10 @@ write_qlinear(struct ctx *c, int ni, const struct spec *sp,
 		for (i = 0; i < nin; i++) {
 			struct qt x;
 
-			if (dq_of(c, n->input[i], &x) != 0) {
-				why = "an input is not quantized";
-				goto left;
-			}
-			if ((why = operand_problem(&x, -1, y->dtype)))
+			if (dq_of(c, n->input[i], &x) != 0)
+				goto out;	/* a float op, not a group */
+			if ((why = operand_problem(&x, -1, y->dtype, buf,
+			    sizeof buf)))
 				goto left;
 			v[nv++] = x.q, v[nv++] = x.s, v[nv++] = x.z;
 		}
@@ -398,10 +405,8 @@ write_qlinear(struct ctx *c, int ni, const struct spec *sp,
 	/* Operands: the data inputs, all quantized; the bias as int32. */
 	for (i = 0; i < (sp->kind == K_UNARY ? 1u : 2u); i++) {
 		t = &in[i];
-		if (i >= nin || dq_of(c, n->input[i], t) != 0) {
-			why = "an input is not quantized";
-			goto left;
-		}
+		if (i >= nin || dq_of(c, n->input[i], t) != 0)
+			goto out;	/* a float op, not a group */
 		if (i == 1 && t->axis >= 0) {
 			const Onnx__TensorProto *w = const_of(c, t->q);
 
@@ -412,7 +417,7 @@ write_qlinear(struct ctx *c, int ni, const struct spec *sp,
 		    (int)wrank - 1 : sp->kind == K_GEMM ?
 		    (attr_int(n, "transB", 0) ? 0 : 1) : -1,
 		    sp->kind == K_BINARY || sp->kind == K_UNARY ?
-		    y->dtype : 0)))
+		    y->dtype : 0, buf, sizeof buf)))
 			goto left;
 		v[nv++] = t->q, v[nv++] = t->s, v[nv++] = t->z;
 	}
@@ -441,6 +446,7 @@ write_qlinear(struct ctx *c, int ni, const struct spec *sp,
 	if (sp->kind == K_CONV && nin > 2 && n->input[2][0])
 		v[nv++] = in[2].q;
 rewrite:
+	rc = -1;
 	if (set_inputs(n, v, nv, e) != 0 || take_output(c, n, y, e) != 0 ||
 	    set_str(&n->op_type, sp->qop, e) != 0 ||
 	    set_str(&n->domain, sp->domain, e) != 0)
@@ -450,14 +456,13 @@ rewrite:
 	if (strcmp(sp->op, "Softmax") == 0 &&
 	    attr_add_int(n, "opset", c->opset, e) != 0)
 		goto out;
+	rc = 0;
 	if (strcmp(sp->domain, MS_DOMAIN) == 0)
 		c->ms_used = 1;
 	c->r->qlinear++;
-	rc = 0;
 	goto out;
 left:
 	note(c, n, "%s", why);
-	rc = 0;
 out:
 	free(v);
 	return rc;
