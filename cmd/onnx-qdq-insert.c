@@ -34,7 +34,7 @@ static const char usage_text[] =
     "usage: " PROG " [-v] [--dedicated-pairs] [--weights-float]\n"
     "                       [--qdq-domain auto|onnx|com.microsoft] "
     "[--external-data]\n"
-    "                       [--format auto|qdq]\n"
+    "                       [--format auto|qdq|qoperator]\n"
     "                       [-o FILE] MODEL [QPARAMS]\n";
 
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
@@ -130,6 +130,11 @@ report(const struct opts *o, const struct qdq_report *r, size_t before,
 	if (r->opset_to != r->opset_from)
 		fprintf(stderr, " raised to %d (%d nodes rewritten)",
 		    r->opset_to, r->rewritten);
+	if (o->format == QDQ_FORMAT_QOPERATOR)
+		fprintf(stderr, "\n%s: %s: %d QLinear operators, %d on "
+		    "quantized tensors, %d groups left in QDQ form; %d "
+		    "Q/DQ nodes removed", PROG, o->model, r->qlinear,
+		    r->moved, r->left_qdq, r->qdq_removed);
 	fprintf(stderr, "\n%s: %s: %zu bytes -> %zu bytes (%.1f%%)\n", PROG,
 	    o->model, before, after, before ? 100.0 * (double)after /
 	    (double)before : 0.0);
@@ -189,6 +194,10 @@ run(const struct opts *o)
 		goto fail;
 	if (o->verbose)
 		report(o, &rep, len, after);
+	else if (rep.left_qdq > 0)
+		cli_warn("%s: %d groups left in QDQ form, which the QOperator "
+		    "format cannot express (-v says which and why)", o->model,
+		    rep.left_qdq);
 	rc = 0;
 	goto done;
 fail:

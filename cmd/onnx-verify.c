@@ -41,6 +41,7 @@ struct opts {
 	int format;		/* enum verifyreport_format */
 	const char *plot;	/* SVG path, NULL: none */
 	int per_tensor;
+	int fused;		/* run the quantized model as ORT fuses it */
 	int sort;		/* enum qdqerr_sort */
 	const char *save_dir;	/* NULL: outputs not saved */
 	int threads;
@@ -56,8 +57,9 @@ static const char usage_text[] =
     "[--per-tensor]\n"
     "                   [--sort own|snr|graph] [--format table|tsv|json] "
     "[--plot FILE.svg]\n"
-    "                   [--save-outputs OUTDIR] [--threads N] [--quiet] "
-    "MODEL [QMODEL]\n";
+    "                   [--save-outputs OUTDIR] [--threads N] [--fused] "
+    "[--quiet]\n"
+    "                   MODEL [QMODEL]\n";
 
 /*
  * The progress bar, like stderr itself, is the process's: every message
@@ -241,7 +243,8 @@ run_single(const struct opts *o)
 	struct err e;
 	int ret = EXIT_TROUBLE, ni, no;
 
-	if (runner_init(&r, o->model, o->threads, NULL, NULL, &e) < 0) {
+	if ((o->fused ? runner_init_fused : runner_init)(&r, o->model,
+	    o->threads, NULL, NULL, &e) < 0) {
 		cli_warn("%s", e.msg);
 		return EXIT_TROUBLE;
 	}
@@ -345,8 +348,9 @@ run_pair(const struct opts *o)
 
 	if (runner_init(&f, o->model, o->threads, o->per_tensor ?
 	    qdqerr_observe_fp32 : NULL, &pt, &e) < 0 ||
-	    runner_init(&q, o->qmodel, o->threads, o->per_tensor ?
-	    qdqerr_observe_q : NULL, &pt, &e) < 0) {
+	    (o->fused ? runner_init_fused : runner_init)(&q, o->qmodel,
+	    o->threads, o->per_tensor ? qdqerr_observe_q : NULL, &pt,
+	    &e) < 0) {
 		cli_warn("%s", e.msg);
 		goto out;
 	}
@@ -493,7 +497,7 @@ parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_RTOL = 256, OPT_ATOL, OPT_MIN_SNR, OPT_SAVE, OPT_THREADS,
 	    OPT_MIN_AGREE, OPT_LABELS, OPT_FORMAT, OPT_PLOT, OPT_PER_TENSOR,
-	    OPT_SORT };
+	    OPT_SORT, OPT_FUSED };
 	static const struct option longopts[] = {
 		{ "data", required_argument, NULL, 'd' },
 		{ "rtol", required_argument, NULL, OPT_RTOL },
@@ -507,6 +511,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "save-outputs", required_argument, NULL, OPT_SAVE },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "fused", no_argument, NULL, OPT_FUSED },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -593,6 +598,9 @@ parse_args(int argc, char **argv, struct opts *o)
 			    CLI_THREADS_MAX, &n)) != 0)
 				return r + 1;
 			o->threads = (int)n;
+			break;
+		case OPT_FUSED:
+			o->fused = 1;
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -25,14 +25,7 @@ const int64_t *attr_ints(const Onnx__NodeProto *n, const char *name,
 const float *attr_floats(const Onnx__NodeProto *n, const char *name,
     size_t *count);
 const Onnx__TensorProto *attr_tensor(const Onnx__NodeProto *n, const char *name);
-/* Append an int attribute (malloc'd into n); -1 out of memory. */
-int attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v,
-    struct err *e);
-
-/*
- * Add an int attribute to n (malloc'd into it, as model.h asks); -1 out of
- * memory. The caller makes sure n has none of that name.
- */
+/* Append an int attribute (malloc'd into n); -1 when out of memory. */
 int attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v,
     struct err *e);
 

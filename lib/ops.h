@@ -17,6 +17,7 @@
  * op_dynq.c (DynamicQuantizeLinear, MatMulInteger, ConvInteger and the
  * com.microsoft dynamic products),
  * op_nbits.c (MatMulNBits: weight-only blockwise, com.microsoft).
+ * op_qlinear.c (the QOperator format's QLinear* and QGemm).
  */
 #ifndef ONNXQ_OPS_H
 #define ONNXQ_OPS_H
@@ -81,6 +82,7 @@ extern const struct op_def op_control_defs[];
 extern const struct op_def op_rnn_defs[];
 extern const struct op_def op_dynq_defs[];
 extern const struct op_def op_nbits_defs[];
+extern const struct op_def op_qlinear_defs[];
 
 /*
  * Helpers kernels share. The small ones are inline: they sit on every

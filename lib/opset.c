@@ -1170,3 +1170,33 @@ fail:
 	graph_free(w.gr);
 	return -1;
 }
+
+int
+opset_import_add(Onnx__ModelProto *mp, const char *domain, int version,
+    struct err *e)
+{
+	Onnx__OperatorSetIdProto *op, **v;
+	size_t i;
+
+	for (i = 0; i < mp->n_opset_import; i++)
+		if (strcmp(str_or_empty(mp->opset_import[i]->domain),
+		    domain) == 0)
+			return 0;
+	if ((op = malloc(sizeof *op)) == NULL)
+		return err_nomem(e);
+	onnx__operator_set_id_proto__init(op);
+	if ((op->domain = strdup(domain)) == NULL) {
+		free(op);
+		return err_nomem(e);
+	}
+	op->has_version = 1;
+	op->version = version;
+	if ((v = realloc(mp->opset_import, (mp->n_opset_import + 1) *
+	    sizeof *v)) == NULL) {
+		protobuf_c_message_free_unpacked(&op->base, NULL);
+		return err_nomem(e);
+	}
+	mp->opset_import = v;
+	mp->opset_import[mp->n_opset_import++] = op;
+	return 0;
+}

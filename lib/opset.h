@@ -66,4 +66,11 @@ int opset_raise(struct model *m, int to, const struct opset_opts *o,
 /* The smallest IR version that allows `opset` of the default domain. */
 int opset_ir_version(int opset);
 
+/*
+ * Import `domain` at `version` unless m already imports it (whatever
+ * version); -1 when out of memory.
+ */
+int opset_import_add(Onnx__ModelProto *mp, const char *domain, int version,
+    struct err *e);
+
 #endif

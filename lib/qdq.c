@@ -16,6 +16,7 @@
 #include "opinfo.h"
 #include "opset.h"
 #include "qdq.h"
+#include "qop.h"
 #include "qparams.h"
 #include "records.h"
 #include "nbitswrite.h"
@@ -72,6 +73,7 @@ qdq_domain_parse(const char *s, enum qdq_domain *d)
 static const char *const format_names[] = {
 	[QDQ_FORMAT_AUTO] = "auto",
 	[QDQ_FORMAT_QDQ] = "qdq",
+	[QDQ_FORMAT_QOPERATOR] = "qoperator",
 };
 
 int
@@ -646,12 +648,6 @@ fail:
 	return -1;
 }
 
-static int
-set_axis(Onnx__NodeProto *n, int axis, struct err *e)
-{
-	return attr_add_int(n, "axis", axis, e);
-}
-
 /*
  * A QuantizeLinear (quant) or DequantizeLinear node reading in with the
  * given parameters, writing out (a unique name base + suffix when out is
@@ -683,7 +679,8 @@ add_qdq(struct ctx *c, int quant, const char *base, const char *in,
 	outs[0] = oname;
 	n = graph_add_node(c->gr, op, c->domain, nname, ins, 3, outs, 1, e);
 	free(nname);
-	if (n == NULL || (axis >= 0 && set_axis(n, axis, e) != 0)) {
+	if (n == NULL || (axis >= 0 &&
+	    attr_add_int(n, "axis", axis, e) != 0)) {
 		free(oname);
 		return NULL;
 	}
@@ -1042,35 +1039,6 @@ classify(struct ctx *c, int *need, struct err *e)
 	return 0;
 }
 
-static int
-add_ms_import(Onnx__ModelProto *mp, struct err *e)
-{
-	Onnx__OperatorSetIdProto *op, **v;
-	size_t i;
-
-	for (i = 0; i < mp->n_opset_import; i++)
-		if (strcmp(str_or_empty(mp->opset_import[i]->domain),
-		    MS_DOMAIN) == 0)
-			return 0;
-	if ((op = malloc(sizeof *op)) == NULL)
-		return err_nomem(e);
-	onnx__operator_set_id_proto__init(op);
-	if ((op->domain = strdup(MS_DOMAIN)) == NULL) {
-		free(op);
-		return err_nomem(e);
-	}
-	op->has_version = 1;
-	op->version = 1;
-	if ((v = realloc(mp->opset_import, (mp->n_opset_import + 1) *
-	    sizeof *v)) == NULL) {
-		protobuf_c_message_free_unpacked(&op->base, NULL);
-		return err_nomem(e);
-	}
-	mp->opset_import = v;
-	mp->opset_import[mp->n_opset_import++] = op;
-	return 0;
-}
-
 /*
  * ONNX Runtime fuses DequantizeLinear -> Conv/MatMul -> QuantizeLinear into
  * QLinearConv/QLinearMatMul, which exist from opset 10: on an older model
@@ -1144,7 +1112,7 @@ choose_domain(struct ctx *c, int need, struct err *e)
 ms:
 	c->domain = MS_DOMAIN;
 	c->rep->ms_domain = 1;
-	if (add_ms_import(c->m->proto, e) < 0)
+	if (opset_import_add(c->m->proto, MS_DOMAIN, 1, e) < 0)
 		return -1;
 	return raise_for_fusion(c, from, &oo, e);
 }
@@ -1549,7 +1517,7 @@ apply_blockq(struct model *m, const struct qdq_plan *p,
 		    "--weight-only) and qparam, convert or fold records in "
 		    "one stream", wo.stream);
 	rep->opset_from = model_opset(m, "");
-	if (!wo.qdq && add_ms_import(m->proto, e) < 0)
+	if (!wo.qdq && opset_import_add(m->proto, MS_DOMAIN, 1, e) < 0)
 		return -1;
 	if (nbitswrite_apply(m, p->bq, p->nbq, &wo, &wr, e) < 0)
 		return -1;
@@ -1558,6 +1526,22 @@ apply_blockq(struct model *m, const struct qdq_plan *p,
 	rep->dequantize = wr.dequantize;
 	rep->ms_domain = !wo.qdq;
 	rep->opset_to = model_opset(m, "");
+	return 0;
+}
+
+/* The QOperator form of the QDQ model just written (qop.h). */
+static int
+write_qoperator(struct model *m, const struct qdq_opts *o,
+    struct qdq_report *report, struct err *e)
+{
+	struct qop_report r;
+
+	if (qop_rewrite(m, o->note, o->note_ctx, &r, e) != 0)
+		return -1;
+	report->qlinear = r.qlinear;
+	report->moved = r.moved;
+	report->left_qdq = r.left;
+	report->qdq_removed = r.removed;
 	return 0;
 }
 
@@ -1632,6 +1616,8 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	if (sort_nodes(&c, e) != 0)
 		goto fail_node;
 	rc = 0;
+	if (o && o->format == QDQ_FORMAT_QOPERATOR)
+		rc = write_qoperator(m, o, report, e);
 	goto done;
 fail_node:
 	err_prefix(e, "%s", m->path);

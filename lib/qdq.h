@@ -66,6 +66,7 @@ int qdq_domain_parse(const char *s, enum qdq_domain *d);
 enum qdq_format {
 	QDQ_FORMAT_AUTO,
 	QDQ_FORMAT_QDQ,		/* QuantizeLinear -> DequantizeLinear pairs */
+	QDQ_FORMAT_QOPERATOR,	/* QLinearConv and friends (qop.h) */
 };
 
 /* Parse a --format value: 0 and *f, or -1. */
@@ -96,6 +97,11 @@ struct qdq_report {
 	int opset_from, opset_to;	/* default domain, before, after */
 	int rewritten;		/* nodes rewritten to raise the opset */
 	int ms_domain;		/* 1: the com.microsoft ops were used */
+	/* QDQ_FORMAT_QOPERATOR (qop.h): */
+	int qlinear;		/* operators written in their QLinear form */
+	int moved;		/* data movement on quantized tensors */
+	int left_qdq;		/* groups left in QDQ form (see the notes) */
+	int qdq_removed;	/* Q/DQ nodes removed again */
 };
 
 /* The parsed records of a stream (opaque). */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qop.h"
 #include "runner.h"
 
 void
@@ -15,9 +16,9 @@ runner_free(struct runner *r)
 	memset(r, 0, sizeof *r);
 }
 
-int
-runner_init(struct runner *r, const char *path, int threads,
-    interp_observe_fn observe, void *ctx, struct err *e)
+static int
+init(struct runner *r, const char *path, int threads,
+    interp_observe_fn observe, void *ctx, int fused, struct err *e)
 {
 	struct interp_opts io = { .threads = threads, .observe = observe,
 	    .observe_ctx = ctx };
@@ -27,6 +28,10 @@ runner_init(struct runner *r, const char *path, int threads,
 	memset(r, 0, sizeof *r);
 	if (!(r->m = model_load(path, e)))
 		return -1;
+	if (fused && qop_rewrite(r->m, NULL, NULL, NULL, e) != 0) {
+		runner_free(r);
+		return -1;
+	}
 	if (!(r->ip = interp_new(r->m, &io, e))) {
 		err_prefix(e, "%s", path);
 		runner_free(r);
@@ -53,6 +58,20 @@ runner_init(struct runner *r, const char *path, int threads,
 	r->spec.noutputs = no;
 	r->spec.output_names = r->out_names;
 	return 0;
+}
+
+int
+runner_init(struct runner *r, const char *path, int threads,
+    interp_observe_fn observe, void *ctx, struct err *e)
+{
+	return init(r, path, threads, observe, ctx, 0, e);
+}
+
+int
+runner_init_fused(struct runner *r, const char *path, int threads,
+    interp_observe_fn observe, void *ctx, struct err *e)
+{
+	return init(r, path, threads, observe, ctx, 1, e);
 }
 
 int

@@ -25,6 +25,14 @@ struct runner {
 /* observe, ctx: the interpreter's observer (interp.h), may be NULL. */
 int runner_init(struct runner *r, const char *path, int threads,
     interp_observe_fn observe, void *ctx, struct err *e);
+/*
+ * The same, the model first rewritten as ONNX Runtime's default session
+ * fuses it: each DequantizeLinear -> op -> QuantizeLinear group that has
+ * a QLinear operator becomes it (qop.h), so the interpreter computes the
+ * group with ORT's integer kernels rather than the literal QDQ graph.
+ */
+int runner_init_fused(struct runner *r, const char *path, int threads,
+    interp_observe_fn observe, void *ctx, struct err *e);
 void runner_free(struct runner *r);
 
 /*

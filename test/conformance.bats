@@ -7,7 +7,7 @@
 # string inputs/outputs. Opsets below 7 run too (the pytorch suites use
 # opset 6). Prints one "conformance: SUITE: ..." line per suite.
 # MUST_PASS lists cases that must pass rather than skip (If, Loop, Scan,
-# LSTM, GRU, RNN).
+# LSTM, GRU, RNN, QLinearConv, QLinearMatMul).
 # Needs: /usr/share/libonnx-testdata, onnxq-conform (test/tools), and
 # /usr/bin/python3 with onnx for the self-checks.
 
@@ -71,9 +71,10 @@ MUST_PASS=(
 	test_dynamicquantizelinear_min_adjusted test_matmulinteger
 	test_basic_convinteger test_convinteger_with_padding
 	test_convinteger_without_padding
+	test_qlinearconv test_qlinearmatmul_2D test_qlinearmatmul_3D
 )
 
-@test "conformance: control flow and recurrent layers pass" {
+@test "conformance: control flow, recurrent and QLinear layers pass" {
 	local dirs=()
 
 	for c in "${MUST_PASS[@]}"; do

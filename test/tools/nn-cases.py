@@ -3,10 +3,10 @@
 lib/op_quant.c, in the ONNX backend-test layout, with ONNX Runtime as the
 oracle. Used by test/nn-kernels.bats.
 
-usage: nn-cases.py write DIR     models and inputs (DIR/NAME/model.onnx,
+usage: nn-cases.py write DIR [qlinear]  models and inputs (DIR/NAME/model.onnx,
                                  test_data_set_0/input_K.pb, in_K.bin,
                                  inputs.json for nn-cases.js)
-       nn-cases.py finish DIR    ONNX Runtime's outputs (out_K.bin and
+       nn-cases.py finish DIR [qlinear] ONNX Runtime's outputs (out_K.bin and
                                  outputs.json, from nn-cases.js) into
                                  test_data_set_0/output_K.pb; fails when
                                  ONNX Runtime rejected a case
@@ -18,17 +18,19 @@ Gemm, MatMul (broadcasting, 1-D, int32), Einsum, the pools, the
 normalisations, Resize in every mode and coordinate transformation
 (opsets 10, 11, 13, 18, 19), Upsample, and QuantizeLinear /
 DequantizeLinear (per tensor, per axis, blocked, 4- and 16-bit, both
-domains). The same seed gives the same models everywhere.
+domains). The same seed gives the same models everywhere. The qlinear
+suite holds the QOperator kernels' cases instead (qlinear_cases.py).
 """
 import sys, os, json, shutil, subprocess, itertools
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
-if len(sys.argv) != 3 or sys.argv[1] not in ('write', 'finish'):
-    sys.exit('usage: nn-cases.py write|finish DIR')
+if len(sys.argv) not in (3, 4) or sys.argv[1] not in ('write', 'finish'):
+    sys.exit('usage: nn-cases.py write|finish DIR [qlinear]')
 ACTION, OUT = sys.argv[1], sys.argv[2]
 FILT = os.environ.get('NN_CASES', '')	# only cases whose name holds it
+SUITE = sys.argv[3] if len(sys.argv) == 4 else 'nn'
 rng = np.random.default_rng(7)
 cases = []
 
@@ -454,6 +456,11 @@ def gbq_case(name, V, H, dt, block, zp=True, bits=4):
 gbq_case('gbq_int4', 40, 64, 22, 32)
 gbq_case('gbq_uint4_nozp', 40, 48, 21, 16, zp=False)
 gbq_case('gbq_uint8', 30, 64, 2, 32, bits=8)
+if SUITE == 'qlinear':
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import qlinear_cases
+    cases.clear()
+    qlinear_cases.add(case, init, np.random.default_rng(19))
 
 # ---------------------------------------------------------------- write / finish
 JS2NP = {'float32': np.float32, 'uint8': np.uint8, 'int8': np.int8, 'int16': np.int16, 'uint16': np.uint16,

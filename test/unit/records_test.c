@@ -34,7 +34,7 @@ static const char good[] =
     "dynamic\tmm\tweight=W\tz=1\n"
     "blockq\tW\tnode=mm\ttype=int4\tblock=32\tmethod=hqq\t"
     "symmetric=0\tq=1\n"
-    "end\t13\n";
+    "end\t14\n";
 
 static struct stream_reader *
 reader(const char *text, struct err *e)
