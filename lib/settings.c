@@ -68,7 +68,8 @@ settings_default(struct settings *s)
 	s->per_channel = 1;
 	s->bias_adjust = 1;
 	s->block_size = 32;
-	s->block_hqq = 1;
+	/* rtn: hqq's float zero points put ORT on a slow path (man page) */
+	s->block_hqq = 0;
 }
 
 static void *

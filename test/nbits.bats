@@ -122,7 +122,7 @@ print(len(dq), sorted(bs), [o.version for o in m.opset_import if o.domain in (""
 	# Everything else passes through unchanged.
 	[ "$(grep -v -e '^blockq' -e '^#prog' -e '^end' qp)" = \
 	    "$(grep -v -e '^#prog' -e '^end' w)" ] || fail "changed"
-	grep -q $'^blockq\tl0_q_w\tnode=matmul_7_n\ttype=int4\tblock=16\tmethod=hqq\tsymmetric=0$' qp ||
+	grep -q $'^blockq\tl0_q_w\tnode=matmul_7_n\ttype=int4\tblock=16\tmethod=rtn\tsymmetric=0$' qp ||
 	    fail "$(grep l0_q_w qp)"
 }
 
