@@ -17,6 +17,7 @@
 #include "qdq.h"
 #include "qparams.h"
 #include "records.h"
+#include "streammatch.h"
 #include "strmap.h"
 #include "util.h"
 #include "weights.h"
@@ -41,6 +42,7 @@ struct qdq_plan {
 	struct st *st;
 	size_t nst, capst;
 	struct strmap *qpidx, *cvidx, *stidx;
+	struct streammatch *match;	/* the records' dtypes and shapes */
 };
 
 static int
@@ -99,7 +101,8 @@ qdq_plan_new(void)
 	p->qpidx = strmap_new();
 	p->cvidx = strmap_new();
 	p->stidx = strmap_new();
-	if (!p->qpidx || !p->cvidx || !p->stidx) {
+	p->match = streammatch_new();
+	if (!p->qpidx || !p->cvidx || !p->stidx || !p->match) {
 		qdq_plan_free(p);
 		return NULL;
 	}
@@ -128,6 +131,7 @@ qdq_plan_free(struct qdq_plan *p)
 	strmap_free(p->qpidx);
 	strmap_free(p->cvidx);
 	strmap_free(p->stidx);
+	streammatch_free(p->match);
 	free(p->file);
 	free(p->sha256);
 	free(p);
@@ -279,6 +283,8 @@ qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
 		return fold_rec_read(&f, rec, e) != 0 ? -1 :
 		    qdq_plan_add_fold(p, &f, e);
 	}
+	if (streammatch_add(p->match, rec, e) != 0)
+		return -1;
 	if (strcmp(rec->type, "stat") == 0)
 		return read_stat(p, rec, e);
 	return 0;
@@ -1532,6 +1538,9 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 		return err_set(e, "%s: no graph", m->path);
 	if ((c.gr = graph_new(c.g, e)) == NULL)
 		return err_prefix(e, "%s", m->path);
+	/* a stream of another model would apply scales to other tensors */
+	if (streammatch_check(p->match, c.gr, m->path, e) != 0)
+		goto done;
 	if ((c.names = weights_node_names(c.g, e)) == NULL)
 		goto done;
 	c.nnodes = c.g->n_node;
