@@ -239,7 +239,7 @@ run_single(const struct opts *o)
 	struct tensor *in = NULL, *out = NULL, *exp = NULL;
 	struct labels lb = { 0 };
 	struct err e;
-	int ret = EXIT_TROUBLE, ni, no;
+	int ret = EXIT_TROUBLE, ni, no, nexp, unexpected = 0;
 
 	if (runner_init(&r, o->model, o->threads, NULL, NULL, &e) < 0) {
 		cli_warn("%s", e.msg);
@@ -277,7 +277,11 @@ run_single(const struct opts *o)
 			cli_warn("%s", e.msg);
 			goto out;
 		}
+		nexp = 0;
 		for (int k = 0; k < no; k++)
+			nexp += exp[k].data != NULL;
+		/* none at all: saving the outputs makes them */
+		for (int k = 0; k < no && (nexp > 0 || !o->save_dir); k++)
 			if (!exp[k].data) {
 				cli_warn("%s: no expected value for output %s",
 				    sname, r.out_names[k]);
@@ -287,7 +291,8 @@ run_single(const struct opts *o)
 			cli_warn("%s: %s", sname, e.msg);
 			goto out;
 		}
-		for (int k = 0; k < no; k++) {
+		unexpected += nexp == 0;
+		for (int k = 0; k < no && nexp > 0; k++) {
 			int64_t before = rows[k].tol.nmismatch;
 
 			tensor_as_bfloat16(&exp[k], out[k].dtype);
@@ -312,7 +317,15 @@ run_single(const struct opts *o)
 		tensor_release_n(exp, (size_t)no);
 		progress_update(&bar, s + 1);
 	}
-	ret = report(o, ds, rows, no, NULL);
+	if (unexpected < dataset_count(ds))
+		ret = report(o, ds, rows, no, NULL);
+	else
+		ret = EXIT_SAME;
+	progress_end(&bar);
+	if (unexpected > 0 && !o->quiet)
+		cli_warn("%d of %d samples without expected outputs: their "
+		    "outputs saved in %s, not compared", unexpected,
+		    dataset_count(ds), o->save_dir);
 out:
 	progress_end(&bar);
 	tensor_release_n(in, (size_t)ni);
