@@ -415,3 +415,15 @@ pair() {
 	printf '%s\n' "$output" >&3
 	[ "$status" -eq 0 ] || fail "$output"
 }
+
+@test "verify2: the page says it measures the literal QDQ graph, not ORT's fused kernels" {
+	# Users compare its SNR with ONNX Runtime's and find them apart: the
+	# page must say why and what to do until a fused mode exists.
+	run --separate-stderr sh -c "groff -mandoc -Tascii -P-cbou -rLL=2000n \
+	    '$ONNXQ_ROOT/man/man1/onnx-verify.1' | sed -n '/^CAVEATS/,/^BUGS/p'"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $output == *"measures the literal QDQ arithmetic"* ]] || fail "$output"
+	[[ $output == *"default session (graph optimizations on) fuses"* ]] || fail "$output"
+	[[ $output == *"74.8 dB"*"48.2 dB"* ]] || fail "$output"
+	[[ $output == *"test/ort-run.js"* ]] || fail "$output"
+}
