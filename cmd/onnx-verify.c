@@ -126,6 +126,7 @@ report(const struct opts *o, const struct dataset *ds,
 	    NULL };
 	int worse = verdict_judge(rows, nout, rp.two, o->min_agreement);
 	int any_top1 = 0, any_label = 0, *sorted = NULL, ret = EXIT_TROUBLE;
+	int low;
 	struct err e;
 
 	progress_end(&bar);
@@ -167,6 +168,12 @@ report(const struct opts *o, const struct dataset *ds,
 	}
 	if (!o->quiet)
 		explain(o, &rp);
+	if (!o->quiet &&
+	    (low = verdict_mixprec_row(rows, nout, rp.two)) >= 0)
+		cli_warn("output %s: snr %.1f db: 8 bits lose this model's "
+		    "signal; onnx-mixprec --target-snr 20 --allow-float puts "
+		    "the regions that need it in 16 bits or float",
+		    rows[low].name, verdict_snr(&rows[low], rp.two));
 	ret = worse;
 out:
 	free(sorted);
