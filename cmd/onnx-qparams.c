@@ -50,6 +50,7 @@ static const char usage_text[] =
     "                    [--per-channel | --per-tensor] [--reduce-range] "
     "[--power-of-two]\n"
     "                    [--min-real-range R] [--no-bias-weight-adjust]\n"
+    "                    [--float-outputs | --quantize-outputs]\n"
     "                    [--keep-activations] [--all-ops]\n"
     "                    [--include-nodes LIST] [--exclude-nodes LIST]\n"
     "                    [--include-ops LIST] [--exclude-ops LIST] "
@@ -82,6 +83,8 @@ static const struct setting_opt {
 	{ "power-of-two", 0, CG_ACT_POW2, CG_W_POW2, 1 },
 	{ "min-real-range", 1, CG_MIN_REAL_RANGE, -1, 0 },
 	{ "no-bias-weight-adjust", 0, CG_BIAS_ADJUST, -1, 0 },
+	{ "float-outputs", 0, CG_FLOAT_OUTPUTS, -1, 1 },
+	{ "quantize-outputs", 0, CG_FLOAT_OUTPUTS, -1, 0 },
 };
 #define NSETTING_OPTS (sizeof setting_opts / sizeof setting_opts[0])
 
@@ -126,6 +129,7 @@ run(const struct opts *o)
 	eo.keep_acts = o->keep_acts;
 	eo.all_ops = o->all_ops;
 	eo.note = o->verbose ? cli_vwarn : NULL;
+	eo.warn = cli_vwarn;
 
 	if ((g = engine_new(&eo, &e)) == NULL ||
 	    (rd = stream_open(o->in ? o->in : "-", &e)) == NULL ||

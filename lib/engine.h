@@ -55,6 +55,8 @@ struct engine_opts {
 	int all_ops;			/* no default op-type list */
 	/* Notes (what was left out and why); NULL: none. */
 	void (*note)(const char *fmt, va_list ap);
+	/* Warnings (a decision likely to hurt); NULL: none. */
+	void (*warn)(const char *fmt, va_list ap);
 };
 
 struct engine;

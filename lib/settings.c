@@ -45,6 +45,8 @@ const struct setting_info settings_table[CG_N] = {
 	/* Half of float32's largest: a symmetric range is twice as wide. */
 	[CG_MIN_REAL_RANGE] = { NULL, "min_real_range", SETTING_REAL, 0,
 	    FLT_MAX / 2, 0, OFF(min_real_range) },
+	[CG_FLOAT_OUTPUTS] = { "activations", "float_outputs", SETTING_BOOL,
+	    0, 1, 0, OFF(float_outputs) },
 };
 
 #undef OFF

@@ -32,6 +32,7 @@ enum config_global {
 	CG_PER_CHANNEL,
 	CG_BIAS_ADJUST,
 	CG_MIN_REAL_RANGE,
+	CG_FLOAT_OUTPUTS,
 	CG_N
 };
 
@@ -70,6 +71,7 @@ struct settings {
 	int w_type, w_symmetric, w_reduce_range, w_pow2, per_channel;
 	int bias_adjust;
 	double min_real_range;
+	int float_outputs;	/* leave tensors that only reach outputs */
 };
 
 /* The defaults (onnx-qparams(1), DEFAULTS); nothing set. */
