@@ -128,6 +128,7 @@ report(const struct opts *o, const struct dataset *ds,
 	    NULL };
 	int worse = verdict_judge(rows, nout, rp.two, o->min_agreement);
 	int any_top1 = 0, any_label = 0, *sorted = NULL, ret = EXIT_TROUBLE;
+	int low;
 	struct err e;
 
 	progress_end(&bar);
@@ -169,6 +170,12 @@ report(const struct opts *o, const struct dataset *ds,
 	}
 	if (!o->quiet)
 		explain(o, &rp);
+	if (!o->quiet &&
+	    (low = verdict_mixprec_row(rows, nout, rp.two)) >= 0)
+		cli_warn("output %s: snr %.1f db: 8 bits lose this model's "
+		    "signal; onnx-mixprec --target-snr 20 --allow-float puts "
+		    "the regions that need it in 16 bits or float",
+		    rows[low].name, verdict_snr(&rows[low], rp.two));
 	ret = worse;
 out:
 	free(sorted);
@@ -241,7 +248,7 @@ run_single(const struct opts *o)
 	struct tensor *in = NULL, *out = NULL, *exp = NULL;
 	struct labels lb = { 0 };
 	struct err e;
-	int ret = EXIT_TROUBLE, ni, no;
+	int ret = EXIT_TROUBLE, ni, no, nexp, unexpected = 0;
 
 	if ((o->fused ? runner_init_fused : runner_init)(&r, o->model,
 	    o->threads, NULL, NULL, &e) < 0) {
@@ -280,7 +287,11 @@ run_single(const struct opts *o)
 			cli_warn("%s", e.msg);
 			goto out;
 		}
+		nexp = 0;
 		for (int k = 0; k < no; k++)
+			nexp += exp[k].data != NULL;
+		/* none at all: saving the outputs makes them */
+		for (int k = 0; k < no && (nexp > 0 || !o->save_dir); k++)
 			if (!exp[k].data) {
 				cli_warn("%s: no expected value for output %s",
 				    sname, r.out_names[k]);
@@ -290,7 +301,8 @@ run_single(const struct opts *o)
 			cli_warn("%s: %s", sname, e.msg);
 			goto out;
 		}
-		for (int k = 0; k < no; k++) {
+		unexpected += nexp == 0;
+		for (int k = 0; k < no && nexp > 0; k++) {
 			int64_t before = rows[k].tol.nmismatch;
 
 			tensor_as_bfloat16(&exp[k], out[k].dtype);
@@ -315,7 +327,15 @@ run_single(const struct opts *o)
 		tensor_release_n(exp, (size_t)no);
 		progress_update(&bar, s + 1);
 	}
-	ret = report(o, ds, rows, no, NULL);
+	if (unexpected < dataset_count(ds))
+		ret = report(o, ds, rows, no, NULL);
+	else
+		ret = EXIT_SAME;
+	progress_end(&bar);
+	if (unexpected > 0 && !o->quiet)
+		cli_warn("%d of %d samples without expected outputs: their "
+		    "outputs saved in %s, not compared", unexpected,
+		    dataset_count(ds), o->save_dir);
 out:
 	progress_end(&bar);
 	tensor_release_n(in, (size_t)ni);

@@ -61,6 +61,7 @@ struct act {
 	struct qp conv;
 	const struct config_tensor *ov;
 	int folded;		/* its Relu/Clip reader is folded away */
+	int to_output;		/* reaches only outputs (feeds_outputs) */
 };
 
 /* A weight or bias record and its decision. */
@@ -581,6 +582,57 @@ node_selected(const struct engine *g, const struct node_rec *n)
 	    !in_list(v[ENGINE_OPS_EXCLUDE], c[ENGINE_OPS_EXCLUDE], n->op);
 }
 
+/*
+ * Mark the tensors that reach only the model's outputs: read by no node
+ * (the stream has no graph-output list: an output is what nobody reads),
+ * or read only by nodes left in float whose every output reaches only
+ * outputs. Node records are in topological order, so backwards every
+ * reader of a node's outputs has been seen when the node is.
+ */
+static int
+feeds_outputs(struct engine *g, struct err *e)
+{
+	struct strmap *inner = strmap_new();	/* read on the way on */
+	struct act *a;
+
+	if (inner == NULL)
+		return err_nomem(e);
+	for (size_t i = g->ix.n; i-- > 0;) {
+		const struct node_rec *n = &g->ix.v[i];
+		int passes = !g->selected[i];
+
+		for (size_t k = 0; k < n->nout && passes; k++)
+			passes = !strmap_get(inner, n->out[k], NULL);
+		for (size_t k = 0; k < n->nin && !passes; k++)
+			if (*n->in[k] && strmap_put(inner, n->in[k], 1) < 0) {
+				strmap_free(inner);
+				return err_nomem(e);
+			}
+	}
+	for (size_t i = 0; i < g->nacts; i++) {
+		a = &g->acts[i];
+		a->to_output = g->ix.n > 0 &&
+		    !strmap_get(inner, a->name, NULL);
+	}
+	strmap_free(inner);
+	return 0;
+}
+
+/* With float_outputs, what reaches only outputs is left in float. */
+static void
+keep_outputs_float(struct engine *g)
+{
+	for (size_t i = 0; i < g->nacts && g->s->float_outputs; i++) {
+		struct act *a = &g->acts[i];
+
+		if (!a->in_scope || !a->to_output)
+			continue;
+		a->in_scope = 0;
+		note(g, "%s: reaches only model outputs: left in float",
+		    a->name);
+	}
+}
+
 static void
 select_nodes(struct engine *g)
 {
@@ -684,10 +736,12 @@ engine_decide_range(struct qparam *q, int *fixed,
 		lo = sp->rmin[0];
 	if (sp && HAS(sp, CK_RMAX))
 		hi = sp->rmax[0];
-	q->rmin[0] = lo;
-	q->rmax[0] = hi;
 	if (qparams_compute(&o, lo, hi, &q->scale[0], &q->zp[0], e) < 0)
 		return -1;
+	/* the range quantized over: [-6.71, -5.83] is [-6.71, 0] */
+	qparams_range_with_zero(&lo, &hi);
+	q->rmin[0] = lo;
+	q->rmax[0] = hi;
 	return qparam_set_method(q, method, e);
 }
 
@@ -823,7 +877,7 @@ adjust_ranges(struct engine *g)
 		}
 		if (strcmp(n->op, "Relu") != 0 && strcmp(n->op, "Clip") != 0)
 			continue;
-		if (n->nin < 1 || !out ||
+		if (n->nin < 1 || !out || !out->in_scope ||
 		    (in = act_get(g, n->in[0], 0, NULL)) == NULL)
 			continue;
 		if (node_index_nreaders(&g->ix, n->in[0]) != 1)
@@ -909,6 +963,41 @@ uncalibrated(const struct act *a)
 	    (HAS(sp, CK_RMIN) && HAS(sp, CK_RMAX))));
 }
 
+/* Ops whose output keeps one sign whatever the input. */
+static int
+keeps_sign(const char *op)
+{
+	static const char *const ops[] = {
+		"Relu", "Sigmoid", "Softmax", "LogSoftmax", "Exp", "Abs",
+		"Sqrt", "Softplus", "HardSigmoid",
+	};
+
+	return in_list(ops, sizeof ops / sizeof ops[0], op);
+}
+
+/*
+ * A tensor reaching only outputs, quantized over a range calibration saw
+ * on one side of 0: the other side reads 0 (a logit calibrated over
+ * [-6.71, -5.83] turns every positive score into Sigmoid's 0.5).
+ */
+static void
+warn_one_sided(const struct engine *g, const struct act *a)
+{
+	int p = node_index_producer(&g->ix, a->name);
+
+	if (!a->to_output || !a->q.done || a->q.fixed ||
+	    !(a->rmax < 0 || a->rmin > 0) ||
+	    (p >= 0 && keeps_sign(g->ix.v[p].op)))
+		return;
+	warn(g, "warning: tensor %s: reaches a model output, quantized "
+	    "over [%g, %g] "
+	    "where calibration saw no %s value: %s ones will read 0; "
+	    "calibrate with samples of both signs, or leave it in float "
+	    "(--float-outputs)", a->name, (double)a->q.p.rmin[0],
+	    (double)a->q.p.rmax[0], a->rmax < 0 ? "positive" : "negative",
+	    a->rmax < 0 ? "positive" : "negative");
+}
+
 static int
 decide_acts(struct engine *g, struct err *e)
 {
@@ -938,6 +1027,7 @@ decide_acts(struct engine *g, struct err *e)
 			continue;
 		if (decide1(&a->q, sp, o, a->rmin, a->rmax, m, e) < 0)
 			return err_prefix(e, "tensor %s", a->name);
+		warn_one_sided(g, a);
 		if (a->ov && a->ov->has_convert) {
 			/* The consumer side, as ORT: the calibrated range and
 			 * the convert's own keys over the defaults. */
@@ -974,10 +1064,11 @@ weight_channel(struct wb *w, const struct config_spec *sp,
 		lo = sp->rmin[sc];
 	if (sp && HAS(sp, CK_RMAX))
 		hi = sp->rmax[sc];
-	q->rmin[c] = lo;
-	q->rmax[c] = hi;
 	if (qparams_compute(o, lo, hi, &q->scale[c], &q->zp[c], e) < 0)
 		return err_prefix(e, "channel %zu", c);
+	qparams_range_with_zero(&lo, &hi);
+	q->rmin[c] = lo;
+	q->rmax[c] = hi;
 	return 0;
 }
 
@@ -1338,6 +1429,9 @@ engine_decide(struct engine *g, struct err *e)
 	if (g->s->dynamic)
 		return decide_dynamic(g, e);
 	select_nodes(g);
+	if (feeds_outputs(g, e) < 0)
+		return -1;
+	keep_outputs_float(g);
 	if (decide_acts(g, e) < 0 || decide_wbs(g, e) < 0 ||
 	    decide_folds(g, e) < 0)
 		return -1;

@@ -309,6 +309,15 @@ select_range(struct mtensor *t, int method, const struct mixprec_type *x,
 	return engine_select_range(&s, NULL, &t->ts, 0, lo, hi, &used, e);
 }
 
+/* Ranges the same once widened to hold 0 (records give them so). */
+static int
+same_range(float l1, float h1, float l2, float h2)
+{
+	qparams_range_with_zero(&l1, &h1);
+	qparams_range_with_zero(&l2, &h2);
+	return l1 == l2 && h1 == h2;
+}
+
 /*
  * The range of t for type x: the recorded one, or selected again when
  * the method depends on the grid and selecting reproduces the record.
@@ -334,7 +343,7 @@ range_for(struct mixprec *mp, struct mtensor *t, const struct mixprec_type *x,
 		if (ok < 0)
 			return -1;
 		t->reselect = ok && select_range(t, method, &bt, &l, &h,
-		    &ignore) == 0 && l == b->rmin && h == b->rmax;
+		    &ignore) == 0 && same_range(l, h, b->rmin, b->rmax);
 		if (ok && !t->reselect)
 			mx_note(mp, "tensor %s: its %s range is not what the stream's "
 			    "statistics give (options or overrides): kept for %s",
@@ -370,6 +379,8 @@ decide(const struct mixprec_type *x, float lo, float hi, struct aq *out,
 	}
 	out->scale = q.scale[0];
 	out->zp = q.zp[0];
+	out->rmin = q.rmin[0];	/* widened to hold 0, as onnx-qparams */
+	out->rmax = q.rmax[0];
 	qparam_release(&q);
 	return 0;
 }

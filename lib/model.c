@@ -261,6 +261,29 @@ model_free(struct model *m)
 }
 
 int
+model_value_type(const Onnx__ValueInfoProto *vi, int *rank, int64_t *dims)
+{
+	const Onnx__TypeProto__Tensor *tt;
+
+	*rank = -1;
+	if (vi == NULL || !vi->type || vi->type->value_case !=
+	    ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !(tt = vi->type->tensor_type))
+		return DT_UNDEFINED;
+	if (tt->shape && tt->shape->n_dim <= TENSOR_MAX_RANK) {
+		*rank = (int)tt->shape->n_dim;
+		for (size_t k = 0; k < tt->shape->n_dim; k++) {
+			const Onnx__TensorShapeProto__Dimension *d =
+			    tt->shape->dim[k];
+
+			dims[k] = d->value_case ==
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+			    d->dim_value >= 0 ? d->dim_value : -1;
+		}
+	}
+	return tt->has_elem_type ? tt->elem_type : DT_UNDEFINED;
+}
+
+int
 model_opset(const struct model *m, const char *domain)
 {
 	size_t i;

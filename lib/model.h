@@ -70,6 +70,14 @@ int model_pack(const struct model *m, void **buf, size_t *len, struct err *e);
 int model_opset(const struct model *m, const char *domain);
 
 /*
+ * The declared element type of a value (DT_UNDEFINED when not a tensor or
+ * not given) and its shape: *rank -1 when not given, else dims with -1
+ * for a symbolic or unknown dimension. vi may be NULL.
+ */
+int model_value_type(const Onnx__ValueInfoProto *vi, int *rank,
+    int64_t *dims);
+
+/*
  * Decode a TensorProto (typed fields, raw_data, or external data relative
  * to m->dir; m may be NULL when no external data is allowed) into an empty
  * tensor. Checks that the data size matches the declared shape.

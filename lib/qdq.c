@@ -20,6 +20,7 @@
 #include "qparams.h"
 #include "records.h"
 #include "nbitswrite.h"
+#include "streammatch.h"
 #include "strmap.h"
 #include "util.h"
 #include "weights.h"
@@ -48,6 +49,7 @@ struct qdq_plan {
 	struct blockq_rec *bq;	/* weight-only (nbitswrite.h) */
 	size_t nbq, capbq;
 	struct strmap *qpidx, *cvidx, *stidx;
+	struct streammatch *match;	/* the records' dtypes and shapes */
 };
 
 static int
@@ -109,7 +111,8 @@ qdq_plan_new(void)
 	p->qpidx = strmap_new();
 	p->cvidx = strmap_new();
 	p->stidx = strmap_new();
-	if (!p->qpidx || !p->cvidx || !p->stidx) {
+	p->match = streammatch_new();
+	if (!p->qpidx || !p->cvidx || !p->stidx || !p->match) {
 		qdq_plan_free(p);
 		return NULL;
 	}
@@ -144,6 +147,7 @@ qdq_plan_free(struct qdq_plan *p)
 	strmap_free(p->qpidx);
 	strmap_free(p->cvidx);
 	strmap_free(p->stidx);
+	streammatch_free(p->match);
 	free(p->file);
 	free(p->sha256);
 	free(p);
@@ -350,6 +354,8 @@ qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
 		p->dy[p->ndy++] = d;
 		return 0;
 	}
+	if (streammatch_add(p->match, rec, e) != 0)
+		return -1;
 	if (strcmp(rec->type, "stat") == 0)
 		return read_stat(p, rec, e);
 	if (strcmp(rec->type, "blockq") == 0)
@@ -1576,6 +1582,9 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 		return apply_blockq(m, p, o, report, e);
 	if ((c.gr = graph_new(c.g, e)) == NULL)
 		return err_prefix(e, "%s", m->path);
+	/* a stream of another model would apply scales to other tensors */
+	if (streammatch_check(p->match, c.gr, m->path, e) != 0)
+		goto done;
 	if ((c.names = weights_node_names(c.g, e)) == NULL)
 		goto done;
 	c.nnodes = c.g->n_node;

@@ -112,7 +112,9 @@ void qdq_plan_free(struct qdq_plan *p);
 
 /*
  * Read a whole stream: qparam, fold and convert records, the dtype and
- * shape of stat records (for notes and ranks), and the #model header.
+ * shape of stat records (for notes and ranks) and of weight and bias
+ * records (checked against the model: streammatch.h), and the #model
+ * header.
  * Other records and headers are ignored. Fails on malformed records
  * ("FILE:LINE: ..."), duplicates and a truncated stream.
  */
@@ -126,7 +128,8 @@ int qdq_plan_read(struct qdq_plan *p, struct stream_reader *r, struct err *e);
  * is refused ("FILE:LINE: a second qparam record for X").
  * qdq_plan_add_rec() reads a record as qdq_plan_read() does: qparam,
  * convert and fold records into their structs, a stat record's dtype
- * and shape (rank; the first one of a tensor counts); others ignored.
+ * and shape (rank; the first one of a tensor counts), a weight or bias
+ * record's dtype and shape (for the check); others ignored.
  */
 int qdq_plan_add_qparam(struct qdq_plan *p, struct qparam_rec *r,
     struct err *e);
@@ -154,7 +157,8 @@ size_t qdq_plan_size(const struct qdq_plan *p);
 
 /*
  * Rewrite m (already prepared with prep_model()) as the plan says. opts
- * and report may be NULL. On failure m may be half rewritten: discard it.
+ * and report may be NULL. A record whose dtype or shape is not the
+ * model's tensor's is an error (streammatch.h). On failure m may be half rewritten: discard it.
  */
 int qdq_apply(struct model *m, const struct qdq_plan *p,
     const struct qdq_opts *o, struct qdq_report *report, struct err *e);

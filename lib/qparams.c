@@ -142,8 +142,7 @@ qparams_compute(const struct qparams_opts *o, float rmin, float rmax,
 		    (double)rmax);
 
 	/* All of this in float32, as numpy does it on float32 arrays. */
-	rmin = rmin < 0 ? rmin : 0;
-	rmax = rmax > 0 ? rmax : 0;
+	qparams_range_with_zero(&rmin, &rmax);
 	if (o->min_real_range > 0) {
 		float least = rmin + o->min_real_range;
 
@@ -183,6 +182,13 @@ qparams_compute(const struct qparams_opts *o, float rmin, float rmax,
 		return err_set(e, "range [%g, %g] is too wide for float32",
 		    (double)rmin, (double)rmax);
 	return 0;
+}
+
+void
+qparams_range_with_zero(float *rmin, float *rmax)
+{
+	*rmin = *rmin < 0 ? *rmin : 0;
+	*rmax = *rmax > 0 ? *rmax : 0;
 }
 
 int

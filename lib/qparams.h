@@ -74,6 +74,12 @@ int qparams_compute(const struct qparams_opts *o, float rmin, float rmax,
 int qparams_compute_n(const struct qparams_opts *o, size_t n,
     const float *rmin, const float *rmax, float *scale, int32_t *zp,
     struct err *e);
+/*
+ * [rmin, rmax] widened to hold 0, as qparams_compute() does first (zero
+ * must be exact on the grid): the range the parameters are computed over,
+ * which the qparam records give.
+ */
+void qparams_range_with_zero(float *rmin, float *rmax);
 /* The real interval [lo, hi] the grid of (scale, zp) represents. */
 void qparams_represented(const struct qparams_opts *o, float scale,
     int32_t zp, double *lo, double *hi);

@@ -51,6 +51,8 @@ const struct setting_info settings_table[CG_N] = {
 	    OFF(block_size) },
 	[CG_BLOCK_HQQ] = { "weights", "hqq", SETTING_BOOL, 0, 1, 0,
 	    OFF(block_hqq) },
+	[CG_FLOAT_OUTPUTS] = { "activations", "float_outputs", SETTING_BOOL,
+	    0, 1, 0, OFF(float_outputs) },
 };
 
 #undef OFF

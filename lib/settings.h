@@ -35,6 +35,7 @@ enum config_global {
 	CG_DYNAMIC,
 	CG_BLOCK_SIZE,		/* weight-only (blockq.h) */
 	CG_BLOCK_HQQ,
+	CG_FLOAT_OUTPUTS,
 	CG_N
 };
 
@@ -75,6 +76,7 @@ struct settings {
 	double min_real_range;
 	int dynamic;			/* weights only; activations at run time */
 	int block_size, block_hqq;
+	int float_outputs;	/* leave tensors that only reach outputs */
 };
 
 /* The defaults (onnx-qparams(1), DEFAULTS); nothing set. */

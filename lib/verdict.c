@@ -69,3 +69,15 @@ verdict_judge(struct verdict_row *rows, int n, int two, double min_agreement)
 	}
 	return worse;
 }
+
+int
+verdict_mixprec_row(const struct verdict_row *rows, int n, int two)
+{
+	for (int i = 0; two && i < n; i++) {
+		double snr = verdict_snr(&rows[i], two);
+
+		if (isfinite(snr) && snr < VERDICT_MIXPREC_SNR)
+			return i;
+	}
+	return -1;
+}

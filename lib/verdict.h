@@ -59,4 +59,19 @@ double verdict_snr(const struct verdict_row *r, int two);
 int verdict_judge(struct verdict_row *rows, int n, int two,
     double min_agreement);
 
+/*
+ * Below this output SNR (dB) a quantized model has lost its signal, and
+ * no range method or weight option brings it back: some region needs 16
+ * bits or float. An audio front end (a power spectrum, then a log) gave
+ * 3.5 dB at 8 bits with any tool and 20 dB after onnx-mixprec
+ * --target-snr 20 --allow-float.
+ */
+#define VERDICT_MIXPREC_SNR 10.0
+
+/*
+ * Two-model form: the first row whose pooled SNR is finite and below
+ * VERDICT_MIXPREC_SNR (the case for onnx-mixprec), or -1.
+ */
+int verdict_mixprec_row(const struct verdict_row *rows, int n, int two);
+
 #endif

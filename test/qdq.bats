@@ -650,6 +650,49 @@ onnx.save(m, 'other.onnx')"
 	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
 }
 
+# edited_refused SED MESSAGE: qp edited by SED is refused for ops.onnx,
+# naming the edited line: "qe:LINE: MESSAGE ops.onnx (a stream ...)".
+edited_refused() {
+	local line
+
+	sed "$1" qp >qe
+	line=$(cmp qp qe | sed 's/.* line //')
+	[ -n "$line" ] || fail "sed $1 changed nothing"
+	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/ops.onnx" qe
+	[ "$status" -eq 1 ] || fail "status $status"
+	[ "$stderr" = "onnx-qdq-insert: qe:$line: $2 $QD/ops.onnx (a stream made from another model?)" ] ||
+	    fail "$stderr"
+}
+
+@test "qdq-insert: a record whose shape or type is not the model's: an error" {
+	# Wm widened to 64x12: the same names, a per-tensor scale computed
+	# for another tensor; only the hash told before.
+	qp ops --per-tensor >qp
+	"$PY" -c "
+import onnx, numpy as np
+from onnx import numpy_helper
+m = onnx.load('$QD/ops.onnx')
+for t in m.graph.initializer:
+    if t.name == 'Wm':
+        a = numpy_helper.to_array(t)
+        t.CopyFrom(numpy_helper.from_array(np.concatenate([a, a[:, :2]], 1), 'Wm'))
+onnx.save(m, 'wide.onnx')"
+	line=$(grep -n "^weight	Wm	" qp | cut -d: -f1)
+	run --separate-stderr onnx-qdq-insert -o q.onnx wide.onnx qp
+	[ "$status" -eq 1 ] && [ ! -e q.onnx ] || fail "status $status"
+	[[ $stderr == *"
+onnx-qdq-insert: qp:$line: weight Wm: shape 64x10 in the stream, 64x12 in wide.onnx (a stream made from another model?)" ]] ||
+	    fail "$stderr"
+	# A type, and a graph input's static shape (the batch is not compared).
+	edited_refused 's/^\(weight	K	.*\)dtype=float	/\1dtype=double	/' \
+	    "weight K: type double in the stream, float in"
+	edited_refused 's/^\(stat	x	.*\)shape=1x3x8x8	/\1shape=1x3x9x9	/' \
+	    "stat x: shape 1x3x9x9 in the stream, 1x3x8x8 in"
+	sed 's/^\(stat	x	.*\)shape=1x3x8x8	/\1shape=5x3x8x8	/' qp >qb
+	run --separate-stderr onnx-qdq-insert -o q.onnx "$QD/ops.onnx" qb
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
+}
+
 @test "qdq-insert: models with external data, and --external-data" {
 	"$PY" "$FIX" wide wide.onnx
 	samples wide.onnx calib 2 1

@@ -473,3 +473,46 @@ onnx-qparams: $CD/graph-bad.yaml:10:19: nodes: include: node ghost is not in the
 	run --separate-stderr onnx-qparams a b
 	[ "$status" -eq 2 ] || fail "status $status"
 }
+
+@test "qparams: a one-sided logit at a model output warns; --float-outputs leaves it float" {
+	# openWakeWord's hello_deepa (Gemm -> Sigmoid) calibrated on features
+	# shifted by +1, where its logit is always negative (#17), evaluated
+	# on unshifted ones, whose logits have both signs.
+	need_models
+	/usr/bin/python3 "$ONNXQ_ROOT/scripts/make-inputs.py" -n 8 --seed 1 "$OWW_HELLO" raw >/dev/null &&
+	    /usr/bin/python3 "$ONNXQ_ROOT/scripts/make-inputs.py" -n 8 --seed 2 "$OWW_HELLO" eval >/dev/null ||
+	    fail "make-inputs"
+	/usr/bin/python3 -c '
+import glob, os, numpy as np
+for f in glob.glob("raw/*/*.npy"):
+    d = "calib/" + os.path.basename(os.path.dirname(f))
+    os.makedirs(d, exist_ok=True)
+    np.save(d + "/" + os.path.basename(f), (np.load(f) * 0.5 + 1).astype(np.float32))'
+	onnx-calib -q -d calib -o s "$OWW_HELLO" || fail "onnx-calib"
+	logit=/last_layer/Gemm_output_0
+	run --separate-stderr onnx-qparams -o q0 s
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $stderr =~ ^onnx-qparams:\ tensor\ $logit:\ reaches\ a\ model\ output,\ quantized\ over\ \[-[0-9.]+,\ 0\]\ where\ calibration\ saw\ no\ positive\ value:\ positive\ ones\ will\ read\ 0\;\ calibrate\ with\ samples\ of\ both\ signs,\ or\ leave\ it\ in\ float\ \(--float-outputs\)$ ]] ||
+	    fail "$stderr"
+	# The record gives the range quantized over: up to 0, not the max.
+	grep -q "^qparam	$logit	.*	zp=255	.*	rmax=0$" q0 || fail "$(grep "$logit" q0)"
+	run --separate-stderr onnx-qparams --float-outputs -o q1 s
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
+	! grep -q "^qparam	$logit	" q1 || fail "logit quantized"
+	[ "$(grep -c '^qparam' q1)" -eq "$(($(grep -c '^qparam' q0) - 1))" ] ||
+	    fail "not just the logit left in float"
+	onnx-qdq-insert -o m0.onnx "$OWW_HELLO" q0 && onnx-qdq-insert -o m1.onnx "$OWW_HELLO" q1 ||
+	    fail "onnx-qdq-insert"
+	snr() {
+		onnx-verify -q --format tsv -d eval "$OWW_HELLO" "$1" >/dev/null
+		onnx-verify --format tsv -d eval "$OWW_HELLO" "$1" 2>/dev/null |
+		    awk -F'\t' '$1 == "output" { print $4 }'
+	}
+	a=$(snr m0.onnx) b=$(snr m1.onnx)
+	printf '# one-sided logit: %s dB quantized, %s dB in float\n' "$a" "$b" >&3
+	awk -v a="$a" -v b="$b" 'BEGIN { exit !(b >= a + 2) }' ||
+	    fail "float outputs: $b dB, quantized $a dB"
+	# ONNX Runtime loads and runs the model with the float logit.
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" --out ort m1.onnx eval
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
+}

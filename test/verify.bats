@@ -169,6 +169,35 @@ for s in ("s1", "s2", "s10"):
 	[[ $stderr == "onnx-verify: npy/s1 and npy/s1: same sample name, outputs would collide" ]] || fail "$stderr"
 }
 
+@test "verify: --save-outputs on samples without expected outputs makes them" {
+	mkdir -p in/s1 in/s2
+	for s in s1 s2; do
+		cp npy/$s/in%2Fx%3A0.npy npy/$s/b.npy in/$s/
+	done
+	run --separate-stderr onnx-verify -d in --save-outputs out "$F/names.onnx"
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	[ -z "$output" ] || fail "report: $output"
+	[ "$stderr" = "onnx-verify: 2 of 2 samples without expected outputs: their outputs saved in out, not compared" ] ||
+	    fail "$stderr"
+	cmp out/s2/z.npy npy/s2/z.npy || fail "not the outputs"
+	# They serve as expected values; with some samples that have theirs,
+	# the report covers those.
+	cp out/s1/* in/s1/
+	run --separate-stderr onnx-verify -d in --save-outputs out2 "$F/names.onnx"
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	[[ ${lines[1]} =~ ^out/y\ +1\ .*\ ok$ ]] || fail "$output"
+	[ "$stderr" = "onnx-verify: 1 of 2 samples without expected outputs: their outputs saved in out2, not compared" ] ||
+	    fail "$stderr"
+	# Without --save-outputs, or with some outputs only: trouble.
+	run --separate-stderr onnx-verify -d in "$F/names.onnx"
+	[ "$status" -eq 2 ] && [ "$stderr" = "onnx-verify: in/s2: no expected value for output out/y" ] ||
+	    fail "exit $status: $stderr"
+	rm in/s1/z.npy
+	run --separate-stderr onnx-verify -d in --save-outputs out3 "$F/names.onnx"
+	[ "$status" -eq 2 ] && [ "$stderr" = "onnx-verify: in/s1: no expected value for output z" ] ||
+	    fail "exit $status: $stderr"
+}
+
 @test "verify: bad data files are trouble (exit 2), naming the file" {
 	/usr/bin/python3 -c '
 import numpy as np

@@ -415,3 +415,53 @@ pair() {
 	printf '%s\n' "$output" >&3
 	[ "$status" -eq 0 ] || fail "$output"
 }
+
+@test "verify2: the page says it measures the literal QDQ graph, not ORT's fused kernels" {
+	# Users compare its SNR with ONNX Runtime's and find them apart: the
+	# page must say why and what to do.
+	run --separate-stderr sh -c "groff -mandoc -Tascii -P-cbou -rLL=2000n \
+	    '$ONNXQ_ROOT/man/man1/onnx-verify.1' | sed -n '/^CAVEATS/,/^BUGS/p'"
+	[ "$status" -eq 0 ] || fail "$stderr"
+	[[ $output == *"measures the literal QDQ arithmetic"* ]] || fail "$output"
+	[[ $output == *"default session (graph optimizations on) fuses"* ]] || fail "$output"
+	[[ $output == *"74.8 dB"*"48.2 dB"* ]] || fail "$output"
+	[[ $output == *"--fused computes those groups"* ]] || fail "$output"
+	[[ $output == *"test/ort-run.js"* ]] || fail "$output"
+}
+
+@test "verify2: below 10 dB, the report points to onnx-mixprec" {
+	# y = x against y = DQ(Q(x)) on a grid of 4: about 2 dB.
+	/usr/bin/python3 - <<-'EOF2'
+	import os
+	import numpy as np
+	import onnx
+	from onnx import TensorProto, helper, numpy_helper
+	vi = helper.make_tensor_value_info
+	def save(name, nodes, inits):
+	    g = helper.make_graph(nodes, name, [vi('x', TensorProto.FLOAT, [8])],
+	                          [vi('y', TensorProto.FLOAT, [8])], inits)
+	    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+	    m.ir_version = 7
+	    onnx.save(m, name + '.onnx')
+	save('f', [helper.make_node('Identity', ['x'], ['y'])], [])
+	save('q', [helper.make_node('QuantizeLinear', ['x', 's', 'z'], ['xq']),
+	           helper.make_node('DequantizeLinear', ['xq', 's', 'z'], ['y'])],
+	     [numpy_helper.from_array(np.array(4, np.float32), 's'),
+	      numpy_helper.from_array(np.array(128, np.uint8), 'z')])
+	rng = np.random.default_rng(3)
+	for s in ('s1', 's2'):
+	    os.makedirs('d/' + s)
+	    np.save('d/%s/x.npy' % s, (2 * rng.standard_normal(8)).astype(np.float32))
+	EOF2
+	hint="onnx-mixprec --target-snr 20 --allow-float puts the regions that need it in 16 bits or float"
+	run --separate-stderr onnx-verify -d d f.onnx q.onnx
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	[[ $stderr =~ ^onnx-verify:\ output\ y:\ snr\ [0-9.]+\ db:\ 8\ bits\ lose\ this\ model\'s\ signal\;\ "$hint"$ ]] ||
+	    fail "$stderr"
+	run --separate-stderr onnx-verify -d d --min-snr 20 f.onnx q.onnx
+	[ "$status" -eq 1 ] || fail "exit $status: $stderr"
+	[[ ${stderr_lines[1]} == *"; $hint" ]] || fail "$stderr"
+	# Not under 10 dB: not a word.
+	run --separate-stderr onnx-verify -d d f.onnx f.onnx
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$stderr"
+}

@@ -239,6 +239,118 @@ test_one_tensor(void)
 	qparam_release(&q);
 }
 
+/*
+ * A range on one side of 0 is quantized over [lo, 0] or [0, hi]: the
+ * records say so (#17: rmin=-6.71 rmax=-5.83 with zp=255 read as a range
+ * that excluded 0).
+ */
+static void
+test_range_with_zero(void)
+{
+	struct settings s;
+	struct engine_opts eo;
+	struct qparam q = { 0 };
+	struct err e = { "" };
+	char text[sizeof graph + 16], *out;
+	const char *p;
+	int fixed;
+
+	settings_default(&s);
+	CHECK(engine_decide_range(&q, &fixed, NULL, engine_act_opts(&s),
+	    -6.71f, -5.83f, "minmax", &e) == 0);
+	CHECK(q.zp[0] == 255 && q.rmin[0] == -6.71f && q.rmax[0] == 0);
+	CHECK(engine_decide_range(&q, &fixed, NULL, engine_act_opts(&s),
+	    0.5f, 2, "minmax", &e) == 0);
+	CHECK(q.zp[0] == 0 && q.rmin[0] == 0 && q.rmax[0] == 2);
+	qparam_release(&q);
+	/* per channel: W's first channel made positive */
+	REQUIRE((p = strstr(graph, "cmin=-0.5,-1")) != NULL);
+	snprintf(text, sizeof text, "%.*scmin=0.125,-1%s", (int)(p - graph),
+	    graph, p + strlen("cmin=-0.5,-1"));
+	opts_default(&eo);
+	out = run(text, &eo, &e);
+	REQUIRE(out != NULL);
+	CHECK_EQ_STR(line(out, "qparam", "W"), "qparam\tW\trole=weight\t"
+	    "type=int8\taxis=0\tscale=0.001968504,0.015748031\tzp=0,0\t"
+	    "method=minmax\trmin=0,-1\trmax=0.25,2");
+	free(out);
+}
+
+/* A classifier's head: gemm -> sigmoid, the logit calibrated negative. */
+static const char head[] =
+    "#onnxq\t1.0\n"
+    "node\tgemm\top=Gemm\tin=x,W\tout=logit\n"
+    "node\tsig\top=Sigmoid\tin=logit\tout=y\n"
+    "weight\tW\tnode=gemm\top=Gemm\tdtype=float\tshape=1x1\tmin=-1\t"
+    "max=-1\n"
+    "stat\tx\tdtype=float\tn=4\tnan=0\tinf=0\tmin=-1\tmax=3\tbatches=1\t"
+    "bmin=-1\tbmax=3\tsum=4\tsumsq=14\n"
+    "stat\tlogit\tdtype=float\tn=4\tnan=0\tinf=0\tmin=-6.71\tmax=-5.83\t"
+    "batches=1\tbmin=-6.71\tbmax=-5.83\tsum=-25\tsumsq=160\n"
+    "stat\ty\tdtype=float\tn=4\tnan=0\tinf=0\tmin=0.001\tmax=0.003\t"
+    "batches=1\tbmin=0.001\tbmax=0.003\tsum=0.008\tsumsq=0.0001\n"
+    "end\t6\n";
+
+static char warned[1024];
+
+static void
+keep_warning(const char *fmt, va_list ap)
+{
+	vsnprintf(warned, sizeof warned, fmt, ap);
+}
+
+/*
+ * #17: a tensor reaching only outputs over a one-sided range warns; with
+ * float_outputs it is left in float (y and logit both: Sigmoid is not
+ * quantized by default, and y is read by nobody).
+ */
+static void
+test_outputs(void)
+{
+	struct engine_opts o;
+	struct err e = { "" };
+	char *s;
+
+	opts_default(&o);
+	o.warn = keep_warning;
+	warned[0] = '\0';
+	s = run(head, &o, &e);
+	REQUIRE(s != NULL);
+	CHECK_EQ_STR(line(s, "qparam", "logit"), "qparam\tlogit\trole=act\t"
+	    "type=uint8\tscale=0.026313726\tzp=255\tmethod=minmax\t"
+	    "rmin=-6.71\trmax=0");
+	CHECK_EQ_STR(warned, "warning: tensor logit: reaches a model output, "
+	    "quantized over [-6.71, 0] where calibration saw no positive "
+	    "value: positive ones will read 0; calibrate with samples of "
+	    "both signs, or leave it in float (--float-outputs)");
+	free(s);
+	/* Sigmoid's own output keeps its sign: no warning. */
+	warned[0] = '\0';
+	o.all_ops = 1;
+	s = run(head, &o, &e);
+	REQUIRE(s != NULL);
+	CHECK(*line(s, "qparam", "y"));
+	CHECK(strstr(warned, "tensor y") == NULL);
+	free(s);
+	o.all_ops = 0;
+	settings_set_int(&o.s, CG_FLOAT_OUTPUTS, 1);
+	warned[0] = '\0';
+	s = run(head, &o, &e);
+	REQUIRE(s != NULL);
+	CHECK_EQ_STR(line(s, "qparam", "logit"), "");
+	CHECK(*line(s, "qparam", "x"));
+	CHECK(*line(s, "qparam", "W"));
+	CHECK_EQ_STR(warned, "");
+	free(s);
+	/* with all ops the Sigmoid is quantized: logit feeds it, y is left */
+	o.all_ops = 1;
+	s = run(head, &o, &e);
+	REQUIRE(s != NULL);
+	CHECK(*line(s, "qparam", "logit"));
+	CHECK_EQ_STR(line(s, "qparam", "y"), "");
+	free(s);
+}
+
 /* A bias re-decided for its activation's new scale (onnx-mixprec). */
 static void
 test_bias_scales(void)
@@ -316,5 +428,6 @@ test_dynamic(void)
 	    "Conv)");
 }
 
-UNIT_MAIN(test_default_selection, test_all_ops, test_selection_needs_nodes,
-    test_settings, test_one_tensor, test_bias_scales, test_dynamic)
+UNIT_MAIN(test_range_with_zero, test_outputs, test_default_selection,
+    test_all_ops, test_selection_needs_nodes, test_settings,
+    test_one_tensor, test_bias_scales, test_dynamic)

@@ -77,4 +77,35 @@ test_nonfinite(void)
 	tensor_release(&ref);
 }
 
-UNIT_MAIN(test_verdict, test_nonfinite)
+/* Below 10 dB in the two-model form: the row onnx-mixprec is for. */
+static void
+test_mixprec_row(void)
+{
+	const char *names[] = { "a", "b", "c" };
+	struct verdict_row rows[3];
+	struct tensor x, ref, bad;
+
+	verdict_init(rows, 3, names, 1e-3, 1e-7);
+	mk(&ref, 3, 4);
+	mk(&x, 3, 4.1f);	/* 34 dB */
+	mk(&bad, 4, 3);		/* 10 log10(25 / 2) = 11 dB */
+	compare_add(&rows[0].cmp, &x, &ref, 0);
+	compare_add(&rows[1].cmp, &bad, &ref, 0);
+	CHECK_EQ_INT(verdict_mixprec_row(rows, 2, 1), -1);
+	tensor_release(&bad);
+	mk(&bad, 1, 1);		/* 10 log10(25 / 13) = 2.8 dB */
+	compare_add(&rows[2].cmp, &bad, &ref, 0);
+	CHECK_EQ_INT(verdict_mixprec_row(rows, 3, 1), 2);
+	CHECK_EQ_INT(verdict_mixprec_row(rows, 3, 0), -1);
+	tensor_release(&bad);
+	/* -inf (non-finite outputs) is no case for it */
+	verdict_init(rows, 1, names, 1e-3, 1e-7);
+	mk(&bad, NAN, 1);
+	compare_add(&rows[0].cmp, &bad, &ref, 0);
+	CHECK_EQ_INT(verdict_mixprec_row(rows, 1, 1), -1);
+	tensor_release(&bad);
+	tensor_release(&x);
+	tensor_release(&ref);
+}
+
+UNIT_MAIN(test_verdict, test_nonfinite, test_mixprec_row)
