@@ -492,7 +492,7 @@ for f in glob.glob("raw/*/*.npy"):
 	logit=/last_layer/Gemm_output_0
 	run --separate-stderr onnx-qparams -o q0 s
 	[ "$status" -eq 0 ] || fail "$stderr"
-	[[ $stderr =~ ^onnx-qparams:\ tensor\ $logit:\ reaches\ a\ model\ output,\ quantized\ over\ \[-[0-9.]+,\ 0\]\ where\ calibration\ saw\ no\ positive\ value:\ positive\ ones\ will\ read\ 0\;\ calibrate\ with\ samples\ of\ both\ signs,\ or\ leave\ it\ in\ float\ \(--float-outputs\)$ ]] ||
+	[[ $stderr =~ ^onnx-qparams:\ warning:\ tensor\ $logit:\ reaches\ a\ model\ output,\ quantized\ over\ \[-[0-9.]+,\ 0\]\ where\ calibration\ saw\ no\ positive\ value:\ positive\ ones\ will\ read\ 0\;\ calibrate\ with\ samples\ of\ both\ signs,\ or\ leave\ it\ in\ float\ \(--float-outputs\)$ ]] ||
 	    fail "$stderr"
 	# The record gives the range quantized over: up to 0, not the max.
 	grep -q "^qparam	$logit	.*	zp=255	.*	rmax=0$" q0 || fail "$(grep "$logit" q0)"
