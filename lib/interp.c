@@ -5,7 +5,9 @@
  * During a run, slot s lives in one of three places: the caller's input
  * tensor, the decoded constant, or ip->vals[s] for node outputs; ptr[s]
  * points at whichever it is. Each step knows which slots nobody reads
- * after it, and releases them.
+ * after it, and releases them. Constant nodes are run once, when the
+ * graph is planned (models exported from Paddle hold all their weights
+ * in them); their steps only show the kept value to the observer.
  *
  * A subgraph is a struct interp of its own, planned with the node that
  * owns it and linked to its parent: its outer-scope names are slots
@@ -47,13 +49,14 @@ struct step {
 	struct tensor *res;		/* scratch for op_ctx.out */
 	struct interp **graphs;		/* per attribute: its subgraph, planned */
 	int widen;			/* runs in float32: see run_widened */
+	int folded;			/* a Constant run at plan time */
 };
 
 struct interp {
 	const struct model *m;
 	struct graph *gr;
 	int nvalues;
-	struct tensor *consts;		/* decoded initializers, by slot */
+	struct tensor *consts;		/* initializers, Constant outputs */
 	struct tensor *vals;		/* node outputs during a run, by slot */
 	const struct tensor **ptr;	/* where each slot lives during a run */
 	unsigned char *is_const;
@@ -236,7 +239,7 @@ plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
     struct err *e)
 {
 	const int *topo = graph_topo(ip->gr);
-	int *pos, *last, n = (int)g->n_node;
+	int *pos, *last, n = (int)g->n_node, s;
 	char label[512];
 
 	if (!(ip->steps = calloc(n ? (size_t)n : 1, sizeof *ip->steps)) ||
@@ -268,6 +271,9 @@ plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
 		st->opset = model_opset(ip->m, domain_of(nd));
 		st->nin = (int)nd->n_input;
 		st->nout = (int)nd->n_output;
+		st->folded = st->nout == 1 && (s = slot_of(map,
+		    nd->output[0])) >= 0 && ip->is_const[s] &&
+		    graph_value_at(ip->gr, s)->kind == VALUE_CONSTANT;
 		st->in = malloc((st->nin + 1) * sizeof *st->in);
 		st->out = malloc((st->nout + 1) * sizeof *st->out);
 		st->args = malloc((st->nin + 1) * sizeof *st->args);
@@ -396,6 +402,35 @@ decode_constants(struct interp *ip, struct err *e)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * Run each Constant node now and keep its value with the initializers:
+ * it is the same at every run. One whose kernel fails is left to run
+ * (and fail) at run time, with the message it has always had.
+ */
+static void
+fold_constants(struct interp *ip, Onnx__GraphProto *g)
+{
+	const struct op_def *def = ops_find("", "Constant");
+	int opset = model_opset(ip->m, "");
+	struct err scratch;
+
+	for (int v = 0; def && v < ip->nvalues; v++) {
+		struct graph_value *gv = graph_value_at(ip->gr, v);
+		const Onnx__NodeProto *n;
+
+		if (gv->kind != VALUE_CONSTANT || gv->producer < 0)
+			continue;
+		n = g->node[gv->producer];
+		if (n->n_output != 1)
+			continue;
+		if (ops_run_once(def, n, opset, NULL, 0, &ip->consts[v], 1,
+		    ip->threads, &scratch) == 0 && ip->consts[v].data)
+			ip->is_const[v] = 1;
+		else
+			tensor_release(&ip->consts[v]);
+	}
 }
 
 /* Add name to the outer names of a subgraph when an enclosing graph has it. */
@@ -536,8 +571,10 @@ plan_graph(const struct model *m, Onnx__GraphProto *g,
 			err_nomem(e);
 			goto fail;
 		}
-	if (setup_io(ip, g, nformal, map, pmap, e) < 0 ||
-	    plan(ip, g, map, e) < 0 || decode_constants(ip, e) < 0)
+	if (setup_io(ip, g, nformal, map, pmap, e) < 0)
+		goto fail;
+	fold_constants(ip, g);
+	if (plan(ip, g, map, e) < 0 || decode_constants(ip, e) < 0)
 		goto fail;
 	strmap_free(map);
 	return ip;
@@ -801,6 +838,10 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	char label[512];
 	int r;
 
+	if (st->folded)
+		return ip->observe && ip->observe(ip->observe_ctx,
+		    graph_value_at(ip->gr, st->out[0])->name,
+		    &ip->consts[st->out[0]], e) != 0 ? -1 : 0;
 	for (int j = 0; j < st->nin; j++)
 		st->args[j] = st->in[j] >= 0 ? ip->ptr[st->in[j]] : NULL;
 	for (int j = 0; j < st->nin; j++)

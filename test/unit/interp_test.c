@@ -8,6 +8,8 @@
  * reading outer-scope values): only main-graph tensors are observed.
  * float16 runs on test/data/float16/conv16.onnx: its Conv kernels are
  * float32 only, so those nodes run widened, their outputs float16.
+ * Constant nodes, run once when planned, on constant.onnx and
+ * badconst.onnx.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,5 +273,59 @@ test_float16(void)
 	model_free(m);
 }
 
+/*
+ * A Constant is run once, when the graph is planned: every run still
+ * observes it in its place and gets its value, which outputs copy.
+ */
+static void
+test_constant(void)
+{
+	struct seen s = { .fail_at = -1 };
+	struct interp_opts o = { .threads = 1, .observe = observe,
+	    .observe_ctx = &s };
+	struct model *m = fixture_model(FIX "constant.onnx");
+	struct interp *ip;
+	struct tensor in, out[2];
+	struct err e;
+	int64_t n = 3;
+
+	REQUIRE(m != NULL);
+	ip = interp_new(m, &o, &e);
+	REQUIRE(ip != NULL);
+	REQUIRE(tensor_alloc(&in, DT_FLOAT, 1, &n, &e) == 0);
+	for (int i = 0; i < 3; i++)
+		((float *)in.data)[i] = (float)(10 * i);
+	for (int run = 0; run < 2; run++) {
+		s.n = 0;
+		if (!CHECK(interp_run(ip, &in, out, &e) == 0)) {
+			fprintf(stderr, "%s\n", e.msg);
+			break;
+		}
+		for (int i = 0; i < 3; i++) {
+			CHECK_NEAR(((float *)out[0].data)[i], 11 * i + 1, 0);
+			CHECK_NEAR(((float *)out[1].data)[i], i + 1, 0);
+		}
+		CHECK_EQ_INT(s.n, 3);
+		CHECK_EQ_STR(s.names[0], "x");
+		CHECK_EQ_STR(s.names[1], "w");
+		CHECK_EQ_STR(s.names[2], "y");
+		tensor_release(&out[0]);
+		tensor_release(&out[1]);
+	}
+	tensor_release(&in);
+	interp_free(ip);
+	model_free(m);
+
+	/* A Constant that cannot be made fails when the graph runs. */
+	m = fixture_model(FIX "badconst.onnx");
+	REQUIRE(m != NULL);
+	ip = interp_new(m, NULL, &e);
+	REQUIRE(ip != NULL);
+	CHECK(interp_run(ip, NULL, out, &e) == -1);
+	CHECK(strstr(e.msg, "node bad (Constant): attributes") == e.msg);
+	interp_free(ip);
+	model_free(m);
+}
+
 UNIT_MAIN(test_io, test_missing, test_optional_and_errors, test_subgraphs,
-    test_float16)
+    test_float16, test_constant)

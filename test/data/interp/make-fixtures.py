@@ -52,3 +52,15 @@ save('optional', [helper.make_node('Clip', ['x', '', 'hi'], ['y'], name='clip1')
 save('opset22', [helper.make_node('Relu', ['x'], ['y'])],
      [vi('x', TensorProto.FLOAT, [2])], [vi('y', TensorProto.FLOAT, [2])],
      opset=22, ir=10)
+
+# A Constant read by a node and listed as an output (kept across runs),
+# and a Constant with two values, which fails when the graph runs.
+save('constant', [helper.make_node('Constant', [], ['w'], name='w1',
+                                   value=numpy_helper.from_array(
+                                       np.array([1, 2, 3], np.float32))),
+                  helper.make_node('Add', ['x', 'w'], ['y'], name='add1')],
+     [vi('x', TensorProto.FLOAT, [3])],
+     [vi('y', TensorProto.FLOAT, [3]), vi('w', TensorProto.FLOAT, [3])])
+save('badconst', [helper.make_node('Constant', [], ['z'], name='bad',
+                                   value_float=1.0, value_int=2)],
+     [], [vi('z', TensorProto.FLOAT, None)])
