@@ -134,6 +134,15 @@ fuzz:
 	  CC=$(call sq,$(FUZZ_CC)) SANITIZE=1 \
 	  CFLAGS='-O1 -g -fsanitize=fuzzer-no-link' fuzzers
 
+# Small test models and their samples are made by the scripts beside
+# where they used to be (test/data/DIR/make-fixtures.py), not kept in the
+# tree: each writes its directory under $(BUILD)/test/fixtures.
+FIXTURE_DIRS = control float16
+FIXTURES = $(FIXTURE_DIRS:%=$(BUILD)/test/fixtures/%/.made)
+$(BUILD)/test/fixtures/%/.made: test/data/%/make-fixtures.py
+	@rm -rf $(@D)
+	$(PYTHON_ONNX) $< $(@D) && touch $@
+
 # make check: unit tests, then the bats suites, one summary line at the end.
 # TESTS picks some: make check TESTS='test/foo.bats test/unit/bar.c'.
 TESTS = $(UNIT_SRC) $(BATS)
@@ -142,7 +151,7 @@ CHECK_BATS = $(filter %.bats,$(TESTS))
 # test/fuzz.bats replays corpora, and fuzzes briefly when clang is there.
 CHECK_FUZZ = $(if $(filter test/fuzz.bats,$(CHECK_BATS)),$(FUZZ_REPLAY) \
 	$(if $(shell command -v $(FUZZ_CC) 2>/dev/null),fuzz))
-check: $(BINS) $(TOOLS) $(CHECK_UNITS) $(CHECK_FUZZ)
+check: $(BINS) $(TOOLS) $(CHECK_UNITS) $(CHECK_FUZZ) $(FIXTURES)
 	@scripts/run-tests $(CHECK_UNITS) -- $(CHECK_BATS)
 
 # make check-valgrind: the same tests with every program, test tool (the
@@ -151,7 +160,8 @@ check: $(BINS) $(TOOLS) $(CHECK_UNITS) $(CHECK_FUZZ)
 # fails the test that ran it. Slow (valgrind runs 20 to 50 times slower);
 # TESTS picks some, as for make check.
 VALGRIND_DIR = $(BUILD)/valgrind
-check-valgrind: $(BINS) $(TOOLS) $(CHECK_UNITS) $(filter-out fuzz,$(CHECK_FUZZ))
+check-valgrind: $(BINS) $(TOOLS) $(CHECK_UNITS) $(FIXTURES) \
+	$(filter-out fuzz,$(CHECK_FUZZ))
 	@mkdir -p $(VALGRIND_DIR)/bin $(VALGRIND_DIR)/tools $(VALGRIND_DIR)/test
 	@for p in $(abspath $(BINS) $(TOOLS) $(CHECK_UNITS)); do \
 	  case $$p in */bin/*) w=$(VALGRIND_DIR)/bin/$${p##*/};; \
@@ -172,6 +182,7 @@ check check-valgrind bench: export ONNXQ_ROOT := $(CURDIR)
 check check-valgrind bench: export ONNXQ_BUILD := $(abspath $(BUILD))
 check check-valgrind bench: export ONNXQ_BIN := $(abspath $(BUILD)/bin)
 check check-valgrind bench: export ONNXQ_TOOLS := $(abspath $(BUILD)/test/tools)
+check check-valgrind: export ONNXQ_FIXTURES := $(abspath $(BUILD)/test/fixtures)
 check check-valgrind bench: export ONNXQ_SANITIZE := $(SANITIZE)
 check check-valgrind: export ONNXQ_FUZZ_BUILD := $(abspath $(FUZZ_BUILD))
 check check-valgrind bench: export ONNXQ_MAKE_ARGS := BUILD=$(call sq,$(BUILD)) \

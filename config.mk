@@ -13,6 +13,8 @@ DESTDIR =
 ONNX_PROTO = /usr/include/onnx/onnx.proto
 PROTOC_C = protoc-c
 PKG_CONFIG = pkg-config
+# The Python that builds test fixtures (Debian python3-onnx, numpy).
+PYTHON_ONNX = /usr/bin/python3
 PKGS = libprotobuf-c yaml-0.1 openblas libpng libjpeg zlib
 
 CC = cc

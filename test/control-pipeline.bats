@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # control-pipeline.bats: models with If, Loop, Scan and recurrent layers
-# (test/data/control, see make-fixtures.py there) through the whole
+# (made by test/data/control/make-fixtures.py) through the whole
 # pipeline: onnx-calib | onnx-qparams | onnx-qdq-insert, then the quantized
 # model must pass onnx.checker, ONNX Runtime must run it (test/ort-run.js,
 # default optimizations) and onnx-verify must find every output above an
@@ -12,7 +12,7 @@
 load helpers
 load pipeline
 
-DATA=$ONNXQ_ROOT/test/data/control
+DATA=$ONNXQ_FIXTURES/control
 PY=/usr/bin/python3
 
 # pipeline NAME MIN_SNR [QPARAMS OPTION...]: quantize NAME.onnx into

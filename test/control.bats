@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # control.bats: control flow and recurrent layers in the interpreter
-# against ONNX Runtime, on the small models of test/data/control
+# against ONNX Runtime, on the small models test/data/control/make-fixtures.py makes
 # (make-fixtures.py there says what each holds): an If on the sample rate
 # choosing between two LSTM branches that read outer-scope weights (a
 # voice-activity detector in miniature), a Loop with a computed condition
@@ -11,7 +11,7 @@
 
 load helpers
 
-DATA=$ONNXQ_ROOT/test/data/control
+DATA=$ONNXQ_FIXTURES/control
 
 # check NAME: ORT outputs for NAME-data, then onnx-verify on NAME.onnx.
 check() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# float16.bats: float16 and bfloat16 models (test/data/float16, see
-# make-fixtures.py there) through onnx-calib | onnx-qparams |
+# float16.bats: float16 and bfloat16 models (made by
+# test/data/float16/make-fixtures.py) through onnx-calib | onnx-qparams |
 # onnx-qdq-insert. They are quantized as float32 ones; their Q/DQ scales
 # keep the model's float type so DequantizeLinear gives it back (at opset
 # 17 that is the com.microsoft DequantizeLinear: the default domain's
@@ -15,7 +15,7 @@
 load helpers
 load pipeline
 
-DATA=$ONNXQ_ROOT/test/data/float16
+DATA=$ONNXQ_FIXTURES/float16
 PY=/usr/bin/python3
 
 # pipeline NAME MIN_SNR: quantize NAME.onnx into q.onnx, check it.

@@ -4,6 +4,8 @@
 #                 ($ONNXQ_TOOLS) come first. make check sets both; a bats
 #                 run by hand gets build/bin and build/test/tools.
 #   ONNXQ_ROOT    the top of the source tree; TESTDATA is its test/data.
+#   ONNXQ_FIXTURES  models make check generates from test/data/*/
+#                 make-fixtures.py (build/test/fixtures by default).
 #   setup         runs each test in a fresh empty directory of its own,
 #                 which is also $T. A file with its own setup() calls
 #                 onnxq_setup first.
@@ -23,9 +25,10 @@ bats_require_minimum_version 1.5.0
 ONNXQ_ROOT=${ONNXQ_ROOT:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
 ONNXQ_BIN=${ONNXQ_BIN:-$ONNXQ_ROOT/build/bin}
 ONNXQ_TOOLS=${ONNXQ_TOOLS:-$ONNXQ_ROOT/build/test/tools}
+ONNXQ_FIXTURES=${ONNXQ_FIXTURES:-$ONNXQ_ROOT/build/test/fixtures}
 TESTDATA=$ONNXQ_ROOT/test/data
 PATH=$ONNXQ_BIN:$ONNXQ_TOOLS:$PATH
-export ONNXQ_ROOT ONNXQ_BIN ONNXQ_TOOLS TESTDATA PATH
+export ONNXQ_ROOT ONNXQ_BIN ONNXQ_TOOLS ONNXQ_FIXTURES TESTDATA PATH
 
 if ! declare -F fail >/dev/null; then
 	fail() {

@@ -4,9 +4,9 @@
  * inputs and outputs, graph inputs and initializers as outputs, the
  * observe callback, absent optional inputs, repeated runs, and the error
  * messages for missing kernels, opsets, input types and shapes and
- * kernel failures. Subgraphs run on test/data/control/loop.onnx (a Loop
+ * kernel failures. Subgraphs run on control/loop.onnx (generated, a Loop
  * reading outer-scope values): only main-graph tensors are observed.
- * float16 runs on test/data/float16/conv16.onnx: its Conv kernels are
+ * float16 runs on float16/conv16.onnx (generated): its Conv kernels are
  * float32 only, so those nodes run widened, their outputs float16.
  * Constant nodes, run once when planned, on constant.onnx and
  * badconst.onnx.
@@ -186,7 +186,7 @@ test_subgraphs(void)
 	struct seen s = { .fail_at = -1 };
 	struct interp_opts o = { .threads = 1, .observe = observe,
 	    .observe_ctx = &s };
-	struct model *m = fixture_model("test/data/control/loop.onnx");
+	struct model *m = fixture_generated("control/loop.onnx");
 	static const char *const names[] = { "x0", "n", "limit", "x", "s",
 	    "states", "gy", "gh", "sw" };
 	struct interp *ip;
@@ -239,7 +239,7 @@ test_float16(void)
 	struct seen s = { .fail_at = -1 };
 	struct interp_opts o = { .threads = 1, .observe = observe,
 	    .observe_ctx = &s };
-	struct model *m = fixture_model("test/data/float16/conv16.onnx");
+	struct model *m = fixture_generated("float16/conv16.onnx");
 	struct interp *ip;
 	struct tensor in = { 0 }, out[2];
 	struct err e;

@@ -2,7 +2,7 @@
 """make-fixtures.py: the control-flow models test/control.bats runs against
 ONNX Runtime, and their inputs. Run with Debian's /usr/bin/python3 (onnx,
 numpy) from this directory:
-    /usr/bin/python3 make-fixtures.py
+    /usr/bin/python3 make-fixtures.py [DIR]
 
 vad.onnx: a voice-activity detector in miniature. Features x (1x16x8) and
 the sample rate sr (int64 scalar); an If on sr == 16000 picks one of two
@@ -29,12 +29,17 @@ lstm.onnx: no control flow: a MatMul projecting the features, an LSTM
 (time-major) and a Gemm on its last state. lstm-data/ two samples.
 """
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# Written into the directory given, by default this one; make check
+# writes them into $(BUILD)/test/fixtures (no binaries in the tree).
+HERE = sys.argv[1] if len(sys.argv) > 1 else \
+    os.path.dirname(os.path.abspath(__file__))
+os.makedirs(HERE, exist_ok=True)
 vi = helper.make_tensor_value_info
 rng = np.random.default_rng(17)
 T, F, H = 16, 8, 12

@@ -2,7 +2,7 @@
 """make-fixtures.py: small conv nets in float16 and bfloat16 for
 test/float16.bats, and their inputs. Run with Debian's /usr/bin/python3
 (onnx, numpy) from this directory:
-    /usr/bin/python3 make-fixtures.py
+    /usr/bin/python3 make-fixtures.py [DIR]
 
 conv16.onnx: x (1x3x12x12, float16) -> Conv 3x3 (8 channels) -> Relu
 -> Conv 3x3 (8) -> Relu -> GlobalAveragePool -> Flatten -> Gemm (4
@@ -17,12 +17,17 @@ are raw bits, and mlpbf16-data/ holds the inputs as uint16 npy files
 four samples.
 """
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# Written into the directory given, by default this one; make check
+# writes them into $(BUILD)/test/fixtures (no binaries in the tree).
+HERE = sys.argv[1] if len(sys.argv) > 1 else \
+    os.path.dirname(os.path.abspath(__file__))
+os.makedirs(HERE, exist_ok=True)
 vi = helper.make_tensor_value_info
 rng = np.random.default_rng(16)
 C, K = 8, 4
