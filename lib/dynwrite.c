@@ -18,6 +18,7 @@
 #include "weights.h"
 
 #define DYN_OPSET 11		/* DynamicQuantizeLinear */
+#define MS_DOMAIN "com.microsoft"	/* DynamicQuantizeLSTM */
 
 /* The run-time quantization of one activation. */
 struct dq {
@@ -45,11 +46,11 @@ struct ctx {
 struct dnode {
 	const struct dynamic_rec *d;
 	Onnx__NodeProto *n;
-	int conv, gemm, trans_b;
+	int conv, gemm, lstm, trans_b;
 	float alpha, beta;
 	const char *x, *bias;		/* bias: NULL for none */
-	const struct qparam *q;
-	struct tensor w;		/* the float weight */
+	const struct qparam *q, *rq;	/* rq: an LSTM's R */
+	struct tensor w, r;		/* the float weights */
 };
 
 static void
@@ -119,6 +120,82 @@ one_zero_point(const struct qparam *q)
 }
 
 /*
+ * Whether ORT's DynamicQuantizeLSTM takes q's zero points for an LSTM
+ * weight of `dirs` directions: one value per direction, or per gate row
+ * (axis 1) all 0 for int8 and all equal for uint8.
+ */
+static int
+lstm_zero_points_ok(const struct qparam *q, int64_t dirs)
+{
+	if (q->axis <= 0 || (int64_t)q->n == dirs)
+		return 1;
+	return one_zero_point(q) && (q->type == DT_UINT8 || q->zp[0] == 0);
+}
+
+/*
+ * The LSTM of dn (see check_node): its R constant with a weight record,
+ * both float of rank 3, time-major, parameters per tensor, per
+ * direction (axis 0) or per gate row (axis 1) with zero points ORT
+ * takes.
+ */
+static int
+check_lstm(struct ctx *c, struct dnode *dn, struct err *e)
+{
+	const struct dynamic_rec *d = dn->d;
+	const char *rname = dn->n->n_input > 2 ? str_or_empty(dn->n->input[2])
+	    : "";
+	const struct qparam_rec *qr = qdq_plan_qparam(c->p, rname);
+	const struct qparam *q[2];
+	const struct tensor *t[2];
+
+	if (!*rname || !is_constant(c, rname)) {
+		note(c, "%s (LSTM): its R is not a constant: left in float",
+		    d->node);
+		return 1;
+	}
+	if (!qr || qr->role != ROLE_WEIGHT)
+		return rec_err(c, d, e, "no qparam record of role weight for "
+		    "%s (R)", rname);
+	dn->rq = &qr->q;
+	if (dn->rq->type != DT_INT8 && dn->rq->type != DT_UINT8)
+		return rec_err(c, d, e, "weight %s: type %s: dynamic "
+		    "quantization takes int8 or uint8", rname,
+		    dtype_name(dn->rq->type));
+	if (attr_int(dn->n, "layout", 0) != 0) {
+		note(c, "%s (LSTM): layout 1 (batch-major): left in float",
+		    d->node);
+		return 1;
+	}
+	if (model_tensor_read(c->m, graph_value(c->gr, d->weight)->init,
+	    &dn->w, e) != 0 || model_tensor_read(c->m, graph_value(c->gr,
+	    rname)->init, &dn->r, e) != 0)
+		return err_prefix(e, "%s: node %s", c->m->path, d->node);
+	q[0] = dn->q, q[1] = dn->rq;
+	t[0] = &dn->w, t[1] = &dn->r;
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? rname : d->weight;
+
+		if (t[i]->dtype != DT_FLOAT || t[i]->rank != 3) {
+			note(c, "%s (LSTM): weight %s is not float of rank 3: "
+			    "left in float", d->node, name);
+			return 1;
+		}
+		if (q[i]->axis > 1 || (q[i]->axis >= 0 && (int64_t)q[i]->n !=
+		    t[i]->dims[q[i]->axis]))
+			return rec_err(c, d, e, "weight %s: per-channel "
+			    "parameters along axis %d, not per direction (0) "
+			    "or gate row (1)", name, q[i]->axis);
+		if (!lstm_zero_points_ok(q[i], t[i]->dims[0])) {
+			note(c, "%s (LSTM): weight %s: zero points per gate row "
+			    "that ORT does not take: left in float", d->node,
+			    name);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Check d's node: 0 and dn filled, 1 to leave it in float (with a note),
  * -1 for a stream that does not fit the model.
  */
@@ -141,8 +218,9 @@ check_node(struct ctx *c, const struct dynamic_rec *d, struct dnode *dn,
 	op = str_or_empty(n->op_type);
 	dn->conv = strcmp(op, "Conv") == 0;
 	dn->gemm = strcmp(op, "Gemm") == 0;
+	dn->lstm = strcmp(op, "LSTM") == 0;
 	if (*str_or_empty(n->domain) || (!dn->conv && !dn->gemm &&
-	    strcmp(op, "MatMul") != 0))
+	    !dn->lstm && strcmp(op, "MatMul") != 0))
 		return rec_err(c, d, e, "%s has no dynamic form", op);
 	if (n->n_input < 2 || n->n_output < 1 ||
 	    strcmp(str_or_empty(n->input[1]), d->weight) != 0)
@@ -163,6 +241,8 @@ check_node(struct ctx *c, const struct dynamic_rec *d, struct dnode *dn,
 		    "point, %s has one per channel (use symmetric weights)",
 		    d->weight);
 	dn->x = str_or_empty(n->input[0]);
+	if (dn->lstm)
+		return check_lstm(c, dn, e);
 	dn->bias = n->n_input > 2 && *str_or_empty(n->input[2]) ?
 	    n->input[2] : NULL;
 	dn->trans_b = dn->gemm && attr_int(n, "transB", 0);
@@ -461,6 +541,107 @@ out:
 	return rc;
 }
 
+/*
+ * An LSTM weight w ([dirs, 4*hidden, k]) quantized by q as
+ * DynamicQuantizeLSTM takes it, transposed to [dirs, k, 4*hidden], with
+ * its scale and zero point per direction ([dirs]) or per direction and
+ * gate row ([dirs, 4*hidden]), as initializers named after `name`.
+ */
+static int
+add_lstm_weight(struct ctx *c, const char *name, const struct tensor *w,
+    const struct qparam *q, char **wq, char **ws, char **wz, struct err *e)
+{
+	int64_t D = w->dims[0], G = w->dims[1], K = w->dims[2];
+	int64_t dims[3] = { D, K, G }, sd[2] = { D, G };
+	int rows = q->axis == 1, rc = -1;
+	struct tensor t = { 0 }, s = { 0 }, z = { 0 };
+
+	if (tensor_alloc(&t, q->type, 3, dims, e) != 0 ||
+	    tensor_alloc(&s, DT_FLOAT, rows ? 2 : 1, sd, e) != 0 ||
+	    tensor_alloc(&z, q->type, rows ? 2 : 1, sd, e) != 0)
+		goto out;
+	for (int64_t i = 0; i < w->nelem; i++) {
+		int64_t d = i / (G * K), g = i / K % G, k = i % K;
+		size_t ch = q->axis == 1 ? (size_t)g : q->axis == 0 ?
+		    (size_t)d : 0;
+
+		tensor_set(&t, (d * K + k) * G + g, qparams_quantize(((const
+		    float *)w->data)[i], q->scale[ch], q->zp[ch], q->type));
+	}
+	for (int64_t i = 0; i < s.nelem; i++) {
+		size_t ch = q->axis == 1 ? (size_t)(i % G) : q->axis == 0 ?
+		    (size_t)i : 0;
+
+		tensor_set(&s, i, q->scale[ch]);
+		tensor_set(&z, i, q->zp[ch]);
+	}
+	if ((*wq = graph_add_tensor(c->gr, name, "_quantized", &t, e)) &&
+	    (*ws = graph_add_tensor(c->gr, name, "_scale", &s, e)) &&
+	    (*wz = graph_add_tensor(c->gr, name, "_zero_point", &z, e)))
+		rc = 0;
+out:
+	tensor_release(&t);
+	tensor_release(&s);
+	tensor_release(&z);
+	return rc;
+}
+
+/*
+ * dn's LSTM as com.microsoft DynamicQuantizeLSTM: the same inputs with
+ * W and R quantized, their scales and zero points after P, the same
+ * outputs and attributes (but layout, which it does not have).
+ */
+static int
+rewrite_lstm(struct ctx *c, struct dnode *dn, struct err *e)
+{
+	Onnx__NodeProto *n = dn->n, *ln;
+	const char *in[12];
+	char *q[2][3] = { { NULL } }, *nm = NULL;
+	int rc = -1;
+
+	if (add_lstm_weight(c, dn->d->weight, &dn->w, dn->q, &q[0][0],
+	    &q[0][1], &q[0][2], e) != 0 ||
+	    add_lstm_weight(c, n->input[2], &dn->r, dn->rq, &q[1][0],
+	    &q[1][1], &q[1][2], e) != 0)
+		goto out;
+	for (int i = 0; i < 8; i++)
+		in[i] = i < (int)n->n_input ? str_or_empty(n->input[i]) : "";
+	in[1] = q[0][0], in[2] = q[1][0];
+	in[8] = q[0][1], in[9] = q[0][2], in[10] = q[1][1], in[11] = q[1][2];
+	if ((nm = graph_unique_name(c->gr, *str_or_empty(n->name) ?
+	    n->name : "lstm")) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	if ((ln = graph_add_node(c->gr, "DynamicQuantizeLSTM", MS_DOMAIN, nm,
+	    in, 12, (const char *const *)n->output, (int)n->n_output, e)) ==
+	    NULL || opset_import_add(c->m->proto, MS_DOMAIN, 1, e) != 0)
+		goto out;
+	/* The attributes move over, layout (0 here) left behind. */
+	ln->attribute = n->attribute;
+	ln->n_attribute = n->n_attribute;
+	n->attribute = NULL;
+	n->n_attribute = 0;
+	for (size_t i = 0; i < ln->n_attribute; i++)
+		if (strcmp(str_or_empty(ln->attribute[i]->name), "layout") ==
+		    0) {
+			protobuf_c_message_free_unpacked(&ln->attribute[i]->base,
+			    NULL);
+			ln->attribute[i--] = ln->attribute[--ln->n_attribute];
+		}
+	if (drop_later(c, dn->d->weight, e) != 0 ||
+	    drop_later(c, n->input[2], e) != 0)
+		goto out;
+	c->rep->weights += 2;
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < 3; k++)
+			free(q[i][k]);
+	free(nm);
+	return rc;
+}
+
 /* Put each rewritten node's new nodes in its place; free the old. */
 static int
 reorder(struct ctx *c, struct err *e)
@@ -573,15 +754,18 @@ apply(struct ctx *c, struct err *e)
 		size_t start = c->g->n_node;
 		int i;
 
-		if ((rc = check_node(c, d, &dn, e)) < 0)
-			return -1;
-		if (rc > 0) {
+		if ((rc = check_node(c, d, &dn, e)) != 0) {
+			tensor_release(&dn.w);
+			tensor_release(&dn.r);
+			if (rc < 0)
+				return -1;
 			c->rep->skipped++;
 			continue;
 		}
 		strmap_get(c->byname, d->node, &i);
-		rc = rewrite(c, &dn, e);
+		rc = dn.lstm ? rewrite_lstm(c, &dn, e) : rewrite(c, &dn, e);
 		tensor_release(&dn.w);
+		tensor_release(&dn.r);
 		if (rc != 0)
 			return err_prefix(e, "%s: node %s", c->m->path,
 			    d->node);

@@ -560,6 +560,10 @@ has_const_weight(const struct engine *g, const struct node_rec *n)
 	const struct opinfo *oi = opinfo_find(n->domain ? n->domain : "",
 	    n->op);
 
+	/* An LSTM's W and R: only dynamic quantization selects it. */
+	if (oi == NULL && strcmp(n->op, "LSTM") == 0 && !n->domain)
+		return n->nin > 2 && wb_get(g, n->in[1]) &&
+		    wb_get(g, n->in[2]);
 	if (oi == NULL || oi->weight_slot < 0 ||
 	    (size_t)oi->weight_slot >= n->nin)
 		return 0;
@@ -1353,6 +1357,22 @@ add_dynamic(struct engine *g, const struct node_rec *n, struct wb *w,
 }
 
 /*
+ * The constant weight of node n in input slot `slot` for dynamic
+ * quantization, or NULL. An LSTM (no opinfo entry: never quantized
+ * statically) has two, W and R (slots 1 and 2).
+ */
+static struct wb *
+dynamic_weight(struct engine *g, const struct node_rec *n, int slot)
+{
+	struct wb *w;
+
+	if (slot < 0 || (size_t)slot >= n->nin ||
+	    !(w = wb_get(g, n->in[slot])) || w->r.is_bias || w->r.empty)
+		return NULL;
+	return w;
+}
+
+/*
  * The selected nodes with a dynamic form and a constant weight get a
  * dynamic record, their weights a decision; nothing else is quantized.
  */
@@ -1365,7 +1385,7 @@ decide_dynamic(struct engine *g, struct err *e)
 	    k++)
 		if (!has_dynamic_form(ops[k]))
 			return err_set(e, "op type %s has no dynamic form "
-			    "(MatMul, Gemm, Conv)", ops[k]);
+			    "(MatMul, Gemm, LSTM, Conv)", ops[k]);
 	select_nodes(g);
 	for (size_t i = 0; i < g->nacts; i++)
 		g->acts[i].in_scope = 0;
@@ -1374,19 +1394,19 @@ decide_dynamic(struct engine *g, struct err *e)
 	for (size_t i = 0; i < g->ix.n; i++) {
 		const struct node_rec *n = &g->ix.v[i];
 		const struct opinfo *oi;
-		struct wb *w;
+		int lstm = strcmp(n->op, "LSTM") == 0;
+		struct wb *w, *r = NULL;
 
 		if (!g->selected[i])
 			continue;
 		oi = opinfo_find("", n->op);
-		if (n->domain || !has_dynamic_form(n->op) || !oi) {
+		if (n->domain || !has_dynamic_form(n->op) || (!oi && !lstm)) {
 			note(g, "%s (%s): no dynamic form: left in float",
 			    n->name, n->op);
 			continue;
 		}
-		if ((size_t)oi->weight_slot >= n->nin ||
-		    !(w = wb_get(g, n->in[oi->weight_slot])) ||
-		    w->r.is_bias || w->r.empty) {
+		if (!(w = dynamic_weight(g, n, lstm ? 1 : oi->weight_slot)) ||
+		    (lstm && !(r = dynamic_weight(g, n, 2)))) {
 			note(g, "%s (%s): no constant weight: left in float",
 			    n->name, n->op);
 			continue;
@@ -1402,12 +1422,15 @@ decide_dynamic(struct engine *g, struct err *e)
 			continue;
 		}
 		w->in_scope = 1;
+		if (r)		/* weights of the LSTM, not activations */
+			r->in_scope = 1, r->as_act = w->as_act = 0;
 		if (add_dynamic(g, n, w, e) < 0)
 			return -1;
 	}
 	if (g->ndyns == 0)
-		return err_set(e, "%s: no MatMul, Gemm%s node with a constant "
-		    "weight to quantize dynamically", str_or_empty(g->file),
+		return err_set(e, "%s: no MatMul, Gemm, LSTM%s node with a "
+		    "constant weight to quantize dynamically",
+		    str_or_empty(g->file),
 		    g->o->all_ops ? " or Conv" : "");
 	return decide_wbs(g, e);
 }

@@ -401,6 +401,51 @@ mmitf_run(struct op_ctx *c)
 	return rc;
 }
 
+/* ---------------------------------------------------------------- */
+/* The quantized product of the recurrent kernels (ops.h) */
+
+int
+ops_dynq_gemm(struct op_ctx *c, const float *a, int64_t m, int64_t k,
+    const struct tensor *b, const struct tensor *bzp, const float *bscale,
+    int64_t nscale, float *y, int accumulate)
+{
+	int64_t n = b->rank == 2 ? b->dims[1] : 0, dims[2] = { m, k };
+	struct tensor af, q, s, z, acc;
+	int rc = -1;
+
+	if (b->rank != 2 || b->dims[0] != k || (nscale != 1 && nscale != n))
+		return err_set(c->err, "quantized weight %lldx%lld does not fit "
+		    "%lld inputs and %lld scales", (long long)b->dims[0],
+		    (long long)n, (long long)k, (long long)nscale);
+	memset(&af, 0, sizeof af);
+	memset(&q, 0, sizeof q);
+	memset(&s, 0, sizeof s);
+	memset(&z, 0, sizeof z);
+	memset(&acc, 0, sizeof acc);
+	if (tensor_alloc_uninit(&af, DT_FLOAT, 2, dims, c->err) == -1)
+		return -1;
+	memcpy(af.data, a, (size_t)(m * k) * sizeof *a);
+	if (dql(c, &af, &q, &s, &z) == 0 &&
+	    matmul_int(c, &q, b, &z, bzp, &acc) == 0) {
+		const int32_t *v = acc.data;
+		float as = *(const float *)s.data;
+
+		for (int64_t i = 0; i < m * n; i++) {
+			float t = (float)v[i] * (as * bscale[nscale == 1 ? 0 :
+			    i % n]);
+
+			y[i] = accumulate ? y[i] + t : t;
+		}
+		rc = 0;
+	}
+	tensor_release(&af);
+	tensor_release(&q);
+	tensor_release(&s);
+	tensor_release(&z);
+	tensor_release(&acc);
+	return rc;
+}
+
 const struct op_def op_dynq_defs[] = {
 	{ "", "DynamicQuantizeLinear", dynquant_run, NULL },
 	{ "", "MatMulInteger", matmulinteger_run, NULL },

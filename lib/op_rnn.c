@@ -10,6 +10,16 @@
  * one product with the recurrence weights over the batch. Outputs past a
  * batch entry's sequence length are zero; its final state is the one at
  * its last step.
+ *
+ * com.microsoft DynamicQuantizeLSTM is the same LSTM with its two
+ * products quantized as ONNX Runtime computes them (ops_dynq_gemm): W and
+ * R are uint8 or int8, laid out [directions, input, 4*hidden] (the
+ * transpose of LSTM's), with scales and zero points per direction or per
+ * direction and gate row; the input sequence of a direction is quantized
+ * as one tensor, the hidden state once per step over the batch. ORT
+ * reads one zero point per direction (the first of its row when per
+ * row), and refuses per-row zero points that are not all 0 (int8) or
+ * all equal (uint8); so do we. No layout attribute: time-major only.
  */
 #include <math.h>
 #include <stdint.h>
@@ -93,6 +103,8 @@ struct rnn {
 	struct fn fn[2][3];
 	const float *x, *w, *r, *b, *p, *h0, *c0;
 	int64_t *lens;
+	/* DynamicQuantizeLSTM: W, R, then their scales and zero points */
+	const struct tensor *qw[2], *qs[2], *qz[2];
 };
 
 static int
@@ -146,8 +158,45 @@ opt_float(struct op_ctx *c, int i)
 }
 
 /* Check shapes and read attributes; inputs as ONNX lists them. */
+/*
+ * DynamicQuantizeLSTM's W (i 0) or R (i 1) with its scale (input 8 + 2i)
+ * and zero point (9 + 2i), as ORT checks them.
+ */
 static int
-rnn_setup(struct op_ctx *c, struct rnn *rn, enum rnn_kind kind)
+quant_setup(struct op_ctx *c, struct rnn *rn, int i)
+{
+	const struct tensor *q = c->in[1 + i], *s = ops_input(c, 8 + 2 * i),
+	    *z = ops_input(c, 9 + 2 * i);
+	const char *what = i ? "R" : "W";
+	int64_t g = 4 * rn->hid, k = i ? rn->hid : rn->in;
+
+	if (q->dtype != DT_UINT8 && q->dtype != DT_INT8)
+		return err_set(c->err, "%s must be uint8 or int8", what);
+	if (q->dims[0] != rn->ndir || q->dims[1] != k || q->dims[2] != g)
+		return err_set(c->err, "%s must be %dx%lldx%lld", what, rn->ndir,
+		    (long long)k, (long long)g);
+	if (!s || !z || s->dtype != DT_FLOAT || z->dtype != q->dtype ||
+	    s->nelem != z->nelem || (s->nelem != rn->ndir &&
+	    s->nelem != rn->ndir * g))
+		return err_set(c->err, "%s_scale and %s_zero_point must have "
+		    "%d or %lld elements, float and %s's type", what, what,
+		    rn->ndir, (long long)(rn->ndir * g), what);
+	for (int64_t j = 1; s->nelem > rn->ndir && j < z->nelem; j++)
+		if (q->dtype == DT_INT8 ? ((const int8_t *)z->data)[j] != 0 ||
+		    ((const int8_t *)z->data)[0] != 0 :
+		    ((const uint8_t *)z->data)[j] !=
+		    ((const uint8_t *)z->data)[0])
+			return err_set(c->err, "%s_zero_point: per-row zero "
+			    "points must be %s", what, q->dtype == DT_INT8 ?
+			    "0" : "equal");
+	rn->qw[i] = q;
+	rn->qs[i] = s;
+	rn->qz[i] = z;
+	return 0;
+}
+
+static int
+rnn_setup(struct op_ctx *c, struct rnn *rn, enum rnn_kind kind, int quant)
 {
 	static const int gates[] = { 1, 3, 4 }, nfn[] = { 1, 2, 3 };
 	const struct tensor *x = c->in[0], *w = c->nin > 1 ? c->in[1] : NULL,
@@ -163,7 +212,8 @@ rnn_setup(struct op_ctx *c, struct rnn *rn, enum rnn_kind kind)
 	if (!x || !w || !r)
 		return err_set(c->err, "X, W and R are required");
 	for (int i = 0; i < c->nin && i < 8; i++)
-		if (c->in[i] && i != 4 && c->in[i]->dtype != DT_FLOAT)
+		if (c->in[i] && i != 4 && !(quant && (i == 1 || i == 2)) &&
+		    c->in[i]->dtype != DT_FLOAT)
 			return err_set(c->err, "input %d: only float is "
 			    "supported", i);
 	dir = attr_string(c->node, "direction", "forward", buf, sizeof buf);
@@ -174,7 +224,7 @@ rnn_setup(struct op_ctx *c, struct rnn *rn, enum rnn_kind kind)
 		rn->ndir = 2;
 	else
 		return err_set(c->err, "direction %s is not known", dir);
-	rn->layout = (int)attr_int(c->node, "layout", 0);
+	rn->layout = quant ? 0 : (int)attr_int(c->node, "layout", 0);
 	rn->lbr = (int)attr_int(c->node, "linear_before_reset", 0);
 	rn->input_forget = (int)attr_int(c->node, "input_forget", 0);
 	rn->clip = attr_float(c->node, "clip", 0);
@@ -183,16 +233,19 @@ rnn_setup(struct op_ctx *c, struct rnn *rn, enum rnn_kind kind)
 	rn->seq = x->dims[rn->layout ? 1 : 0];
 	rn->batch = x->dims[rn->layout ? 0 : 1];
 	rn->in = x->dims[2];
-	rn->hid = attr_int(c->node, "hidden_size", r->dims[2]);
+	rn->hid = attr_int(c->node, "hidden_size", r->dims[quant ? 1 : 2]);
 	g = rn->gates * rn->hid;
-	if (w->dims[0] != rn->ndir || w->dims[1] != g || w->dims[2] != rn->in ||
+	if (quant) {
+		if (quant_setup(c, rn, 0) < 0 || quant_setup(c, rn, 1) < 0)
+			return -1;
+	} else if (w->dims[0] != rn->ndir || w->dims[1] != g || w->dims[2] != rn->in ||
 	    r->dims[0] != rn->ndir || r->dims[1] != g || r->dims[2] != rn->hid)
 		return err_set(c->err, "W or R does not fit %d direction(s), "
 		    "hidden size %lld and input size %lld", rn->ndir,
 		    (long long)rn->hid, (long long)rn->in);
 	rn->x = x->data;
-	rn->w = w->data;
-	rn->r = r->data;
+	rn->w = quant ? NULL : w->data;
+	rn->r = quant ? NULL : r->data;
 	rn->b = opt_float(c, 3);
 	rn->h0 = opt_float(c, 5);
 	rn->c0 = kind == K_LSTM ? opt_float(c, 6) : NULL;
@@ -361,19 +414,50 @@ gru_gates(struct op_ctx *c, const struct rnn *rn, int d, struct work *wk,
 	    c->err);
 }
 
+/*
+ * out (m x G*H) = a (m x k) times direction d's W^T (i 0) or R^T (i 1):
+ * in float, or quantized for DynamicQuantizeLSTM.
+ */
+static int
+project(struct op_ctx *c, const struct rnn *rn, int i, int d,
+    const float *a, int64_t m, int64_t k, float *out)
+{
+	int64_t g = rn->gates * rn->hid, ns;
+	const struct tensor *q = rn->qw[i], *z = rn->qz[i];
+	struct tensor b, bz;
+
+	if (!q)
+		return gemm_sgemm(0, 1, m, g, k, 1, a, k, (i ? rn->r : rn->w) +
+		    d * g * k, k, 0, out, g, c->threads, c->err);
+	/* Views of direction d's weight and its zero point, not owned. */
+	ns = rn->qs[i]->nelem / rn->ndir;
+	memset(&b, 0, sizeof b);
+	b.dtype = bz.dtype = q->dtype;
+	b.rank = 2;
+	b.dims[0] = k;
+	b.dims[1] = g;
+	b.nelem = k * g;
+	b.data = (char *)q->data + d * k * g * (int64_t)dtype_size(q->dtype);
+	memset(&bz, 0, sizeof bz);
+	bz.dtype = z->dtype;
+	bz.nelem = 1;
+	bz.data = (char *)z->data + d * ns * (int64_t)dtype_size(z->dtype);
+	return ops_dynq_gemm(c, a, m, k, &b, &bz, (const float *)
+	    rn->qs[i]->data + d * ns, ns, out, 0);
+}
+
 static int
 run_direction(struct op_ctx *c, const struct rnn *rn, int d, int reverse,
     struct work *wk, float *y, float *yh, float *yc)
 {
 	int64_t hid = rn->hid, g = rn->gates * hid, rows = rn->seq * rn->batch;
-	const float *w = rn->w + d * g * rn->in, *rmat = rn->r + d * g * hid;
+	const float *rmat = rn->r ? rn->r + d * g * hid : NULL;
 	const float *wb = rn->b ? rn->b + d * 2 * g : NULL;
 	const float *rb = wb ? wb + g : NULL;
 	/* GRU with linear_before_reset multiplies Rbh by r: not folded. */
 	int64_t fold = rn->kind == K_GRU && rn->lbr ? 2 * hid : g;
 
-	if (gemm_sgemm(0, 1, rows, g, rn->in, 1, rn->x, rn->in, w, rn->in, 0,
-	    wk->xw, g, c->threads, c->err) < 0)
+	if (project(c, rn, 0, d, rn->x, rows, rn->in, wk->xw) < 0)
 		return -1;
 	for (int64_t i = 0; wb && i < rows; i++)
 		for (int64_t j = 0; j < g; j++)
@@ -394,8 +478,7 @@ run_direction(struct op_ctx *c, const struct rnn *rn, int d, int reverse,
 			    sizeof *wk->cell);
 	}
 	for (int64_t s = 0; s < rn->seq; s++) {
-		if (gemm_sgemm(0, 1, rn->batch, g, hid, 1, wk->h, hid, rmat, hid,
-		    0, wk->hr, g, c->threads, c->err) < 0)
+		if (project(c, rn, 1, d, wk->h, rn->batch, hid, wk->hr) < 0)
 			return -1;
 		if (rn->kind == K_GRU && gru_gates(c, rn, d, wk, reverse, s,
 		    rmat) < 0)
@@ -423,14 +506,14 @@ run_direction(struct op_ctx *c, const struct rnn *rn, int d, int reverse,
 }
 
 static int
-rnn_common(struct op_ctx *c, enum rnn_kind kind)
+rnn_common(struct op_ctx *c, enum rnn_kind kind, int quant)
 {
 	struct rnn rn;
 	struct work wk = { 0 };
 	float *outs[3] = { NULL, NULL, NULL };
 	int r = -1;
 
-	if (rnn_setup(c, &rn, kind) < 0)
+	if (rnn_setup(c, &rn, kind, quant) < 0)
 		goto done;
 	for (int k = 0; k < c->nout && k < (kind == K_LSTM ? 3 : 2); k++) {
 		int64_t dims[4];
@@ -481,24 +564,31 @@ done:
 static int
 rnn_run(struct op_ctx *c)
 {
-	return rnn_common(c, K_RNN);
+	return rnn_common(c, K_RNN, 0);
 }
 
 static int
 gru_run(struct op_ctx *c)
 {
-	return rnn_common(c, K_GRU);
+	return rnn_common(c, K_GRU, 0);
 }
 
 static int
 lstm_run(struct op_ctx *c)
 {
-	return rnn_common(c, K_LSTM);
+	return rnn_common(c, K_LSTM, 0);
+}
+
+static int
+dqlstm_run(struct op_ctx *c)
+{
+	return rnn_common(c, K_LSTM, 1);
 }
 
 const struct op_def op_rnn_defs[] = {
 	{ "", "RNN", rnn_run, NULL },
 	{ "", "GRU", gru_run, NULL },
 	{ "", "LSTM", lstm_run, NULL },
+	{ "com.microsoft", "DynamicQuantizeLSTM", dqlstm_run, NULL },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -89,6 +89,17 @@ extern const struct op_def op_qlinear_defs[];
  * kernel's path.
  */
 
+/*
+ * ONNX Runtime's quantized product in its recurrent kernels (op_dynq.c):
+ * y (m x n floats) = a (m x k floats) quantized per tensor as
+ * DynamicQuantizeLinear does, times b (k x n, uint8 or int8, zero point
+ * bzp: a scalar, or NULL for 0) exactly, times a's scale and bscale (one
+ * value or one per column); added to y when accumulate.
+ */
+int ops_dynq_gemm(struct op_ctx *c, const float *a, int64_t m, int64_t k,
+    const struct tensor *b, const struct tensor *bzp, const float *bscale,
+    int64_t nscale, float *y, int accumulate);
+
 /* Input i, or NULL when absent (past the end or an empty name). */
 static inline const struct tensor *
 ops_input(const struct op_ctx *c, int i)

@@ -113,7 +113,7 @@ EXACT=DynamicQuantizeLinear,MatMulInteger,ConvInteger,Cast,Mul,Add
 	onnx-calib -q --weights-only "$T/m/conv.onnx" >"$T/conv.w"
 	run --separate-stderr onnx-qparams --dynamic "$T/conv.w"
 	[ "$status" -eq 1 ] || fail "status $status: $output"
-	[ "$stderr" = "onnx-qparams: $T/conv.w: no MatMul, Gemm node with a constant weight to quantize dynamically" ] ||
+	[ "$stderr" = "onnx-qparams: $T/conv.w: no MatMul, Gemm, LSTM node with a constant weight to quantize dynamically" ] ||
 	    fail "got: $stderr"
 	# The depthwise Conv stays float unless asked for.
 	dynq conv --all-ops
@@ -139,13 +139,13 @@ EXACT=DynamicQuantizeLinear,MatMulInteger,ConvInteger,Cast,Mul,Add
 	printf 'end\t%d\n' "$(grep -vc '^#' "$T/now.w")" >>"$T/now.w"
 	run --separate-stderr onnx-qparams --dynamic "$T/now.w"
 	[ "$status" -eq 1 ] || fail "status $status"
-	[[ $stderr == "onnx-qparams: $T/now.w: no MatMul, Gemm node with a constant weight to quantize dynamically" ]] ||
+	[[ $stderr == "onnx-qparams: $T/now.w: no MatMul, Gemm, LSTM node with a constant weight to quantize dynamically" ]] ||
 	    fail "got: $stderr"
 	# An op type without a dynamic form.
 	run --separate-stderr onnx-qparams --dynamic --include-ops Gemm,Relu \
 	    "$T/gemm.w"
 	[ "$status" -eq 1 ] || fail "status $status"
-	[ "$stderr" = "onnx-qparams: op type Relu has no dynamic form (MatMul, Gemm, Conv)" ] ||
+	[ "$stderr" = "onnx-qparams: op type Relu has no dynamic form (MatMul, Gemm, LSTM, Conv)" ] ||
 	    fail "got: $stderr"
 	# --format qdq cannot write dynamic records.
 	onnx-qparams --dynamic "$T/gemm.w" >"$T/gemm.q"
