@@ -46,7 +46,7 @@ struct ctx {
 struct dnode {
 	const struct dynamic_rec *d;
 	Onnx__NodeProto *n;
-	int conv, gemm, lstm, trans_b;
+	int conv, gemm, lstm, attn, trans_b;
 	float alpha, beta;
 	const char *x, *bias;		/* bias: NULL for none */
 	const struct qparam *q, *rq;	/* rq: an LSTM's R */
@@ -186,12 +186,55 @@ check_lstm(struct ctx *c, struct dnode *dn, struct err *e)
 			    "parameters along axis %d, not per direction (0) "
 			    "or gate row (1)", name, q[i]->axis);
 		if (!lstm_zero_points_ok(q[i], t[i]->dims[0])) {
-			note(c, "%s (LSTM): weight %s: zero points per gate row "
-			    "that ORT does not take: left in float", d->node,
-			    name);
+			note(c, "%s (LSTM): weight %s: zero points per gate "
+			    "row that ORT does not take: left in float",
+			    d->node, name);
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * The com.microsoft Attention of dn (see check_node): a float weight
+ * In x 3H, per tensor or per column, and nothing QAttention lacks (its
+ * bias is required; no attention_bias, qkv_hidden_sizes, rotary, as
+ * ORT's quantizer leaves those) or our kernels lack (past, present).
+ */
+static int
+check_attention(struct ctx *c, struct dnode *dn, struct err *e)
+{
+	const Onnx__NodeProto *n = dn->n;
+	const char *why = NULL;
+
+	dn->alpha = dn->beta = 1;	/* add_weight() scales by alpha */
+	for (size_t i = 4; i < n->n_input; i++)
+		if (*str_or_empty(n->input[i]))
+			why = "past or attention_bias inputs";
+	if (n->n_output > 1 && *str_or_empty(n->output[1]))
+		why = "a present output";
+	if (n->n_input < 3 || !*str_or_empty(n->input[2]))
+		why = "no bias";
+	if (attr_find(n, "qkv_hidden_sizes") || attr_int(n, "do_rotary", 0))
+		why = "qkv_hidden_sizes or rotary embeddings";
+	if (why) {
+		note(c, "%s (Attention): %s: left in float", dn->d->node, why);
+		return 1;
+	}
+	if (model_tensor_read(c->m, graph_value(c->gr, dn->d->weight)->init,
+	    &dn->w, e) != 0)
+		return err_prefix(e, "%s: weight %s", c->m->path,
+		    dn->d->weight);
+	if (dn->w.dtype != DT_FLOAT || dn->w.rank != 2) {
+		note(c, "%s (Attention): weight %s is not float of rank 2: "
+		    "left in float", dn->d->node, dn->d->weight);
+		return 1;
+	}
+	if (dn->q->axis >= 0 && (dn->q->axis != 1 ||
+	    (int64_t)dn->q->n != dn->w.dims[1]))
+		return rec_err(c, dn->d, e, "weight %s: per-channel "
+		    "parameters along axis %d, not the output column's 1",
+		    dn->d->weight, dn->q->axis);
 	return 0;
 }
 
@@ -219,8 +262,10 @@ check_node(struct ctx *c, const struct dynamic_rec *d, struct dnode *dn,
 	dn->conv = strcmp(op, "Conv") == 0;
 	dn->gemm = strcmp(op, "Gemm") == 0;
 	dn->lstm = strcmp(op, "LSTM") == 0;
-	if (*str_or_empty(n->domain) || (!dn->conv && !dn->gemm &&
-	    !dn->lstm && strcmp(op, "MatMul") != 0))
+	dn->attn = strcmp(str_or_empty(n->domain), MS_DOMAIN) == 0 &&
+	    strcmp(op, "Attention") == 0;
+	if ((*str_or_empty(n->domain) && !dn->attn) || (!dn->conv &&
+	    !dn->gemm && !dn->lstm && !dn->attn && strcmp(op, "MatMul") != 0))
 		return rec_err(c, d, e, "%s has no dynamic form", op);
 	if (n->n_input < 2 || n->n_output < 1 ||
 	    strcmp(str_or_empty(n->input[1]), d->weight) != 0)
@@ -243,6 +288,8 @@ check_node(struct ctx *c, const struct dynamic_rec *d, struct dnode *dn,
 	dn->x = str_or_empty(n->input[0]);
 	if (dn->lstm)
 		return check_lstm(c, dn, e);
+	if (dn->attn)
+		return check_attention(c, dn, e);
 	dn->bias = n->n_input > 2 && *str_or_empty(n->input[2]) ?
 	    n->input[2] : NULL;
 	dn->trans_b = dn->gemm && attr_int(n, "transB", 0);
@@ -625,8 +672,8 @@ rewrite_lstm(struct ctx *c, struct dnode *dn, struct err *e)
 	for (size_t i = 0; i < ln->n_attribute; i++)
 		if (strcmp(str_or_empty(ln->attribute[i]->name), "layout") ==
 		    0) {
-			protobuf_c_message_free_unpacked(&ln->attribute[i]->base,
-			    NULL);
+			protobuf_c_message_free_unpacked(
+			    &ln->attribute[i]->base, NULL);
 			ln->attribute[i--] = ln->attribute[--ln->n_attribute];
 		}
 	if (drop_later(c, dn->d->weight, e) != 0 ||
@@ -639,6 +686,49 @@ out:
 		for (int k = 0; k < 3; k++)
 			free(q[i][k]);
 	free(nm);
+	return rc;
+}
+
+/*
+ * dn's Attention as com.microsoft QAttention, as ORT's quantize_dynamic
+ * writes it: its input quantized by DynamicQuantizeLinear, the weight
+ * stored quantized; inputs input, weight, bias, input_scale,
+ * weight_scale, mask_index, input_zero_point, weight_zero_point; the
+ * same outputs and attributes.
+ */
+static int
+rewrite_attention(struct ctx *c, struct dnode *dn, struct err *e)
+{
+	Onnx__NodeProto *n = dn->n, *qn;
+	const struct dq *d;
+	const char *in[8];
+	char *wq = NULL, *wz = NULL, *ws = NULL, *nm = NULL;
+	int rc = -1;
+
+	if (add_weight(c, dn, &wq, &wz, &ws, e) != 0 ||
+	    (d = act_dq(c, dn->x, e)) == NULL)
+		goto out;
+	in[0] = d->q, in[1] = wq, in[2] = n->input[2], in[3] = d->s;
+	in[4] = ws, in[5] = n->n_input > 3 ? str_or_empty(n->input[3]) : "";
+	in[6] = d->z, in[7] = wz;
+	if ((nm = graph_unique_name(c->gr, *str_or_empty(n->name) ?
+	    n->name : "attention")) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	if ((qn = graph_add_node(c->gr, "QAttention", MS_DOMAIN, nm, in, 8,
+	    (const char *const *)n->output, 1, e)) == NULL)
+		goto out;
+	qn->attribute = n->attribute;
+	qn->n_attribute = n->n_attribute;
+	n->attribute = NULL;
+	n->n_attribute = 0;
+	if (drop_later(c, dn->d->weight, e) != 0)
+		goto out;
+	c->rep->weights++;
+	rc = 0;
+out:
+	free(wq), free(wz), free(ws), free(nm);
 	return rc;
 }
 
@@ -763,7 +853,8 @@ apply(struct ctx *c, struct err *e)
 			continue;
 		}
 		strmap_get(c->byname, d->node, &i);
-		rc = dn.lstm ? rewrite_lstm(c, &dn, e) : rewrite(c, &dn, e);
+		rc = dn.lstm ? rewrite_lstm(c, &dn, e) : dn.attn ?
+		    rewrite_attention(c, &dn, e) : rewrite(c, &dn, e);
 		tensor_release(&dn.w);
 		tensor_release(&dn.r);
 		if (rc != 0)

@@ -553,6 +553,14 @@ keep_params_float(struct engine *g)
 	}
 }
 
+/* ONNX Runtime's fused self-attention (com.microsoft Attention). */
+static int
+is_ms_attention(const struct node_rec *n)
+{
+	return n->domain && strcmp(n->domain, "com.microsoft") == 0 &&
+	    strcmp(n->op, "Attention") == 0;
+}
+
 /* Whether n's weight slot (opinfo) holds a constant of the stream. */
 static int
 has_const_weight(const struct engine *g, const struct node_rec *n)
@@ -560,10 +568,13 @@ has_const_weight(const struct engine *g, const struct node_rec *n)
 	const struct opinfo *oi = opinfo_find(n->domain ? n->domain : "",
 	    n->op);
 
-	/* An LSTM's W and R: only dynamic quantization selects it. */
+	/* An LSTM's W and R, com.microsoft Attention's weights: only
+	 * dynamic quantization selects them. */
 	if (oi == NULL && strcmp(n->op, "LSTM") == 0 && !n->domain)
 		return n->nin > 2 && wb_get(g, n->in[1]) &&
 		    wb_get(g, n->in[2]);
+	if (is_ms_attention(n))
+		return n->nin > 1 && wb_get(g, n->in[1]) != NULL;
 	if (oi == NULL || oi->weight_slot < 0 ||
 	    (size_t)oi->weight_slot >= n->nin)
 		return 0;
@@ -1385,7 +1396,7 @@ decide_dynamic(struct engine *g, struct err *e)
 	    k++)
 		if (!has_dynamic_form(ops[k]))
 			return err_set(e, "op type %s has no dynamic form "
-			    "(MatMul, Gemm, LSTM, Conv)", ops[k]);
+			    "(MatMul, Gemm, LSTM, Attention, Conv)", ops[k]);
 	select_nodes(g);
 	for (size_t i = 0; i < g->nacts; i++)
 		g->acts[i].in_scope = 0;
@@ -1395,17 +1406,20 @@ decide_dynamic(struct engine *g, struct err *e)
 		const struct node_rec *n = &g->ix.v[i];
 		const struct opinfo *oi;
 		int lstm = strcmp(n->op, "LSTM") == 0;
+		int attn = is_ms_attention(n);
 		struct wb *w, *r = NULL;
 
 		if (!g->selected[i])
 			continue;
 		oi = opinfo_find("", n->op);
-		if (n->domain || !has_dynamic_form(n->op) || (!oi && !lstm)) {
+		if ((n->domain && !attn) || !has_dynamic_form(n->op) ||
+		    (!oi && !lstm && !attn)) {
 			note(g, "%s (%s): no dynamic form: left in float",
 			    n->name, n->op);
 			continue;
 		}
-		if (!(w = dynamic_weight(g, n, lstm ? 1 : oi->weight_slot)) ||
+		if (!(w = dynamic_weight(g, n, lstm || attn ? 1 :
+		    oi->weight_slot)) ||
 		    (lstm && !(r = dynamic_weight(g, n, 2)))) {
 			note(g, "%s (%s): no constant weight: left in float",
 			    n->name, n->op);
@@ -1422,16 +1436,17 @@ decide_dynamic(struct engine *g, struct err *e)
 			continue;
 		}
 		w->in_scope = 1;
-		if (r)		/* weights of the LSTM, not activations */
-			r->in_scope = 1, r->as_act = w->as_act = 0;
+		if (lstm || attn)	/* weights, not activations */
+			w->as_act = 0;
+		if (r)
+			r->in_scope = 1, r->as_act = 0;
 		if (add_dynamic(g, n, w, e) < 0)
 			return -1;
 	}
 	if (g->ndyns == 0)
-		return err_set(e, "%s: no MatMul, Gemm, LSTM%s node with a "
-		    "constant weight to quantize dynamically",
-		    str_or_empty(g->file),
-		    g->o->all_ops ? " or Conv" : "");
+		return err_set(e, "%s: no MatMul, Gemm, LSTM, Attention%s "
+		    "node with a constant weight to quantize dynamically",
+		    str_or_empty(g->file), g->o->all_ops ? " or Conv" : "");
 	return decide_wbs(g, e);
 }
 

@@ -20,7 +20,8 @@
  *     above, the nodes of ENGINE_DYNAMIC_OPS (ENGINE_DYNAMIC_ALL_OPS
  *     with all_ops) that have a constant weight get a dynamic record and
  *     their weight a qparam record (an LSTM: W named in the record, R
- *     decided too; both must be constant); activation statistics are
+ *     decided too; both must be constant; Attention: com.microsoft's,
+ *     never the default domain's); activation statistics are
  *     ignored and biases stay float;
  *
  * and writes the stream back with the qparam, convert, fold and dynamic
@@ -53,7 +54,7 @@
  * Under the dynamic setting: the op types quantized by default, and
  * every op type that has a dynamic form (--all-ops).
  */
-#define ENGINE_DYNAMIC_OPS "MatMul", "Gemm", "LSTM"
+#define ENGINE_DYNAMIC_OPS "MatMul", "Gemm", "LSTM", "Attention"
 #define ENGINE_DYNAMIC_ALL_OPS ENGINE_DYNAMIC_OPS, "Conv"
 
 /* The selection lists, in the order of engine_opts.lists. */

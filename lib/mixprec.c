@@ -240,6 +240,13 @@ add_record(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 	const char *type = rec->type;
 	int i;
 
+	/* A dynamic stream has no activation parameters to promote (they
+	 * are computed per call); a node is left float with onnx-qparams
+	 * --exclude-nodes instead. */
+	if (strcmp(type, "dynamic") == 0)
+		return stream_rec_err(rec, e, "dynamic records: mixed "
+		    "precision needs a static stream (leave nodes float with "
+		    "onnx-qparams --dynamic --exclude-nodes)");
 	if (array_grow(&mp->recs, &mp->caprecs, mp->nrecs, sizeof *mp->recs) < 0)
 		return err_nomem(e);
 	if ((d = stream_rec_dup(rec, e)) == NULL)

@@ -414,8 +414,8 @@ ops_dynq_gemm(struct op_ctx *c, const float *a, int64_t m, int64_t k,
 	int rc = -1;
 
 	if (b->rank != 2 || b->dims[0] != k || (nscale != 1 && nscale != n))
-		return err_set(c->err, "quantized weight %lldx%lld does not fit "
-		    "%lld inputs and %lld scales", (long long)b->dims[0],
+		return err_set(c->err, "quantized weight %lldx%lld does not "
+		    "fit %lld inputs and %lld scales", (long long)b->dims[0],
 		    (long long)n, (long long)k, (long long)nscale);
 	memset(&af, 0, sizeof af);
 	memset(&q, 0, sizeof q);

@@ -173,8 +173,8 @@ quant_setup(struct op_ctx *c, struct rnn *rn, int i)
 	if (q->dtype != DT_UINT8 && q->dtype != DT_INT8)
 		return err_set(c->err, "%s must be uint8 or int8", what);
 	if (q->dims[0] != rn->ndir || q->dims[1] != k || q->dims[2] != g)
-		return err_set(c->err, "%s must be %dx%lldx%lld", what, rn->ndir,
-		    (long long)k, (long long)g);
+		return err_set(c->err, "%s must be %dx%lldx%lld", what,
+		    rn->ndir, (long long)k, (long long)g);
 	if (!s || !z || s->dtype != DT_FLOAT || z->dtype != q->dtype ||
 	    s->nelem != z->nelem || (s->nelem != rn->ndir &&
 	    s->nelem != rn->ndir * g))
@@ -238,8 +238,9 @@ rnn_setup(struct op_ctx *c, struct rnn *rn, enum rnn_kind kind, int quant)
 	if (quant) {
 		if (quant_setup(c, rn, 0) < 0 || quant_setup(c, rn, 1) < 0)
 			return -1;
-	} else if (w->dims[0] != rn->ndir || w->dims[1] != g || w->dims[2] != rn->in ||
-	    r->dims[0] != rn->ndir || r->dims[1] != g || r->dims[2] != rn->hid)
+	} else if (w->dims[0] != rn->ndir || w->dims[1] != g ||
+	    w->dims[2] != rn->in || r->dims[0] != rn->ndir ||
+	    r->dims[1] != g || r->dims[2] != rn->hid)
 		return err_set(c->err, "W or R does not fit %d direction(s), "
 		    "hidden size %lld and input size %lld", rn->ndir,
 		    (long long)rn->hid, (long long)rn->in);

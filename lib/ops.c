@@ -8,6 +8,7 @@ static const struct op_def *const tables[] = {
 	op_math_defs, op_reduce_defs, op_shape_defs, op_nn_defs, op_quant_defs,
 	op_control_defs, op_rnn_defs, op_dynq_defs, op_nbits_defs,
 	op_qlinear_defs,
+	op_attn_defs,
 };
 
 static int

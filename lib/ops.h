@@ -17,7 +17,8 @@
  * op_dynq.c (DynamicQuantizeLinear, MatMulInteger, ConvInteger and the
  * com.microsoft dynamic products),
  * op_nbits.c (MatMulNBits: weight-only blockwise, com.microsoft).
- * op_qlinear.c (the QOperator format's QLinear* and QGemm).
+ * op_qlinear.c (the QOperator format's QLinear* and QGemm),
+ * op_attn.c (com.microsoft Attention and QAttention).
  */
 #ifndef ONNXQ_OPS_H
 #define ONNXQ_OPS_H
@@ -83,6 +84,7 @@ extern const struct op_def op_rnn_defs[];
 extern const struct op_def op_dynq_defs[];
 extern const struct op_def op_nbits_defs[];
 extern const struct op_def op_qlinear_defs[];
+extern const struct op_def op_attn_defs[];
 
 /*
  * Helpers kernels share. The small ones are inline: they sit on every

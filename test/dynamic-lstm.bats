@@ -210,3 +210,13 @@ ort_agrees() {
 	    fail "got: $stderr"
 	[ "$(count LSTM "$T/lay.dyn.onnx")" -eq 1 ] || fail "lstm2 quantized"
 }
+
+@test "dynamic LSTM: onnx-mixprec refuses a dynamic stream in one line" {
+	dynq kws
+	run --separate-stderr onnx-mixprec -o "$T/mp.q" --target-snr 40 \
+	    -d "$DATA" "$M" <"$T/kws.q"
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	[[ $stderr == "onnx-mixprec: <stdin>:"*": dynamic records: mixed precision needs a static stream (leave nodes float with onnx-qparams --dynamic --exclude-nodes)" ]] ||
+	    fail "got: $stderr"
+	[ ! -e "$T/mp.q" ] || fail "a stream was written"
+}

@@ -98,6 +98,42 @@ EXACT=DynamicQuantizeLinear,MatMulInteger,ConvInteger,Cast,Mul,Add
 	cmp "$T/full.onnx" "$T/tfm.dyn.onnx" || fail "the models differ"
 }
 
+@test "dynamic: com.microsoft Attention as QAttention" {
+	models
+	dynq atn
+	run ops "$T/atn.dyn.onnx"
+	[ "$(grep -c '^QAttention$' <<<"$output")" -eq 2 ] || fail "$output"
+	! grep -q '^Attention$' <<<"$output" || fail "left: $output"
+	[ "$(grep -c '^MatMulInteger$' <<<"$output")" -eq 3 ] || fail "$output"
+	# QAttention within 1e-3 relative (its product is exact, softmax
+	# and the products with V float: measured 1.7e-7).
+	agrees atn
+	# ORT and our interpreter over every sample (padding masks too).
+	cp -r "$T/m/atn.data" "$T/atn.ort"
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \
+	    "$T/atn.dyn.onnx" "$T/atn.ort"
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
+	snr_ok "atn vs ORT" 80 "$T/atn.ort" "$T/atn.dyn.onnx"
+	# Measured: 36.9 dB.
+	snr_ok atn 33 "$T/m/atn.data" "$T/m/atn.onnx" "$T/atn.dyn.onnx"
+	# What QAttention cannot take stays float, with a note.
+	"$PY" - "$T/m/atn.onnx" "$T/past.onnx" <<-'PYEOF'
+	import sys, onnx
+	m = onnx.load(sys.argv[1])
+	a = [n for n in m.graph.node if n.name == 'attn2'][0]
+	a.attribute.append(onnx.helper.make_attribute('qkv_hidden_sizes',
+	                                              [32, 32, 32]))
+	onnx.save(m, sys.argv[2])
+	PYEOF
+	run --separate-stderr onnx-qdq-insert -v -o "$T/past.dyn.onnx" \
+	    "$T/past.onnx" "$T/atn.q"
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	[[ $stderr == *"attn2 (Attention): qkv_hidden_sizes or rotary embeddings: left in float"* ]] ||
+	    fail "got: $stderr"
+	run ops "$T/past.dyn.onnx"
+	[ "$(grep -c '^QAttention$' <<<"$output")" -eq 1 ] || fail "$output"
+}
+
 @test "dynamic: Gemm with transB, alpha, beta and bias" {
 	models
 	dynq gemm
@@ -113,7 +149,7 @@ EXACT=DynamicQuantizeLinear,MatMulInteger,ConvInteger,Cast,Mul,Add
 	onnx-calib -q --weights-only "$T/m/conv.onnx" >"$T/conv.w"
 	run --separate-stderr onnx-qparams --dynamic "$T/conv.w"
 	[ "$status" -eq 1 ] || fail "status $status: $output"
-	[ "$stderr" = "onnx-qparams: $T/conv.w: no MatMul, Gemm, LSTM node with a constant weight to quantize dynamically" ] ||
+	[ "$stderr" = "onnx-qparams: $T/conv.w: no MatMul, Gemm, LSTM, Attention node with a constant weight to quantize dynamically" ] ||
 	    fail "got: $stderr"
 	# The depthwise Conv stays float unless asked for.
 	dynq conv --all-ops
@@ -139,13 +175,13 @@ EXACT=DynamicQuantizeLinear,MatMulInteger,ConvInteger,Cast,Mul,Add
 	printf 'end\t%d\n' "$(grep -vc '^#' "$T/now.w")" >>"$T/now.w"
 	run --separate-stderr onnx-qparams --dynamic "$T/now.w"
 	[ "$status" -eq 1 ] || fail "status $status"
-	[[ $stderr == "onnx-qparams: $T/now.w: no MatMul, Gemm, LSTM node with a constant weight to quantize dynamically" ]] ||
+	[[ $stderr == "onnx-qparams: $T/now.w: no MatMul, Gemm, LSTM, Attention node with a constant weight to quantize dynamically" ]] ||
 	    fail "got: $stderr"
 	# An op type without a dynamic form.
 	run --separate-stderr onnx-qparams --dynamic --include-ops Gemm,Relu \
 	    "$T/gemm.w"
 	[ "$status" -eq 1 ] || fail "status $status"
-	[ "$stderr" = "onnx-qparams: op type Relu has no dynamic form (MatMul, Gemm, LSTM, Conv)" ] ||
+	[ "$stderr" = "onnx-qparams: op type Relu has no dynamic form (MatMul, Gemm, LSTM, Attention, Conv)" ] ||
 	    fail "got: $stderr"
 	# --format qdq cannot write dynamic records.
 	onnx-qparams --dynamic "$T/gemm.w" >"$T/gemm.q"

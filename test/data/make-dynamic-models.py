@@ -13,6 +13,11 @@ usage: make-dynamic-models.py [--large] DIR
                   beta != 1) with Relu, opset 11
   DIR/conv.onnx   Conv layers (dense, depthwise, pointwise, with and
                   without bias), HardSwish, opset 14
+  DIR/atn.onnx    the transformer block as ORT's optimizer fuses it:
+                  com.microsoft Attention (one In x 3H weight, 4 heads),
+                  the first with a raw padding mask (graph input mask,
+                  int32; samples pad 0 to 3 tokens), the second causal
+                  (unidirectional), then the GELU MLP; opset 17
   DIR/NAME.data/sK/INPUT.npy   8 samples each (onnx-verify's npy layout)
 --large makes the transformer block 256 wide over 128 tokens (for
 latency measurements, scripts/bench-dynamic) instead of 32 over 12.
@@ -118,3 +123,57 @@ inits = [w('c1w', 16, 3, 3, 3, s=0.3), w('c1b', 16, s=0.1), w('dww', 16, 1, 3, 3
 save('conv', nodes, [helper.make_tensor_value_info('x', F, [1, 3, 16, 16])],
      [helper.make_tensor_value_info('y', F, [1, 8, 8, 8])], inits, 14,
      [rng.standard_normal((1, 3, 16, 16)).astype(np.float32) for _ in range(8)])
+
+# ---- transformer block as ORT's optimizer leaves it: com.microsoft
+# Attention (Q, K, V in one weight), the first with a raw padding mask
+# (graph input), the second causal (unidirectional) without one
+V, S, D, H, NH = (1000, 128, 256, 1024, 4) if LARGE else (50, 12, 32, 64, 4)
+nodes = [
+    mk('Gather', ['emb', 'ids'], ['x0'], axis=0),
+    mk('LayerNormalization', ['x0', 'ln1_s', 'ln1_b'], ['x1'], axis=-1, epsilon=1e-5),
+    mk('Attention', ['x1', 'qkv1_w', 'qkv1_b', 'mask'], ['a1'], name='attn1',
+       domain='com.microsoft', num_heads=NH),
+    mk('MatMul', ['a1', 'wo'], ['o'], name='o_proj'),
+    mk('Add', ['x0', 'o'], ['r1']),
+    mk('LayerNormalization', ['r1', 'ln2_s', 'ln2_b'], ['x2'], axis=-1, epsilon=1e-5),
+    mk('Attention', ['x2', 'qkv2_w', 'qkv2_b'], ['a2'], name='attn2',
+       domain='com.microsoft', num_heads=NH, unidirectional=1),
+    mk('Add', ['r1', 'a2'], ['r2']),
+    mk('MatMul', ['r2', 'w1'], ['h0'], name='fc1'),
+    mk('Add', ['h0', 'b1'], ['h1']),
+    mk('Div', ['h1', 'sqrt2'], ['h2']),
+    mk('Erf', ['h2'], ['h3']),
+    mk('Add', ['h3', 'one'], ['h4']),
+    mk('Mul', ['h1', 'h4'], ['h5']),
+    mk('Mul', ['h5', 'half'], ['h6']),
+    mk('MatMul', ['h6', 'w2'], ['m0'], name='fc2'),
+    mk('Add', ['m0', 'b2'], ['m1']),
+    mk('Add', ['r2', 'm1'], ['y']),
+]
+inits = [w('emb', V, D, s=1.0), numpy_helper.from_array(np.ones(D, np.float32), 'ln1_s'),
+         numpy_helper.from_array(np.zeros(D, np.float32), 'ln1_b'),
+         w('qkv1_w', D, 3 * D), w('qkv1_b', 3 * D, s=0.1), w('wo', D, D),
+         numpy_helper.from_array((1 + 0.1 * rng.standard_normal(D)).astype(np.float32), 'ln2_s'),
+         numpy_helper.from_array((0.1 * rng.standard_normal(D)).astype(np.float32), 'ln2_b'),
+         w('qkv2_w', D, 3 * D), w('qkv2_b', 3 * D, s=0.1),
+         w('w1', D, H), w('b1', H, s=0.1), w('w2', H, D), w('b2', D, s=0.1),
+         numpy_helper.from_array(np.array(np.sqrt(2), np.float32), 'sqrt2'),
+         numpy_helper.from_array(np.array(1, np.float32), 'one'),
+         numpy_helper.from_array(np.array(0.5, np.float32), 'half')]
+ins = [helper.make_tensor_value_info('ids', TensorProto.INT64, [1, S]),
+       helper.make_tensor_value_info('mask', TensorProto.INT32, [1, S])]
+g = helper.make_graph(nodes, 'atn', ins,
+                      [helper.make_tensor_value_info('y', F, [1, S, D])],
+                      initializer=inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17),
+                                        helper.make_opsetid('com.microsoft', 1)])
+m.ir_version = 8
+onnx.checker.check_model(m, full_check=True)
+onnx.save(m, os.path.join(OUT, 'atn.onnx'))
+for k in range(8):
+    d = os.path.join(OUT, 'atn.data', 's%d' % k)
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, 'ids.npy'), rng.integers(0, V, (1, S)).astype(np.int64))
+    mask = np.ones((1, S), np.int32)
+    mask[0, S - k // 2:] = 0            # padding at the end, 0 to 3 tokens
+    np.save(os.path.join(d, 'mask.npy'), mask)

@@ -400,13 +400,13 @@ test_dynamic(void)
 	opts_default(&o);
 	o.s.dynamic = 1;
 	CHECK(run(graph, &o, &e) == NULL);
-	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm node with a constant weight "
-	    "to quantize dynamically");
+	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm, LSTM, Attention node with a "
+	    "constant weight to quantize dynamically");
 	/* W (2x1x1x1) looks depthwise: left out unless asked for. */
 	o.all_ops = 1;
 	CHECK(run(graph, &o, &e) == NULL);
-	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm or Conv node with a constant "
-	    "weight to quantize dynamically");
+	CHECK_EQ_STR(e.msg, "s: no MatMul, Gemm, LSTM, Attention or Conv node "
+	    "with a constant weight to quantize dynamically");
 	o.lists[ENGINE_OPS_INCLUDE] = "Conv";
 	e.msg[0] = '\0';
 	s = run(graph, &o, &e);
@@ -425,7 +425,7 @@ test_dynamic(void)
 	o.lists[ENGINE_OPS_INCLUDE] = "Conv,Mul";
 	CHECK(run(graph, &o, &e) == NULL);
 	CHECK_EQ_STR(e.msg, "op type Mul has no dynamic form (MatMul, Gemm, "
-	    "Conv)");
+	    "LSTM, Attention, Conv)");
 }
 
 UNIT_MAIN(test_range_with_zero, test_outputs, test_default_selection,
