@@ -271,7 +271,22 @@ drop_orphans(struct ctx *c, struct err *e)
 	return rc;
 }
 
-/* Initializers and value_info of names gone and no longer used. */
+/*
+ * Whether a name the removed nodes used is now dead: no reader and not a
+ * graph output (initializers), or no producer any more (value_info).
+ */
+static int
+dead(const struct ctx *c, const char *name, int as_value_info)
+{
+	const struct graph_value *v = graph_value(c->gr, name);
+
+	if (!is_gone(c, name))
+		return 0;
+	if (as_value_info)
+		return v == NULL || (v->producer < 0 && v->kind == VALUE_NODE);
+	return v != NULL && v->nconsumers == 0 && !v->is_output;
+}
+
 static void
 drop_unused(struct ctx *c)
 {
@@ -279,28 +294,22 @@ drop_unused(struct ctx *c)
 	size_t j = 0;
 
 	for (size_t i = 0; i < g->n_initializer; i++) {
-		const struct graph_value *v = graph_value(c->gr,
-		    g->initializer[i]->name);
+		Onnx__TensorProto *t = g->initializer[i];
 
-		if (v && v->nconsumers == 0 && !v->is_output &&
-		    is_gone(c, v->name))
-			protobuf_c_message_free_unpacked(
-			    &g->initializer[i]->base, NULL);
+		if (dead(c, t->name, 0))
+			protobuf_c_message_free_unpacked(&t->base, NULL);
 		else
-			g->initializer[j++] = g->initializer[i];
+			g->initializer[j++] = t;
 	}
 	g->n_initializer = j;
 	j = 0;
 	for (size_t i = 0; i < g->n_value_info; i++) {
-		const char *name = str_or_empty(g->value_info[i]->name);
-		const struct graph_value *v = graph_value(c->gr, name);
+		Onnx__ValueInfoProto *vi = g->value_info[i];
 
-		if (is_gone(c, name) && (v == NULL || (v->producer < 0 &&
-		    v->kind == VALUE_NODE)))
-			protobuf_c_message_free_unpacked(
-			    &g->value_info[i]->base, NULL);
+		if (dead(c, str_or_empty(vi->name), 1))
+			protobuf_c_message_free_unpacked(&vi->base, NULL);
 		else
-			g->value_info[j++] = g->value_info[i];
+			g->value_info[j++] = vi;
 	}
 	g->n_value_info = j;
 }
@@ -320,7 +329,7 @@ qdqscale_fold(struct model *m, int *folded, struct err *e)
 	c.drop = calloc(c.g->n_node ? c.g->n_node : 1, 1);
 	if (c.drop == NULL || (c.gone = strmap_new()) == NULL) {
 		err_nomem(e);
-		goto out;
+		goto fail;
 	}
 	/*
 	 * A pass sees the index of the graph before it: a group whose
@@ -342,10 +351,9 @@ qdqscale_fold(struct model *m, int *folded, struct err *e)
 	if (folded)
 		*folded = c.folded;
 	rc = 0;
-	goto out;
 fail:
-	err_prefix(e, "%s", m->path);
-out:
+	if (rc != 0)
+		err_prefix(e, "%s", m->path);
 	strmap_free(c.gone);
 	free(c.drop);
 	graph_free(c.gr);

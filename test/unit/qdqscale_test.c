@@ -53,27 +53,37 @@ apply(int fold, struct qdq_report *rep)
 	return m;
 }
 
+/*
+ * The last node of type op (reading `in` first, when not NULL) and in *n
+ * how many there are.
+ */
 static const Onnx__NodeProto *
-node_reading(const struct model *m, const char *op, const char *in)
+find(const struct model *m, const char *op, const char *in, int *n)
 {
 	const Onnx__GraphProto *g = m->proto->graph;
+	const Onnx__NodeProto *found = NULL;
+	int k = 0;
 
-	for (size_t i = 0; i < g->n_node; i++)
-		if (strcmp(g->node[i]->op_type, op) == 0 &&
-		    g->node[i]->n_input > 0 &&
-		    strcmp(g->node[i]->input[0], in) == 0)
-			return g->node[i];
-	return NULL;
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *x = g->node[i];
+
+		if (strcmp(x->op_type, op) != 0 || (in && (x->n_input < 1 ||
+		    strcmp(x->input[0], in) != 0)))
+			continue;
+		found = x;
+		k++;
+	}
+	if (n)
+		*n = k;
+	return found;
 }
 
 static int
 count_op(const struct model *m, const char *op)
 {
-	const Onnx__GraphProto *g = m->proto->graph;
-	int n = 0;
+	int n;
 
-	for (size_t i = 0; i < g->n_node; i++)
-		n += strcmp(g->node[i]->op_type, op) == 0;
+	find(m, op, NULL, &n);
 	return n;
 }
 
@@ -121,9 +131,9 @@ test_div_and_mul_fold(void)
 			dq = g->node[i];
 	REQUIRE(dq != NULL && dq->n_input == 3);
 	/* x's quantized tensor, x's zero point, 0.06 / 6 * 0.5 */
-	CHECK(node_reading(m, "QuantizeLinear", "x") != NULL);
+	CHECK(find(m, "QuantizeLinear", "x", NULL) != NULL);
 	CHECK_EQ_STR(dq->input[0],
-	    node_reading(m, "QuantizeLinear", "x")->output[0]);
+	    find(m, "QuantizeLinear", "x", NULL)->output[0]);
 	CHECK(fabs(init_value(m, dq->input[1]) - 0.005) < 1e-9);
 	CHECK_EQ_INT((int)init_value(m, dq->input[2]), 128);
 	/* the constants only the folded nodes read are gone */
