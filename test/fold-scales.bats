@@ -9,9 +9,17 @@
 
 load helpers
 
-setup() {
-	onnxq_setup
+# One calibration, --all-ops stream and model for all tests (the slow
+# part).
+setup_file() {
+	cd "$BATS_FILE_TMPDIR" || return 1
 	rec_calibrated 1
+	onnx-qparams --all-ops rec.stats >all.qp
+	onnx-qdq-insert -o plain.onnx rec.onnx all.qp
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR" || return 1
 }
 
 # ops MODEL OP: how many OP nodes MODEL has.
@@ -30,8 +38,6 @@ snr() {
 }
 
 @test "fold-scales: folds rec's constant Div and Mul, runs in ORT as ours" {
-	onnx-qparams --all-ops rec.stats >all.qp
-	onnx-qdq-insert -o plain.onnx rec.onnx all.qp
 	run --separate-stderr onnx-qdq-insert -v --fold-scales -o f.onnx \
 	    rec.onnx all.qp
 	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
@@ -41,28 +47,27 @@ snr() {
 	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
 	divs=$output
 	[ "$divs" -lt "$(ops plain.onnx Div)" ] || fail "$divs Div left"
-	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" f.onnx data
+	rm -rf fdata
+	cp -r data fdata
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" f.onnx fdata
 	[ "$status" -eq 0 ] || fail "ONNX Runtime: $stderr"
-	# data/ now holds ORT's outputs of f.onnx: ours must agree, within
+	# fdata/ now holds ORT's outputs of f.onnx: ours must agree, within
 	# what ORT's QLinear kernels' own rounding leaves (the all-ops model
 	# without folds: 18.7 dB on this input; a wrong scale: near 0 dB;
 	# elements of probabilities within 1, so only the SNR gates)
-	run --separate-stderr onnx-verify --min-snr 12 --atol 1 -d data f.onnx
+	run --separate-stderr onnx-verify --min-snr 12 --atol 1 -d fdata f.onnx
 	[ "$status" -eq 0 ] || fail "ours against ORT: $output $stderr"
 }
 
 @test "fold-scales: as close to fp32 as without the folds" {
-	onnx-qparams --all-ops rec.stats >all.qp
-	onnx-qdq-insert -o plain.onnx rec.onnx all.qp
-	onnx-qdq-insert --fold-scales -o f.onnx rec.onnx all.qp
+	onnx-qdq-insert --fold-scales -o f2.onnx rec.onnx all.qp
 	a=$(snr rec.onnx plain.onnx)
-	b=$(snr rec.onnx f.onnx)
+	b=$(snr rec.onnx f2.onnx)
 	awk -v a="$a" -v b="$b" 'BEGIN { exit !(b + 0.5 >= a) }' ||
 	    fail "SNR $b dB with the folds, $a dB without"
 }
 
 @test "fold-scales: QOperator form loads and runs in ORT" {
-	onnx-qparams --all-ops rec.stats >all.qp
 	run --separate-stderr onnx-qdq-insert --fold-scales --format qoperator \
 	    -o q.onnx rec.onnx all.qp
 	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
