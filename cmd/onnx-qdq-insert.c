@@ -24,6 +24,7 @@ struct opts {
 	const char	*out;		/* QDQ model, "-" stdout */
 	int		 dedicated_pairs; /* a DequantizeLinear per consumer */
 	int		 weights_float;	/* weights float behind Q -> DQ */
+	int		 fold_scales;	/* Div/Mul by constants into scales */
 	int		 external_data;	/* initializers in a file beside out */
 	enum qdq_domain	 domain;
 	enum qdq_format	 format;
@@ -34,7 +35,7 @@ static const char usage_text[] =
     "usage: " PROG " [-v] [--dedicated-pairs] [--weights-float]\n"
     "                       [--qdq-domain auto|onnx|com.microsoft] "
     "[--external-data]\n"
-    "                       [--format auto|qdq|qoperator]\n"
+    "                       [--format auto|qdq|qoperator] [--fold-scales]\n"
     "                       [-o FILE] MODEL [QPARAMS]\n";
 
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
@@ -42,13 +43,14 @@ static int
 parse_args(struct opts *o, int argc, char **argv)
 {
 	enum { OPT_DEDICATED = 256, OPT_WFLOAT, OPT_DOMAIN, OPT_EXTERNAL,
-	    OPT_FORMAT };
+	    OPT_FORMAT, OPT_FOLD_SCALES };
 	static const struct option longopts[] = {
 		{ "dedicated-pairs",	no_argument,	NULL, OPT_DEDICATED },
 		{ "weights-float",	no_argument,	NULL, OPT_WFLOAT },
 		{ "qdq-domain",		required_argument, NULL, OPT_DOMAIN },
 		{ "external-data",	no_argument,	NULL, OPT_EXTERNAL },
 		{ "format",		required_argument, NULL, OPT_FORMAT },
+		{ "fold-scales",	no_argument,	NULL, OPT_FOLD_SCALES },
 		{ "output",		required_argument, NULL, 'o' },
 		{ "verbose",		no_argument,	NULL, 'v' },
 		{ "help",		no_argument,	NULL, 'h' },
@@ -83,6 +85,9 @@ parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_EXTERNAL:
 			o->external_data = 1;
+			break;
+		case OPT_FOLD_SCALES:
+			o->fold_scales = 1;
 			break;
 		case OPT_FORMAT:
 			if (qdq_format_parse(optarg, &o->format) != 0)
@@ -130,6 +135,9 @@ report(const struct opts *o, const struct qdq_report *r, size_t before,
 	if (r->opset_to != r->opset_from)
 		fprintf(stderr, " raised to %d (%d nodes rewritten)",
 		    r->opset_to, r->rewritten);
+	if (o->fold_scales)
+		fprintf(stderr, "\n%s: %s: %d Div/Mul folded into scales",
+		    PROG, o->model, r->scale_folds);
 	if (o->format == QDQ_FORMAT_QOPERATOR)
 		fprintf(stderr, "\n%s: %s: %d QLinear operators, %d on "
 		    "quantized tensors, %d groups left in QDQ form; %d "
@@ -182,6 +190,7 @@ run(const struct opts *o)
 	qo.weights_float = o->weights_float;
 	qo.domain = o->domain;
 	qo.format = o->format;
+	qo.fold_scales = o->fold_scales;
 	if (o->verbose) {
 		qo.note = print_note;
 		qo.note_ctx = (void *)o->model;

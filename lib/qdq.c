@@ -16,6 +16,7 @@
 #include "opinfo.h"
 #include "opset.h"
 #include "qdq.h"
+#include "qdqscale.h"
 #include "qop.h"
 #include "qparams.h"
 #include "records.h"
@@ -1624,6 +1625,9 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 			goto fail_node;
 	if (sort_nodes(&c, e) != 0)
 		goto fail_node;
+	if (o && o->fold_scales &&
+	    qdqscale_fold(m, &report->scale_folds, e) != 0)
+		goto done;
 	rc = 0;
 	if (o && o->format == QDQ_FORMAT_QOPERATOR)
 		rc = write_qoperator(m, o, report, e);

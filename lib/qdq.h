@@ -81,6 +81,7 @@ struct qdq_opts {
 	int weights_float;	/* weights stay float behind Q -> DQ */
 	enum qdq_domain domain;
 	enum qdq_format format;
+	int fold_scales;	/* Div/Mul by a constant into scales (qdqscale.h) */
 	qdq_note_fn note;	/* what was left alone, and why; may be NULL */
 	void *note_ctx;
 };
@@ -91,6 +92,7 @@ struct qdq_report {
 	int biases;		/* biases quantized to int32 */
 	int converts;		/* convert records applied */
 	int folds;		/* Relu/Clip nodes folded */
+	int scale_folds;	/* Div/Mul folded into scales (fold_scales) */
 	int skipped;		/* records left unapplied (see the notes) */
 	int quantize;		/* QuantizeLinear nodes added */
 	int dequantize;		/* DequantizeLinear nodes added */

@@ -1,0 +1,361 @@
+/*
+ * qdqscale: Div and Mul by a constant folded into quantization scales;
+ * see qdqscale.h.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "qdqscale.h"
+#include "strmap.h"
+#include "tensor.h"
+#include "util.h"
+
+struct ctx {
+	struct model *m;
+	Onnx__GraphProto *g;
+	struct graph *gr;
+	char *drop;		/* per node: remove it */
+	struct strmap *gone;	/* names the removed nodes read or wrote */
+	int folded;
+};
+
+static int
+is_op(const Onnx__NodeProto *n, const char *op)
+{
+	const char *d = n->domain;
+
+	return n->op_type && strcmp(n->op_type, op) == 0 &&
+	    (d == NULL || *d == '\0' || strcmp(d, "ai.onnx") == 0 ||
+	    (strstr(op, "uantizeLinear") && strcmp(d, "com.microsoft") == 0));
+}
+
+static const Onnx__TensorProto *
+const_of(const struct ctx *c, const char *name)
+{
+	const struct graph_value *v = graph_value(c->gr, name);
+
+	return v ? v->init : NULL;	/* initializers and Constant outputs */
+}
+
+/* The one value of a constant with one element: 0 and *v, or -1. */
+static int
+scalar_const(const struct ctx *c, const char *name, double *v)
+{
+	const Onnx__TensorProto *tp = const_of(c, name);
+	struct tensor t = { 0 };
+	struct err e = { 0 };
+	int ok;
+
+	if (tp == NULL || model_tensor_read(c->m, tp, &t, &e) != 0)
+		return -1;
+	ok = t.nelem == 1;
+	if (ok)
+		*v = tensor_get(&t, 0);
+	tensor_release(&t);
+	return ok ? 0 : -1;
+}
+
+/* A scalar constant, or the DequantizeLinear of one: 0 and *v, or -1. */
+static int
+scalar_of(const struct ctx *c, const char *name, double *v)
+{
+	const struct graph_value *gv = graph_value(c->gr, name);
+	const Onnx__NodeProto *dq;
+	double q, s, z = 0;
+
+	if (gv == NULL)
+		return -1;
+	if (gv->producer < 0 || gv->kind == VALUE_CONSTANT)
+		return scalar_const(c, name, v);
+	dq = c->g->node[gv->producer];
+	if (!is_op(dq, "DequantizeLinear") || dq->n_input < 2 ||
+	    scalar_const(c, dq->input[0], &q) != 0 ||
+	    scalar_const(c, dq->input[1], &s) != 0 ||
+	    (dq->n_input > 2 && *dq->input[2] &&
+	    scalar_const(c, dq->input[2], &z) != 0))
+		return -1;
+	*v = (q - z) * s;
+	return 0;
+}
+
+/* The per-tensor DequantizeLinear writing name, with a zero point. */
+static const Onnx__NodeProto *
+dq_writing(const struct ctx *c, const char *name, int *ni)
+{
+	const struct graph_value *v = graph_value(c->gr, name);
+	const Onnx__NodeProto *dq;
+	double s;
+
+	if (v == NULL || v->producer < 0 || c->drop[v->producer])
+		return NULL;
+	dq = c->g->node[v->producer];
+	if (!is_op(dq, "DequantizeLinear") || dq->n_input != 3 ||
+	    const_of(c, dq->input[0]) != NULL ||
+	    scalar_const(c, dq->input[1], &s) != 0 || !const_of(c,
+	    dq->input[2]))
+		return NULL;
+	*ni = v->producer;
+	return dq;
+}
+
+/*
+ * The QuantizeLinear alone reading y, if per tensor with a zero point of
+ * dq's type, in dq's domain, its output read only by DequantizeLinear
+ * nodes of that domain (with zero points): its index, or -1.
+ */
+static int
+lone_q(const struct ctx *c, const char *y, const Onnx__NodeProto *dq)
+{
+	const struct graph_value *v = graph_value(c->gr, y), *qv;
+	const Onnx__TensorProto *z, *z1 = const_of(c, dq->input[2]);
+	const Onnx__NodeProto *q;
+	double s;
+
+	if (v == NULL || v->is_output || v->nconsumers != 1 ||
+	    c->drop[v->consumers[0]])
+		return -1;
+	q = c->g->node[v->consumers[0]];
+	if (!is_op(q, "QuantizeLinear") || q->n_input != 3 ||
+	    q->n_output != 1 || strcmp(q->input[0], y) != 0 ||
+	    scalar_const(c, q->input[1], &s) != 0 ||
+	    !(z = const_of(c, q->input[2])) || z->data_type !=
+	    z1->data_type || strcmp(str_or_empty(q->domain),
+	    str_or_empty(dq->domain)) != 0)
+		return -1;
+	qv = graph_value(c->gr, q->output[0]);
+	if (qv == NULL || qv->is_output || qv->nconsumers < 1)
+		return -1;
+	for (int i = 0; i < qv->nconsumers; i++) {
+		const Onnx__NodeProto *r = c->g->node[qv->consumers[i]];
+
+		if (!is_op(r, "DequantizeLinear") || r->n_input != 3 ||
+		    strcmp(r->input[0], q->output[0]) != 0 ||
+		    strcmp(str_or_empty(r->domain),
+		    str_or_empty(dq->domain)) != 0)
+			return -1;
+	}
+	return v->consumers[0];
+}
+
+static int
+add_gone(struct ctx *c, char *const *names, size_t n, struct err *e)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strmap_put(c->gone, names[i], 1) != 0)
+			return err_nomem(e);
+	return 0;
+}
+
+static int
+drop_node(struct ctx *c, int ni, struct err *e)
+{
+	const Onnx__NodeProto *n = c->g->node[ni];
+
+	c->drop[ni] = 1;
+	if (add_gone(c, n->input, n->n_input, e) != 0)
+		return -1;
+	return add_gone(c, n->output, n->n_output, e);
+}
+
+/* The new scale v in the type of the old one at `like`: its name. */
+static char *
+add_scale(struct ctx *c, const char *base, const char *like, double v,
+    struct err *e)
+{
+	struct tensor s = { 0 };
+	char *name;
+
+	if (model_tensor_read(c->m, const_of(c, like), &s, e) != 0)
+		return NULL;
+	tensor_set(&s, 0, v);
+	name = graph_add_tensor(c->gr, base, "_folded_scale", &s, e);
+	tensor_release(&s);
+	return name;
+}
+
+/*
+ * Fold node ni if it is such a group: 1 when folded, 0 when left alone,
+ * -1 on error.
+ */
+static int
+try_fold(struct ctx *c, int ni, struct err *e)
+{
+	const Onnx__NodeProto *n = c->g->node[ni], *dq = NULL;
+	const struct graph_value *qv;
+	int div = is_op(n, "Div"), dqi = -1, qi = -1, slot;
+	double k, s;
+	char *sname;
+
+	if ((!div && !is_op(n, "Mul")) || n->n_input != 2 || n->n_output != 1)
+		return 0;
+	for (slot = 0; slot < (div ? 1 : 2) && dq == NULL; slot++)
+		if ((dq = dq_writing(c, n->input[slot], &dqi)) != NULL &&
+		    (scalar_of(c, n->input[!slot], &k) != 0 ||
+		    !isfinite(k) || !(k > 0)))
+			dq = NULL;
+	if (dq == NULL || (qi = lone_q(c, n->output[0], dq)) < 0 ||
+	    scalar_const(c, dq->input[1], &s) != 0)
+		return 0;
+	s = div ? s / k : s * k;
+	if (!(s >= FLT_MIN && s <= FLT_MAX))
+		return 0;
+	if ((sname = add_scale(c, n->output[0], dq->input[1], s, e)) == NULL)
+		return -1;
+	qv = graph_value(c->gr, c->g->node[qi]->output[0]);
+	for (int i = 0; i < qv->nconsumers; i++) {
+		int r = qv->consumers[i];
+
+		if (graph_rewire_input(c->gr, r, 0, dq->input[0], e) != 0 ||
+		    graph_rewire_input(c->gr, r, 1, sname, e) != 0 ||
+		    graph_rewire_input(c->gr, r, 2, dq->input[2], e) != 0) {
+			free(sname);
+			return -1;
+		}
+	}
+	free(sname);
+	c->folded++;
+	return drop_node(c, ni, e) != 0 || drop_node(c, qi, e) != 0 ? -1 : 1;
+}
+
+static int
+is_gone(const struct ctx *c, const char *name)
+{
+	return strmap_get(c->gone, name, NULL);
+}
+
+/* Remove the dropped nodes; 1 when there were any. */
+static int
+compact(struct ctx *c, struct err *e)
+{
+	size_t j = 0, n = c->g->n_node;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c->drop[i])
+			protobuf_c_message_free_unpacked(&c->g->node[i]->base,
+			    NULL);
+		else
+			c->g->node[j++] = c->g->node[i];
+	}
+	c->g->n_node = j;
+	memset(c->drop, 0, n ? n : 1);
+	return j == n ? 0 : graph_reindex(c->gr, e) != 0 ? -1 : 1;
+}
+
+/*
+ * The DequantizeLinear and Constant nodes that only removed nodes read,
+ * removed in turn until none is left.
+ */
+static int
+drop_orphans(struct ctx *c, struct err *e)
+{
+	int rc;
+
+	do {
+		for (size_t i = 0; i < c->g->n_node; i++) {
+			const Onnx__NodeProto *n = c->g->node[i];
+			const struct graph_value *v;
+
+			if ((!is_op(n, "DequantizeLinear") &&
+			    !is_op(n, "Constant")) || n->n_output != 1 ||
+			    !is_gone(c, n->output[0]) ||
+			    !(v = graph_value(c->gr, n->output[0])) ||
+			    v->nconsumers > 0 || v->is_output)
+				continue;
+			if (drop_node(c, (int)i, e) != 0)
+				return -1;
+		}
+	} while ((rc = compact(c, e)) == 1);
+	return rc;
+}
+
+/*
+ * Whether a name the removed nodes used is now dead: no reader and not a
+ * graph output (initializers), or no producer any more (value_info).
+ */
+static int
+dead(const struct ctx *c, const char *name, int as_value_info)
+{
+	const struct graph_value *v = graph_value(c->gr, name);
+
+	if (!is_gone(c, name))
+		return 0;
+	if (as_value_info)
+		return v == NULL || (v->producer < 0 && v->kind == VALUE_NODE);
+	return v != NULL && v->nconsumers == 0 && !v->is_output;
+}
+
+static void
+drop_unused(struct ctx *c)
+{
+	Onnx__GraphProto *g = c->g;
+	size_t j = 0;
+
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		Onnx__TensorProto *t = g->initializer[i];
+
+		if (dead(c, t->name, 0))
+			protobuf_c_message_free_unpacked(&t->base, NULL);
+		else
+			g->initializer[j++] = t;
+	}
+	g->n_initializer = j;
+	j = 0;
+	for (size_t i = 0; i < g->n_value_info; i++) {
+		Onnx__ValueInfoProto *vi = g->value_info[i];
+
+		if (dead(c, str_or_empty(vi->name), 1))
+			protobuf_c_message_free_unpacked(&vi->base, NULL);
+		else
+			g->value_info[j++] = vi;
+	}
+	g->n_value_info = j;
+}
+
+int
+qdqscale_fold(struct model *m, int *folded, struct err *e)
+{
+	struct ctx c = { 0 };
+	int rc = -1, got;
+
+	c.m = m;
+	c.g = m->proto->graph;
+	if (c.g == NULL)
+		return err_set(e, "%s: no graph", m->path);
+	if ((c.gr = graph_new(c.g, e)) == NULL)
+		return err_prefix(e, "%s", m->path);
+	c.drop = calloc(c.g->n_node ? c.g->n_node : 1, 1);
+	if (c.drop == NULL || (c.gone = strmap_new()) == NULL) {
+		err_nomem(e);
+		goto fail;
+	}
+	/*
+	 * A pass sees the index of the graph before it: a group whose
+	 * DequantizeLinear a fold of this pass rewired waits for the next.
+	 */
+	do {
+		got = 0;
+		for (size_t i = 0; i < c.g->n_node; i++) {
+			int r = c.drop[i] ? 0 : try_fold(&c, (int)i, e);
+
+			if (r < 0)
+				goto fail;
+			got |= r;
+		}
+		if (compact(&c, e) < 0 || drop_orphans(&c, e) != 0)
+			goto fail;
+	} while (got);
+	drop_unused(&c);
+	if (folded)
+		*folded = c.folded;
+	rc = 0;
+fail:
+	if (rc != 0)
+		err_prefix(e, "%s", m->path);
+	strmap_free(c.gone);
+	free(c.drop);
+	graph_free(c.gr);
+	return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * qdqscale: fold scalings by a constant into the quantization scales of a
+ * QDQ model (onnx-qdq-insert --fold-scales).
+ *
+ * In a model qdq_apply() wrote, each group
+ *
+ *   X_q -> DequantizeLinear(s, z) -> Div(c) or Mul(c) -> Y
+ *       -> QuantizeLinear -> Y_q -> DequantizeLinear ...
+ *
+ * whose c is a positive finite scalar constant (or the DequantizeLinear of
+ * one) computes x / c (x * c) and rounds it again: X_q read with scale
+ * s / c (s * c) and the same zero point is the same value, with one
+ * rounding less. The DequantizeLinear nodes reading Y_q then read X_q with
+ * that scale, and the Div or Mul and Y's QuantizeLinear are removed, with
+ * X's DequantizeLinear when nothing else reads it, and the constants only
+ * they read. ONNX Runtime has no quantized Div: each such Div (the "/ 6"
+ * of PaddleOCR's hard-swish) costs a float pass and two conversions; a
+ * Mul by a constant (a learnable scale) costs a QLinearMul.
+ *
+ * Left alone: Y a graph output or read by anything but that one
+ * QuantizeLinear, Y_q read by anything but DequantizeLinear nodes or a
+ * graph output, X or Y per-channel or without an explicit zero point,
+ * X_q and Y_q of different types or their nodes of different domains, a
+ * new scale that is not a positive normal float.
+ */
+#ifndef ONNXQ_QDQSCALE_H
+#define ONNXQ_QDQSCALE_H
+
+#include "err.h"
+#include "model.h"
+
+/*
+ * Fold every such group of m, in place; *folded (may be NULL) counts the
+ * Div and Mul nodes removed. On failure m may be half rewritten: discard
+ * it.
+ */
+int qdqscale_fold(struct model *m, int *folded, struct err *e);
+
+#endif

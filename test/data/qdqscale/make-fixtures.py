@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""make-fixtures.py: the model of test/unit/qdqscale_test.c. Run with
+Debian's /usr/bin/python3 (onnx, numpy):
+    /usr/bin/python3 make-fixtures.py [DIR]
+
+scale.onnx: x (1x4) -> Div by 6 -> d -> Mul by 0.5 (K) -> k -> Add x -> y;
+x -> Div by 4 -> z (a graph output); x -> Mul by -2 (N) -> n -> Add x ->
+w (a negative constant: left alone).
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+# make check writes into $(BUILD)/test/fixtures (no binaries in the tree).
+HERE = sys.argv[1] if len(sys.argv) > 1 else \
+    os.path.dirname(os.path.abspath(__file__))
+os.makedirs(HERE, exist_ok=True)
+
+
+def scale():
+    f = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+    c = {n: numpy_helper.from_array(np.array(v, np.float32), n)
+         for n, v in [("six", 6.0), ("K", [0.5]), ("four", 4.0),
+                      ("N", -2.0)]}
+    nodes = [
+        helper.make_node("Div", ["x", "six"], ["d"], name="div6"),
+        helper.make_node("Mul", ["K", "d"], ["k"], name="mulK"),
+        helper.make_node("Add", ["k", "x"], ["y"], name="add"),
+        helper.make_node("Div", ["x", "four"], ["z"], name="div4"),
+        helper.make_node("Mul", ["x", "N"], ["n"], name="mulN"),
+        helper.make_node("Add", ["n", "x"], ["w"], name="addN"),
+    ]
+    g = helper.make_graph(nodes, "scale", [vi("x", f, [1, 4])],
+                          [vi("y", f, [1, 4]), vi("z", f, [1, 4]),
+                           vi("w", f, [1, 4])], list(c.values()))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="onnxq-fixtures")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    return m
+
+
+onnx.save(scale(), os.path.join(HERE, "scale.onnx"))

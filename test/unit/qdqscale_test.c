@@ -1,0 +1,168 @@
+/*
+ * qdqscale_test: onnx-qdq-insert --fold-scales (lib/qdqscale.c, through
+ * qdq_apply with fold_scales) on the generated scale.onnx: x / 6 * 0.5
+ * folds in two passes into one DequantizeLinear of x's quantized tensor
+ * with x's scale / 12; x / 4, a graph output, folds too (the output is
+ * the DequantizeLinear's); a Mul by a negative constant stays.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "prep.h"
+#include "qdq.h"
+#include "unit.h"
+
+static const char stream_text[] = "#onnxq\t1.0\n"
+    "qparam\tx\trole=act\ttype=uint8\tscale=0.06\tzp=128\n"
+    "qparam\td\trole=act\ttype=uint8\tscale=0.011\tzp=127\n"
+    "qparam\tk\trole=act\ttype=uint8\tscale=0.0051\tzp=126\n"
+    "qparam\ty\trole=act\ttype=uint8\tscale=0.1\tzp=100\n"
+    "qparam\tz\trole=act\ttype=uint8\tscale=0.02\tzp=128\n"
+    "qparam\tn\trole=act\ttype=uint8\tscale=0.12\tzp=128\n"
+    "qparam\tw\trole=act\ttype=uint8\tscale=0.1\tzp=128\n"
+    "end\t7\n";
+
+static struct model *
+apply(int fold, struct qdq_report *rep)
+{
+	FILE *fp = fmemopen((void *)stream_text, strlen(stream_text), "r");
+	struct stream_reader *r = NULL;
+	struct qdq_plan *p = qdq_plan_new();
+	struct qdq_opts o = { 0 };
+	struct model *m = fixture_generated("qdqscale/scale.onnx");
+	struct err e;
+	int ok = 0;
+
+	o.fold_scales = fold;
+	if (fp && p && m && (r = stream_reader_new(fp, "s", &e)) &&
+	    qdq_plan_read(p, r, &e) == 0 && prep_model(m, NULL, &e) == 0 &&
+	    qdq_apply(m, p, &o, rep, &e) == 0)
+		ok = 1;
+	else if (m)
+		fprintf(stderr, "%s\n", e.msg);
+	stream_reader_free(r);
+	qdq_plan_free(p);
+	if (fp)
+		fclose(fp);
+	if (!ok) {
+		model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/*
+ * The last node of type op (reading `in` first, when not NULL) and in *n
+ * how many there are.
+ */
+static const Onnx__NodeProto *
+find(const struct model *m, const char *op, const char *in, int *n)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+	const Onnx__NodeProto *found = NULL;
+	int k = 0;
+
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *x = g->node[i];
+
+		if (strcmp(x->op_type, op) != 0 || (in && (x->n_input < 1 ||
+		    strcmp(x->input[0], in) != 0)))
+			continue;
+		found = x;
+		k++;
+	}
+	if (n)
+		*n = k;
+	return found;
+}
+
+static int
+count_op(const struct model *m, const char *op)
+{
+	int n;
+
+	find(m, op, NULL, &n);
+	return n;
+}
+
+/* The value of the one-element float initializer `name`, or NAN. */
+static double
+init_value(const struct model *m, const char *name)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+	struct tensor t = { 0 };
+	struct err e;
+	double v = NAN;
+
+	for (size_t i = 0; i < g->n_initializer; i++)
+		if (strcmp(g->initializer[i]->name, name) == 0 &&
+		    model_tensor_read(m, g->initializer[i], &t, &e) == 0) {
+			if (t.nelem == 1)
+				v = tensor_get(&t, 0);
+			tensor_release(&t);
+		}
+	return v;
+}
+
+static void
+test_div_and_mul_fold(void)
+{
+	struct qdq_report rep;
+	struct model *m;
+	const Onnx__NodeProto *add, *dq;
+	const Onnx__GraphProto *g;
+
+	REQUIRE((m = apply(1, &rep)) != NULL);
+	g = m->proto->graph;
+	CHECK_EQ_INT(rep.scale_folds, 3);
+	CHECK_EQ_INT(count_op(m, "Div"), 0);
+	CHECK_EQ_INT(count_op(m, "Mul"), 1);	/* mulN: -2 */
+	add = NULL;
+	for (size_t i = 0; i < g->n_node; i++)
+		if (strcmp(g->node[i]->name, "add") == 0)
+			add = g->node[i];
+	REQUIRE(add != NULL);
+	dq = NULL;
+	for (size_t i = 0; i < g->n_node; i++)
+		if (strcmp(g->node[i]->op_type, "DequantizeLinear") == 0 &&
+		    strcmp(g->node[i]->output[0], add->input[0]) == 0)
+			dq = g->node[i];
+	REQUIRE(dq != NULL && dq->n_input == 3);
+	/* x's quantized tensor, x's zero point, 0.06 / 6 * 0.5 */
+	CHECK(find(m, "QuantizeLinear", "x", NULL) != NULL);
+	CHECK_EQ_STR(dq->input[0],
+	    find(m, "QuantizeLinear", "x", NULL)->output[0]);
+	CHECK(fabs(init_value(m, dq->input[1]) - 0.005) < 1e-9);
+	CHECK_EQ_INT((int)init_value(m, dq->input[2]), 128);
+	/* the constants only the folded nodes read are gone */
+	CHECK(isnan(init_value(m, "six")));
+	CHECK(isnan(init_value(m, "K")));
+	CHECK(isnan(init_value(m, "four")));
+	CHECK(!isnan(init_value(m, "N")));
+	/* z still written, by x's DequantizeLinear with scale 0.06 / 4 */
+	dq = NULL;
+	for (size_t i = 0; i < g->n_node; i++)
+		if (strcmp(g->node[i]->output[0], "z") == 0)
+			dq = g->node[i];
+	REQUIRE(dq != NULL);
+	CHECK_EQ_STR(dq->op_type, "DequantizeLinear");
+	CHECK(fabs(init_value(m, dq->input[1]) - 0.015) < 1e-9);
+	model_free(m);
+}
+
+static void
+test_off_by_default(void)
+{
+	struct qdq_report rep;
+	struct model *m;
+
+	REQUIRE((m = apply(0, &rep)) != NULL);
+	CHECK_EQ_INT(rep.scale_folds, 0);
+	CHECK_EQ_INT(count_op(m, "Div"), 2);
+	CHECK_EQ_INT(count_op(m, "Mul"), 2);
+	model_free(m);
+}
+
+UNIT_MAIN(test_div_and_mul_fold, test_off_by_default)
