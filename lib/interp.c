@@ -49,7 +49,8 @@ struct step {
 	struct tensor *res;		/* scratch for op_ctx.out */
 	struct interp **graphs;		/* per attribute: its subgraph, planned */
 	int widen;			/* runs in float32: see run_widened */
-	int folded;			/* a Constant run at plan time */
+	int folded;			/* run at plan time: a Constant, or
+					   opts.fold_constant_nodes */
 };
 
 struct interp {
@@ -584,6 +585,51 @@ fail:
 	return NULL;
 }
 
+static void release_run(struct interp *ip);
+static int run_step(struct interp *ip, struct step *st, struct err *e);
+
+/* Ops whose output differs from run to run: never folded. */
+static int
+is_random(const char *op)
+{
+	return strncmp(op, "Random", 6) == 0 ||
+	    strcmp(op, "Multinomial") == 0 || strcmp(op, "Bernoulli") == 0;
+}
+
+/*
+ * interp_opts.fold_constant_nodes: run each node whose inputs are all
+ * constant now, in plan order (so chains fold too), and keep its output
+ * with the constants. One whose kernel fails is left to run (and fail)
+ * at run time, with the message it has always had.
+ */
+static void
+fold_constant_nodes(struct interp *ip)
+{
+	struct err scratch;
+
+	for (int v = 0; v < ip->nvalues; v++)
+		ip->ptr[v] = ip->is_const[v] ? &ip->consts[v] : &ip->vals[v];
+	for (int k = 0; k < ip->nsteps; k++) {
+		struct step *st = &ip->steps[k];
+		int s = st->nout == 1 ? st->out[0] : -1, ok = st->nin > 0;
+
+		if (st->folded || st->graphs || s < 0 ||
+		    is_random(st->node->op_type))
+			continue;
+		for (int j = 0; ok && j < st->nin; j++)
+			ok = st->in[j] < 0 || ip->is_const[st->in[j]];
+		if (!ok)
+			continue;
+		if (run_step(ip, st, &scratch) == 0 && ip->vals[s].data) {
+			tensor_move(&ip->consts[s], &ip->vals[s]);
+			ip->is_const[s] = 1;
+			ip->ptr[s] = &ip->consts[s];
+			st->folded = 1;
+		}
+		release_run(ip);
+	}
+}
+
 struct interp *
 interp_new(const struct model *m, const struct interp_opts *opts,
     struct err *e)
@@ -618,6 +664,8 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
+	if (opts && opts->fold_constant_nodes)
+		fold_constant_nodes(ip);
 	return ip;
 }
 

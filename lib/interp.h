@@ -29,6 +29,15 @@ struct interp_opts {
 	/* bytes all live tensors may take (tensor.h): 0 means
 	 * $ONNXQ_MEM_LIMIT, else half the physical memory */
 	uint64_t mem_limit;
+	/*
+	 * 1: also run once, when the graph is planned, every node of the
+	 * main graph with one output whose inputs are all constant (the
+	 * DequantizeLinear of each quantized weight, above all) and keep
+	 * its output for the interpreter's life: runs that repeat the
+	 * model many times save the work, for the memory of those values.
+	 * Results are the same; the observer still sees every tensor.
+	 */
+	int fold_constant_nodes;
 };
 
 struct interp;

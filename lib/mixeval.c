@@ -11,6 +11,7 @@
 #include "model.h"
 #include "prep.h"
 #include "qdq.h"
+#include "qdqwcache.h"
 #include "stream.h"
 #include "tensor.h"
 
@@ -29,6 +30,7 @@ struct mixeval {
 	int *order;		/* samples, the noisiest first (rank_samples) */
 	double *signal;		/* each output's sum of squares, all samples */
 	double *sample_noise;	/* each sample's squared error, last run */
+	struct qdq_wcache *wcache;	/* the weights, quantized once */
 };
 
 /* What the observe callbacks need. */
@@ -69,6 +71,7 @@ evaldata_release(struct mixeval *ev)
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
+	qdq_wcache_free(ev->wcache);
 }
 
 /* Keep (fp32 run) or compare (quantized run) the probes. */
@@ -317,10 +320,13 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
     double head_stop, struct mixsearch_score *sc, struct err *e)
 {
 	struct mixeval *ev = ctx;
-	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
+	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
+	    .wcache = ev->wcache };
 	struct watch w = { ev, 0, NULL, NULL };
+	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
-	    .observe = watch_probe, .observe_ctx = &w };
+	    .observe = watch_probe, .observe_ctx = &w,
+	    .fold_constant_nodes = 1 };
 	struct compare *cmp = NULL, *pcmp = NULL, top1;
 	const char **names = NULL;
 	struct qdq_plan *plan = NULL;
@@ -467,6 +473,11 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		return NULL;
 	}
 	ev->o = *o;
+	if ((ev->wcache = qdq_wcache_new()) == NULL) {
+		err_nomem(e);
+		mixeval_free(ev);
+		return NULL;
+	}
 	if (evaldata_init(ev, o, e) < 0) {
 		mixeval_free(ev);
 		return NULL;
