@@ -72,6 +72,10 @@ struct interp {
 	interp_observe_fn observe;	/* NULL in subgraphs */
 	void *observe_ctx;
 	const struct tensor **in_args;	/* interp_run's inputs, by pointer */
+	/* interp_run_skip(), during the run; skip NULL otherwise */
+	const unsigned char *skip;
+	interp_cached_fn cached;
+	void *cached_ctx;
 	/*
 	 * A subgraph (If branch, Loop or Scan body) is planned like the main
 	 * graph. The names it reads from enclosing graphs become extra inputs
@@ -948,6 +952,30 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	return 0;
 }
 
+/* interp_run_skip(): st's outputs from the earlier run. */
+static int
+take_cached(struct interp *ip, struct step *st, struct err *e)
+{
+	char label[512];
+
+	for (int j = 0; j < st->nout; j++) {
+		int s = st->out[j];
+		struct graph_value *gv;
+		const struct tensor *t;
+
+		if (s < 0)
+			continue;
+		gv = graph_value_at(ip->gr, s);
+		if ((t = ip->cached(ip->cached_ctx, gv->name)) != NULL)
+			ip->ptr[s] = t;
+		else if (gv->nconsumers > 0 || gv->is_output)
+			return err_set(e, "%s: no cached value of %s",
+			    node_label(st->node, st->index, label,
+			    sizeof label), gv->name);
+	}
+	return 0;
+}
+
 /* Run graph ip (main or subgraph) on inputs in[i]; see interp_run. */
 static int
 run_graph(struct interp *ip, const struct tensor *const *in,
@@ -963,11 +991,15 @@ run_graph(struct interp *ip, const struct tensor *const *in,
 		if (ip->observe(ip->observe_ctx, interp_input_name(ip, i),
 		    in[i], e) != 0)
 			return -1;
-	for (int k = 0; k < ip->nsteps; k++)
-		if (run_step(ip, &ip->steps[k], e) < 0) {
+	for (int k = 0; k < ip->nsteps; k++) {
+		struct step *st = &ip->steps[k];
+
+		if (ip->skip && ip->skip[st->index] && !st->folded ?
+		    take_cached(ip, st, e) < 0 : run_step(ip, st, e) < 0) {
 			release_run(ip);
 			return -1;
 		}
+	}
 	for (int i = 0; i < ip->noutputs; i++) {
 		int s = ip->output_slot[i];
 		const struct tensor *src = ip->ptr[s];
@@ -1014,6 +1046,21 @@ interp_run(struct interp *ip, const struct tensor *inputs,
 	for (int i = 0; i < ip->ninputs; i++)
 		ip->in_args[i] = &inputs[i];
 	return run_graph(ip, ip->in_args, outputs, e);
+}
+
+int
+interp_run_skip(struct interp *ip, const struct tensor *inputs,
+    const unsigned char *skip, interp_cached_fn cached, void *ctx,
+    struct tensor *outputs, struct err *e)
+{
+	int r;
+
+	ip->skip = skip;
+	ip->cached = cached;
+	ip->cached_ctx = ctx;
+	r = interp_run(ip, inputs, outputs, e);
+	ip->skip = NULL;
+	return r;
 }
 
 int

@@ -65,6 +65,21 @@ int interp_run(struct interp *ip, const struct tensor *inputs,
     struct tensor *outputs, struct err *e);
 
 /*
+ * Run once, reusing the values of an earlier run of a model that shares
+ * nodes with this one: each node whose skip[i] is set (i: its index in
+ * the graph's node list) is not run, and its outputs are what
+ * cached(ctx, NAME) returns, kept alive by the caller through the run
+ * (NULL for one that is read is the error "node N (Op): no cached value
+ * of NAME"). The observer does not see the skipped nodes' outputs.
+ * Otherwise as interp_run(); skip NULL runs every node.
+ */
+typedef const struct tensor *(*interp_cached_fn)(void *ctx,
+    const char *name);
+int interp_run_skip(struct interp *ip, const struct tensor *inputs,
+    const unsigned char *skip, interp_cached_fn cached, void *ctx,
+    struct tensor *outputs, struct err *e);
+
+/*
  * Subgraphs, for the control-flow kernels (op_control.c). interp_new()
  * plans the graph attributes of every node (If branches, Loop and Scan
  * bodies, nested to any depth) once, with the node; the kernel finds

@@ -77,6 +77,14 @@ evaluate(struct search *S, int n, double stop, double head_stop,
 	return S->ev->run(S->ev->ctx, S->mp, n, stop, head_stop, sc, e);
 }
 
+/* The next evaluation is the one those after it differ from. */
+static void
+reference(struct search *S)
+{
+	if (S->ev->reference)
+		S->ev->reference(S->ev->ctx);
+}
+
 static int
 find_root(int *parent, int i)
 {
@@ -365,6 +373,8 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 		if (!S->c[i].to_float)
 			others[n16++] = i;
 	bad = 1;
+	if (!S->alone)
+		reference(S);
 	if (!S->alone && ((bad = setup(S, others, n16, -1, e)) < 0 ||
 	    (!bad && evaluate(S, nprobe, INFINITY, INFINITY, &top,
 	    e) < 0))) {
@@ -698,6 +708,7 @@ mixsearch_run(struct mixprec *mp, const struct mixsearch_opts *o,
 	}
 	/* What each candidate buys, on the noisiest samples. */
 	nprobe = ev->nsamples < MIXSEARCH_HEAD ? ev->nsamples : MIXSEARCH_HEAD;
+	reference(&S);	/* for candidates measured alone */
 	if (evaluate(&S, nprobe, INFINITY, INFINITY, &probe, e) < 0)
 		goto out;
 	for (;;) {

@@ -70,6 +70,12 @@ struct mixsearch_eval {
 	/* Order the samples by their noise in the last full run, most first. */
 	void (*rank)(void *ctx);
 	void *ctx;
+	/*
+	 * May be NULL. The next run is the reference that later runs on the
+	 * same samples differ from by a few candidates: an evaluator may
+	 * keep its activations and re-run only what each change reaches.
+	 */
+	void (*reference)(void *ctx);
 };
 
 struct mixsearch_opts {
