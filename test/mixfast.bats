@@ -10,6 +10,7 @@
 
 load helpers
 
+PY=/usr/bin/python3
 MD=$TESTDATA/mixprec
 CHAIN=$MD/chain.onnx
 
@@ -17,16 +18,17 @@ setup() {
 	onnxq_setup
 }
 
-# both NAME ARGS...: onnx-mixprec -v ARGS twice, incremental and whole,
+# both NAME STREAM ARGS...: onnx-mixprec -v ARGS <STREAM twice,
+# incremental and whole,
 # into NAME.{inc,whole}.{qp,err} (the search's time taken out); the
 # outputs must be the same.
 both() {
-	local name=$1
-	shift
-	onnx-mixprec -v -o "$name.inc.qp" "$@" 2>"$name.inc.err" ||
+	local name=$1 qp=$2
+	shift 2
+	onnx-mixprec -v -o "$name.inc.qp" "$@" <"$qp" 2>"$name.inc.err" ||
 	    fail "incremental: $(cat "$name.inc.err")"
 	ONNXQ_MIXPREC_WHOLE_RUNS=1 onnx-mixprec -v -o "$name.whole.qp" "$@" \
-	    2>"$name.whole.err" || fail "whole: $(cat "$name.whole.err")"
+	    <"$qp" 2>"$name.whole.err" || fail "whole: $(cat "$name.whole.err")"
 	for k in inc whole; do
 		sed -i 's/ runs, [0-9.]* s$/ runs/' "$name.$k.err"
 		grep -v '^#prog' "$name.$k.qp" >"$name.$k.cmp"
@@ -42,9 +44,9 @@ both() {
 @test "mixfast: chain.onnx: incremental runs decide as whole runs" {
 	onnx-calib --quiet -d "$MD/chain-calib" "$CHAIN" >chain.stats
 	onnx-qparams --all-ops -m minmax chain.stats >chain.qp
-	both chain --target-snr 37 -d "$MD/chain-eval" "$CHAIN" <chain.qp
-	both chainf --allow-float --target-snr 37 -d "$MD/chain-eval" \
-	    "$CHAIN" <chain.qp
+	both chain chain.qp --target-snr 37 -d "$MD/chain-eval" "$CHAIN"
+	both chainf chain.qp --allow-float --target-snr 37 \
+	    -d "$MD/chain-eval" "$CHAIN"
 }
 
 @test "mixfast: PaddleOCR cls: incremental runs decide as whole runs" {
@@ -53,6 +55,6 @@ both() {
 	    --shape x=1x3x48x192 "$OCR_CLS" data >/dev/null
 	onnx-calib -q -d data "$OCR_CLS" >cls.stats
 	onnx-qparams --all-ops cls.stats >cls.qp
-	both cls --target-snr 25 --allow-float -d data "$OCR_CLS" <cls.qp
+	both cls cls.qp --target-snr 25 --allow-float -d data "$OCR_CLS"
 	grep -q '^qparam' cls.inc.qp
 }
