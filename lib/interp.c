@@ -609,8 +609,10 @@ is_random(const char *op)
 static void
 fold_constant_nodes(struct interp *ip)
 {
+	interp_observe_fn observe = ip->observe;
 	struct err scratch;
 
+	ip->observe = NULL;	/* observed at each run, as before */
 	for (int v = 0; v < ip->nvalues; v++)
 		ip->ptr[v] = ip->is_const[v] ? &ip->consts[v] : &ip->vals[v];
 	for (int k = 0; k < ip->nsteps; k++) {
@@ -632,6 +634,7 @@ fold_constant_nodes(struct interp *ip)
 		}
 		release_run(ip);
 	}
+	ip->observe = observe;
 }
 
 struct interp *

@@ -596,5 +596,6 @@ mixeval_bind(struct mixeval *ev, struct mixsearch_eval *fn)
 	fn->run = evaluate;
 	fn->rank = rank_samples;
 	fn->reference = next_is_reference;
+	fn->noutputs = ev->noutputs;
 	fn->ctx = ev;
 }

@@ -76,6 +76,9 @@ struct mixsearch_eval {
 	 * keep its activations and re-run only what each change reaches.
 	 */
 	void (*reference)(void *ctx);
+	/* The outputs sc->noise sums over; 0: unknown (no early stop on a
+	   target that cannot be met). */
+	int noutputs;
 };
 
 struct mixsearch_opts {
