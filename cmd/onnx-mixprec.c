@@ -309,7 +309,8 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 {
 	struct mixeval_opts eo = { .name = o->model, .model = mbuf,
 	    .len = mlen, .dir = mdir, .dirs = o->dirs, .ndirs = o->ndirs,
-	    .limit = (int)o->limit, .threads = (int)o->threads };
+	    .limit = (int)o->limit, .threads = (int)o->threads,
+	    .whole_runs = getenv("ONNXQ_MIXPREC_WHOLE_RUNS") != NULL };
 	struct searchui ui = { .quiet = o->search.quiet };
 	struct mixsearch_opts so;
 	struct mixsearch_eval fn;

@@ -49,7 +49,8 @@ struct step {
 	struct tensor *res;		/* scratch for op_ctx.out */
 	struct interp **graphs;		/* per attribute: its subgraph, planned */
 	int widen;			/* runs in float32: see run_widened */
-	int folded;			/* a Constant run at plan time */
+	int folded;			/* run at plan time: a Constant, or
+					   opts.fold_constant_nodes */
 };
 
 struct interp {
@@ -71,6 +72,10 @@ struct interp {
 	interp_observe_fn observe;	/* NULL in subgraphs */
 	void *observe_ctx;
 	const struct tensor **in_args;	/* interp_run's inputs, by pointer */
+	/* interp_run_skip(), during the run; skip NULL otherwise */
+	const unsigned char *skip;
+	interp_cached_fn cached;
+	void *cached_ctx;
 	/*
 	 * A subgraph (If branch, Loop or Scan body) is planned like the main
 	 * graph. The names it reads from enclosing graphs become extra inputs
@@ -584,6 +589,54 @@ fail:
 	return NULL;
 }
 
+static void release_run(struct interp *ip);
+static int run_step(struct interp *ip, struct step *st, struct err *e);
+
+/* Ops whose output differs from run to run: never folded. */
+static int
+is_random(const char *op)
+{
+	return strncmp(op, "Random", 6) == 0 ||
+	    strcmp(op, "Multinomial") == 0 || strcmp(op, "Bernoulli") == 0;
+}
+
+/*
+ * interp_opts.fold_constant_nodes: run each node whose inputs are all
+ * constant now, in plan order (so chains fold too), and keep its output
+ * with the constants. One whose kernel fails is left to run (and fail)
+ * at run time, with the message it has always had.
+ */
+static void
+fold_constant_nodes(struct interp *ip)
+{
+	interp_observe_fn observe = ip->observe;
+	struct err scratch;
+
+	ip->observe = NULL;	/* observed at each run, as before */
+	for (int v = 0; v < ip->nvalues; v++)
+		ip->ptr[v] = ip->is_const[v] ? &ip->consts[v] : &ip->vals[v];
+	for (int k = 0; k < ip->nsteps; k++) {
+		struct step *st = &ip->steps[k];
+		int s = st->nout == 1 ? st->out[0] : -1, ok = st->nin > 0;
+
+		if (st->folded || st->graphs || s < 0 ||
+		    is_random(st->node->op_type))
+			continue;
+		for (int j = 0; ok && j < st->nin; j++)
+			ok = st->in[j] < 0 || ip->is_const[st->in[j]];
+		if (!ok)
+			continue;
+		if (run_step(ip, st, &scratch) == 0 && ip->vals[s].data) {
+			tensor_move(&ip->consts[s], &ip->vals[s]);
+			ip->is_const[s] = 1;
+			ip->ptr[s] = &ip->consts[s];
+			st->folded = 1;
+		}
+		release_run(ip);
+	}
+	ip->observe = observe;
+}
+
 struct interp *
 interp_new(const struct model *m, const struct interp_opts *opts,
     struct err *e)
@@ -618,6 +671,8 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
+	if (opts && opts->fold_constant_nodes)
+		fold_constant_nodes(ip);
 	return ip;
 }
 
@@ -900,6 +955,30 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	return 0;
 }
 
+/* interp_run_skip(): st's outputs from the earlier run. */
+static int
+take_cached(struct interp *ip, struct step *st, struct err *e)
+{
+	char label[512];
+
+	for (int j = 0; j < st->nout; j++) {
+		int s = st->out[j];
+		struct graph_value *gv;
+		const struct tensor *t;
+
+		if (s < 0)
+			continue;
+		gv = graph_value_at(ip->gr, s);
+		if ((t = ip->cached(ip->cached_ctx, gv->name)) != NULL)
+			ip->ptr[s] = t;
+		else if (gv->nconsumers > 0 || gv->is_output)
+			return err_set(e, "%s: no cached value of %s",
+			    node_label(st->node, st->index, label,
+			    sizeof label), gv->name);
+	}
+	return 0;
+}
+
 /* Run graph ip (main or subgraph) on inputs in[i]; see interp_run. */
 static int
 run_graph(struct interp *ip, const struct tensor *const *in,
@@ -915,11 +994,15 @@ run_graph(struct interp *ip, const struct tensor *const *in,
 		if (ip->observe(ip->observe_ctx, interp_input_name(ip, i),
 		    in[i], e) != 0)
 			return -1;
-	for (int k = 0; k < ip->nsteps; k++)
-		if (run_step(ip, &ip->steps[k], e) < 0) {
+	for (int k = 0; k < ip->nsteps; k++) {
+		struct step *st = &ip->steps[k];
+
+		if (ip->skip && ip->skip[st->index] && !st->folded ?
+		    take_cached(ip, st, e) < 0 : run_step(ip, st, e) < 0) {
 			release_run(ip);
 			return -1;
 		}
+	}
 	for (int i = 0; i < ip->noutputs; i++) {
 		int s = ip->output_slot[i];
 		const struct tensor *src = ip->ptr[s];
@@ -966,6 +1049,21 @@ interp_run(struct interp *ip, const struct tensor *inputs,
 	for (int i = 0; i < ip->ninputs; i++)
 		ip->in_args[i] = &inputs[i];
 	return run_graph(ip, ip->in_args, outputs, e);
+}
+
+int
+interp_run_skip(struct interp *ip, const struct tensor *inputs,
+    const unsigned char *skip, interp_cached_fn cached, void *ctx,
+    struct tensor *outputs, struct err *e)
+{
+	int r;
+
+	ip->skip = skip;
+	ip->cached = cached;
+	ip->cached_ctx = ctx;
+	r = interp_run(ip, inputs, outputs, e);
+	ip->skip = NULL;
+	return r;
 }
 
 int

@@ -29,6 +29,15 @@ struct interp_opts {
 	/* bytes all live tensors may take (tensor.h): 0 means
 	 * $ONNXQ_MEM_LIMIT, else half the physical memory */
 	uint64_t mem_limit;
+	/*
+	 * 1: also run once, when the graph is planned, every node of the
+	 * main graph with one output whose inputs are all constant (the
+	 * DequantizeLinear of each quantized weight, above all) and keep
+	 * its output for the interpreter's life: runs that repeat the
+	 * model many times save the work, for the memory of those values.
+	 * Results are the same; the observer still sees every tensor.
+	 */
+	int fold_constant_nodes;
 };
 
 struct interp;
@@ -53,6 +62,21 @@ const char *interp_output_name(const struct interp *ip, int i);
  * caller releases.
  */
 int interp_run(struct interp *ip, const struct tensor *inputs,
+    struct tensor *outputs, struct err *e);
+
+/*
+ * Run once, reusing the values of an earlier run of a model that shares
+ * nodes with this one: each node whose skip[i] is set (i: its index in
+ * the graph's node list) is not run, and its outputs are what
+ * cached(ctx, NAME) returns, kept alive by the caller through the run
+ * (NULL for one that is read is the error "node N (Op): no cached value
+ * of NAME"). The observer does not see the skipped nodes' outputs.
+ * Otherwise as interp_run(); skip NULL runs every node.
+ */
+typedef const struct tensor *(*interp_cached_fn)(void *ctx,
+    const char *name);
+int interp_run_skip(struct interp *ip, const struct tensor *inputs,
+    const unsigned char *skip, interp_cached_fn cached, void *ctx,
     struct tensor *outputs, struct err *e);
 
 /*

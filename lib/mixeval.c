@@ -7,10 +7,12 @@
 #include "compare.h"
 #include "dataset.h"
 #include "interp.h"
+#include "mixcache.h"
 #include "mixeval.h"
 #include "model.h"
 #include "prep.h"
 #include "qdq.h"
+#include "qdqwcache.h"
 #include "stream.h"
 #include "tensor.h"
 
@@ -29,6 +31,9 @@ struct mixeval {
 	int *order;		/* samples, the noisiest first (rank_samples) */
 	double *signal;		/* each output's sum of squares, all samples */
 	double *sample_noise;	/* each sample's squared error, last run */
+	struct qdq_wcache *wcache;	/* the weights, quantized once */
+	struct mixcache *cache;		/* the reference run's activations */
+	int record;			/* the next run is the reference */
 };
 
 /* What the observe callbacks need. */
@@ -38,6 +43,8 @@ struct watch {
 	struct compare *cmp;	/* noutputs: compare with probe_ref;
 				   NULL: keep */
 	const char **names;	/* the probes' names in the model run */
+	int *seen;		/* noutputs: probe k observed this run */
+	int recording;		/* keep every tensor in ev->cache */
 };
 
 static void
@@ -69,6 +76,8 @@ evaldata_release(struct mixeval *ev)
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
+	qdq_wcache_free(ev->wcache);
+	mixcache_free(ev->cache);
 }
 
 /* Keep (fp32 run) or compare (quantized run) the probes. */
@@ -79,11 +88,15 @@ watch_probe(void *ctx, const char *name, const struct tensor *t,
 	struct watch *w = ctx;
 	struct mixeval *ev = w->ev;
 
+	if (w->recording)
+		mixcache_record(ev->cache, w->sample, name, t);
 	for (int k = 0; k < ev->noutputs; k++) {
 		struct tensor *ref = &ev->probe_ref[w->sample * ev->noutputs + k];
 
 		if (strcmp(name, w->names[k]) != 0)
 			continue;
+		if (w->seen)
+			w->seen[k] = 1;
 		if (w->cmp)
 			compare_add(&w->cmp[k], t, ref, w->sample);
 		else if (ref->data == NULL && tensor_copy(ref, t, e) < 0)
@@ -152,7 +165,7 @@ static int
 evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
     struct err *e)
 {
-	struct watch w = { ev, 0, NULL, NULL };
+	struct watch w = { ev, 0, NULL, NULL, NULL, 0 };
 	struct interp_opts io = { .threads = o->threads,
 	    .observe = watch_probe, .observe_ctx = &w };
 	const char **in_names = NULL;
@@ -268,6 +281,44 @@ relative_noise(const struct compare *c)
 	return c->noise > 0 ? INFINITY : 0;
 }
 
+/* interp_run_skip()'s values: the reference run's, of this sample. */
+static const struct tensor *
+cached_of(void *ctx, const char *name)
+{
+	struct watch *w = ctx;
+
+	return mixcache_get(w->ev->cache, w->sample, name);
+}
+
+/*
+ * Run sample s: only the nodes that differ from the reference run when
+ * it has the sample (skip: the nodes that do not), else all of them.
+ * Probes computed by skipped nodes are compared from the cache.
+ */
+static int
+run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
+    const unsigned char *skip, struct tensor *out, struct err *e)
+{
+	const struct tensor *in = &ev->inputs[s * ev->ninputs];
+
+	if (skip == NULL || !mixcache_has(ev->cache, s))
+		return interp_run(ip, in, out, e);
+	memset(w->seen, 0, (size_t)ev->noutputs * sizeof *w->seen);
+	if (interp_run_skip(ip, in, skip, cached_of, w, out, e) < 0)
+		return -1;
+	for (int k = 0; k < ev->noutputs; k++) {
+		const struct tensor *t;
+
+		if (w->seen[k])
+			continue;
+		if ((t = mixcache_get(ev->cache, s, w->names[k])) == NULL)
+			return err_set(e, "no cached value of %s", w->names[k]);
+		compare_add(&w->cmp[k], t, &ev->probe_ref[s * ev->noutputs + k],
+		    s);
+	}
+	return 0;
+}
+
 /* mixprec_emit()'s records, added to a qdq plan (ctx). */
 static int
 add_qparam(void *ctx, struct qparam_rec *r, struct err *e)
@@ -317,17 +368,22 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
     double head_stop, struct mixsearch_score *sc, struct err *e)
 {
 	struct mixeval *ev = ctx;
-	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
-	struct watch w = { ev, 0, NULL, NULL };
+	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
+	    .wcache = ev->wcache };
+	struct watch w = { ev, 0, NULL, NULL, NULL, 0 };
+	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
-	    .observe = watch_probe, .observe_ctx = &w };
+	    .observe = watch_probe, .observe_ctx = &w,
+	    .fold_constant_nodes = 1 };
 	struct compare *cmp = NULL, *pcmp = NULL, top1;
 	const char **names = NULL;
 	struct qdq_plan *plan = NULL;
 	struct interp *ip = NULL;
 	struct model *m = NULL;
 	struct tensor *out = NULL;
-	int *pos = NULL, nout = 0, rc = -1;
+	unsigned char *skip = NULL;
+	int *pos = NULL, *seen = NULL, nout = 0, nskip = 0, rc = -1;
+	int record = ev->record && !ev->o.whole_runs;
 
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
@@ -343,6 +399,19 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		goto out;
 	probes_in(ev, m, names);
 	w.names = names;
+	ev->record = 0;
+	if (record) {
+		if (mixcache_begin(ev->cache, m, e) < 0)
+			goto out;
+	} else {
+		if ((skip = malloc(m->proto->graph->n_node + 1)) == NULL) {
+			err_nomem(e);
+			goto out;
+		}
+		if ((nskip = mixcache_match(ev->cache, m, skip, e)) < 0)
+			goto out;
+		if (getenv("MIXDBG")) fprintf(stderr, "DBG n=%d skip %d of %zu rec=%d\n", nsamples, nskip, m->proto->graph->n_node, record);
+	}
 	if ((ip = interp_new(m, &io, e)) == NULL)
 		goto out;
 	nout = interp_noutputs(ip);
@@ -350,11 +419,14 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	pcmp = calloc((size_t)ev->noutputs + 1, sizeof *pcmp);
 	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
 	out = calloc((size_t)nout + 1, sizeof *out);
-	if (!cmp || !pcmp || !pos || !out) {
+	seen = calloc((size_t)ev->noutputs + 1, sizeof *seen);
+	if (!cmp || !pcmp || !pos || !out || !seen) {
 		err_nomem(e);
 		goto out;
 	}
 	w.cmp = pcmp;
+	w.seen = seen;
+	w.recording = record;
 	for (int k = 0; k < ev->noutputs; k++) {
 		compare_init(&cmp[k]);
 		compare_init(&pcmp[k]);
@@ -376,7 +448,8 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		double before = 0, partial = 0;
 
 		w.sample = s;
-		if (interp_run(ip, &ev->inputs[s * ev->ninputs], out, e) < 0)
+		if (run_sample(ev, ip, &w, s, nskip > 0 ? skip : NULL, out,
+		    e) < 0)
 			goto out;
 		for (int k = 0; k < ev->noutputs; k++)
 			before += cmp[k].noise;
@@ -428,6 +501,8 @@ out:
 	free(cmp);
 	free(pcmp);
 	free(pos);
+	free(seen);
+	free(skip);
 	interp_free(ip);
 	free(names);
 	model_free(m);
@@ -457,17 +532,42 @@ rank_samples(void *ctx)
 	}
 }
 
+static void
+next_is_reference(void *ctx)
+{
+	struct mixeval *ev = ctx;
+
+	ev->record = 1;
+}
+
 struct mixeval *
 mixeval_new(const struct mixeval_opts *o, struct err *e)
 {
 	struct mixeval *ev;
+	uint64_t lim;
 
 	if ((ev = calloc(1, sizeof *ev)) == NULL) {
 		err_nomem(e);
 		return NULL;
 	}
 	ev->o = *o;
+	if ((ev->wcache = qdq_wcache_new()) == NULL) {
+		err_nomem(e);
+		mixeval_free(ev);
+		return NULL;
+	}
 	if (evaldata_init(ev, o, e) < 0) {
+		mixeval_free(ev);
+		return NULL;
+	}
+	/*
+	 * The reference activations (a few samples of the quantized model)
+	 * take at most a quarter of the memory limit (tensor.h): past that,
+	 * whole runs.
+	 */
+	lim = tensor_mem_limit();
+	if ((ev->cache = mixcache_new(lim / 4)) == NULL) {
+		err_nomem(e);
 		mixeval_free(ev);
 		return NULL;
 	}
@@ -495,5 +595,7 @@ mixeval_bind(struct mixeval *ev, struct mixsearch_eval *fn)
 	fn->nsamples = ev->nsamples;
 	fn->run = evaluate;
 	fn->rank = rank_samples;
+	fn->reference = next_is_reference;
+	fn->noutputs = ev->noutputs;
 	fn->ctx = ev;
 }

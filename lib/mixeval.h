@@ -7,6 +7,12 @@
  * each output, or the input of the Softmax that writes it (whose logits
  * add noise up, where the probabilities saturate and flip).
  *
+ * Runs that follow the search's reference run (mixsearch_eval.reference)
+ * re-run only the nodes the change reaches (mixcache.h): the results are
+ * bit for bit those of whole runs. The reference activations take at
+ * most a quarter of the memory limit (tensor.h, ONNXQ_MEM_LIMIT); past
+ * that, runs are whole.
+ *
  * Ownership: struct mixeval keeps the model bytes and the strings of its
  * options by pointer (they must outlive it), and owns the rest.
  */
@@ -28,6 +34,8 @@ struct mixeval_opts {
 	int ndirs;
 	int limit;			/* samples; 0: all */
 	int threads;			/* 0: the interpreter's default */
+	int whole_runs;			/* 1: every node of every run (the
+					   activation cache off: tests) */
 };
 
 struct mixeval;

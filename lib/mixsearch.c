@@ -77,6 +77,14 @@ evaluate(struct search *S, int n, double stop, double head_stop,
 	return S->ev->run(S->ev->ctx, S->mp, n, stop, head_stop, sc, e);
 }
 
+/* The next evaluation is the one those after it differ from. */
+static void
+reference(struct search *S)
+{
+	if (S->ev->reference)
+		S->ev->reference(S->ev->ctx);
+}
+
 static int
 find_root(int *parent, int i)
 {
@@ -365,6 +373,8 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 		if (!S->c[i].to_float)
 			others[n16++] = i;
 	bad = 1;
+	if (!S->alone)
+		reference(S);
 	if (!S->alone && ((bad = setup(S, others, n16, -1, e)) < 0 ||
 	    (!bad && evaluate(S, nprobe, INFINITY, INFINITY, &top,
 	    e) < 0))) {
@@ -499,6 +509,22 @@ note_step(struct search *S, int step, int from, int to,
 }
 
 /*
+ * The noise (struct mixsearch_score) past which the SNR target cannot be
+ * met: some output's noise over signal then passes 10^(-target/10), and
+ * noise only grows with the samples. A hair over it, so that rounding
+ * cannot make a run stop that would have met the target. INFINITY when
+ * there is no SNR target.
+ */
+static double
+snr_stop(const struct search *S)
+{
+	if (isnan(S->o->target_snr) || S->ev->noutputs <= 0)
+		return INFINITY;
+	return S->ev->noutputs * pow(10, -S->o->target_snr / 10) *
+	    (1 + 1e-9);
+}
+
+/*
  * A batch of *b candidates (taken[n..n + *b)) reached the target: the
  * fewest of them, from the first, that do too (halving), with their
  * score in *sc. Each run is a step.
@@ -517,17 +543,23 @@ trim(struct search *S, const int *taken, int n,
 
 		if (setup(S, taken, n + mid, -1, e) != 0)
 			return err_set(e, "the chosen candidates conflict");
-		if (evaluate(S, 0, INFINITY, INFINITY, &t, e) < 0)
+		/* Stopped as soon as the target is out of reach. */
+		if (evaluate(S, 0, snr_stop(S), INFINITY, &t, e) < 0)
 			return -1;
 		mixprec_summarize(S->mp, &sum);
 		if (!S->o->quiet && (fp = note_start(S)) != NULL) {
 			fprintf(fp, "step %d: the first %d of those: ", ++*step,
 			    mid);
-			mixsearch_put_score(fp, &t);
+			if (t.samples < S->ev->nsamples)
+				fprintf(fp, "snr under %.2f dB after %d of "
+				    "%d samples", S->o->target_snr, t.samples,
+				    S->ev->nsamples);
+			else
+				mixsearch_put_score(fp, &t);
 			put_share(fp, &sum);
 			note_end(S);
 		}
-		if (target_met(S->o, &t)) {
+		if (t.samples == S->ev->nsamples && target_met(S->o, &t)) {
 			hi = mid;
 			*sc = t;
 		} else
@@ -698,6 +730,7 @@ mixsearch_run(struct mixprec *mp, const struct mixsearch_opts *o,
 	}
 	/* What each candidate buys, on the noisiest samples. */
 	nprobe = ev->nsamples < MIXSEARCH_HEAD ? ev->nsamples : MIXSEARCH_HEAD;
+	reference(&S);	/* for candidates measured alone */
 	if (evaluate(&S, nprobe, INFINITY, INFINITY, &probe, e) < 0)
 		goto out;
 	for (;;) {

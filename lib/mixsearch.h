@@ -70,6 +70,15 @@ struct mixsearch_eval {
 	/* Order the samples by their noise in the last full run, most first. */
 	void (*rank)(void *ctx);
 	void *ctx;
+	/*
+	 * May be NULL. The next run is the reference that later runs on the
+	 * same samples differ from by a few candidates: an evaluator may
+	 * keep its activations and re-run only what each change reaches.
+	 */
+	void (*reference)(void *ctx);
+	/* The outputs sc->noise sums over; 0: unknown (no early stop on a
+	   target that cannot be met). */
+	int noutputs;
 };
 
 struct mixsearch_opts {

@@ -17,6 +17,7 @@
 #include "opset.h"
 #include "qdq.h"
 #include "qdqscale.h"
+#include "qdqwcache.h"
 #include "qop.h"
 #include "qparams.h"
 #include "records.h"
@@ -890,8 +891,8 @@ read_as_param(const struct ctx *c, const char *name)
 		const Onnx__NodeProto *n = c->g->node[i];
 
 		for (size_t j = 0; j < n->n_input && j < 32; j++)
-			if (!opinfo_is_data(n->domain, n->op_type, (int)j) &&
-			    strcmp(str_or_empty(n->input[j]), name) == 0)
+			if (strcmp(str_or_empty(n->input[j]), name) == 0 &&
+			    !opinfo_is_data(n->domain, n->op_type, (int)j))
 				return n;
 	}
 	return NULL;
@@ -1229,8 +1230,16 @@ apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct er
 			goto done;
 		keep = 1;
 	} else {
-		if (quantize_tensor(&t, &qa, axis, bias, &q, e) != 0 ||
-		    (qname = add_tensor(c, name, "_quantized", &q, e)) == NULL)
+		struct qdq_wcache *wc = c->o ? c->o->wcache : NULL;
+		const struct tensor *qt = wc ? qdq_wcache_get(wc, name, &t,
+		    &qa, bias) : NULL;
+
+		if (qt == NULL && (quantize_tensor(&t, &qa, axis, bias, &q,
+		    e) != 0 || (wc && qdq_wcache_put(wc, name, &t, &qa, bias,
+		    &q, e) != 0)))
+			goto done;
+		if ((qname = add_tensor(c, name, "_quantized", qt ? qt : &q,
+		    e)) == NULL)
 			goto done;
 	}
 	if ((dq = add_qdq(c, 0, name, qname, sname, zname, axis, NULL,

@@ -76,6 +76,8 @@ const char *qdq_format_name(enum qdq_format f);
 
 typedef void (*qdq_note_fn)(void *ctx, const char *msg);
 
+struct qdq_wcache;
+
 struct qdq_opts {
 	int dedicated_pairs;	/* one Q/DQ pair per reading node */
 	int weights_float;	/* weights stay float behind Q -> DQ */
@@ -84,6 +86,8 @@ struct qdq_opts {
 	int fold_scales;	/* Div/Mul by a constant into scales (qdqscale.h) */
 	qdq_note_fn note;	/* what was left alone, and why; may be NULL */
 	void *note_ctx;
+	struct qdq_wcache *wcache;	/* quantized weights kept across
+					   applies (qdqwcache.h); NULL */
 };
 
 struct qdq_report {

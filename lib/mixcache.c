@@ -1,0 +1,317 @@
+/* mixcache: see mixcache.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mixcache.h"
+#include "strmap.h"
+#include "util.h"
+
+struct packed {
+	uint8_t *p;
+	size_t n;
+};
+
+/* One sample's tensors of the reference run. */
+struct sample {
+	int s;
+	struct strmap *ix;	/* name -> v */
+	struct tensor *v;
+	size_t n, cap;
+};
+
+struct mixcache {
+	uint64_t budget, bytes;
+	int valid;		/* a reference is set */
+	struct strmap *node_ix;	/* first output -> nodes */
+	struct packed *nodes;
+	size_t nnodes;
+	struct strmap *init_ix;	/* name -> inits */
+	struct packed *inits;
+	size_t ninits;
+	struct sample *smp;
+	size_t nsmp, capsmp;
+};
+
+static int
+pack(const ProtobufCMessage *msg, struct packed *out)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+
+	if ((out->p = malloc(n ? n : 1)) == NULL)
+		return -1;
+	out->n = protobuf_c_message_pack(msg, out->p);
+	return 0;
+}
+
+static int
+same_packed(const ProtobufCMessage *msg, const struct packed *ref)
+{
+	struct packed x;
+	int same;
+
+	if (protobuf_c_message_get_packed_size(msg) != ref->n ||
+	    pack(msg, &x) < 0)
+		return 0;
+	same = x.n == ref->n && memcmp(x.p, ref->p, x.n) == 0;
+	free(x.p);
+	return same;
+}
+
+/* Drop the reference and its samples. */
+static void
+drop(struct mixcache *c)
+{
+	for (size_t i = 0; i < c->nnodes; i++)
+		free(c->nodes[i].p);
+	for (size_t i = 0; i < c->ninits; i++)
+		free(c->inits[i].p);
+	for (size_t i = 0; i < c->nsmp; i++) {
+		tensor_release_n(c->smp[i].v, c->smp[i].n);
+		free(c->smp[i].v);
+		strmap_free(c->smp[i].ix);
+	}
+	free(c->nodes);
+	free(c->inits);
+	free(c->smp);
+	strmap_free(c->node_ix);
+	strmap_free(c->init_ix);
+	c->nodes = c->inits = NULL;
+	c->smp = NULL;
+	c->node_ix = c->init_ix = NULL;
+	c->nnodes = c->ninits = c->nsmp = c->capsmp = 0;
+	c->bytes = 0;
+	c->valid = 0;
+}
+
+struct mixcache *
+mixcache_new(uint64_t budget)
+{
+	struct mixcache *c = calloc(1, sizeof *c);
+
+	if (c)
+		c->budget = budget;
+	return c;
+}
+
+void
+mixcache_free(struct mixcache *c)
+{
+	if (c == NULL)
+		return;
+	drop(c);
+	free(c);
+}
+
+int
+mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+
+	drop(c);
+	c->node_ix = strmap_new();
+	c->init_ix = strmap_new();
+	c->nodes = calloc(g->n_node + 1, sizeof *c->nodes);
+	c->inits = calloc(g->n_initializer + 1, sizeof *c->inits);
+	if (!c->node_ix || !c->init_ix || !c->nodes || !c->inits)
+		goto nomem;
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+
+		if (n->n_output < 1 || n->output[0][0] == '\0')
+			continue;
+		if (pack(&n->base, &c->nodes[c->nnodes]) < 0 ||
+		    strmap_put(c->node_ix, n->output[0], (int)c->nnodes) < 0)
+			goto nomem;
+		c->nnodes++;
+	}
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		const Onnx__TensorProto *t = g->initializer[i];
+
+		if (pack(&t->base, &c->inits[c->ninits]) < 0 ||
+		    strmap_put(c->init_ix, str_or_empty(t->name),
+		    (int)c->ninits) < 0)
+			goto nomem;
+		c->ninits++;
+	}
+	c->valid = 1;
+	return 0;
+nomem:
+	drop(c);
+	return err_nomem(e);
+}
+
+static struct sample *
+sample_of(const struct mixcache *c, int s)
+{
+	for (size_t i = 0; i < c->nsmp; i++)
+		if (c->smp[i].s == s)
+			return &c->smp[i];
+	return NULL;
+}
+
+int
+mixcache_record(struct mixcache *c, int s, const char *name,
+    const struct tensor *t)
+{
+	struct sample *x;
+	struct err scratch;
+	uint64_t size = (uint64_t)t->nelem * dtype_size(t->dtype);
+
+	if (!c->valid)
+		return 0;
+	if (c->bytes + size > c->budget)
+		goto over;
+	if ((x = sample_of(c, s)) == NULL) {
+		if (array_grow(&c->smp, &c->capsmp, c->nsmp,
+		    sizeof *c->smp) < 0)
+			goto over;
+		x = &c->smp[c->nsmp];
+		memset(x, 0, sizeof *x);
+		x->s = s;
+		if ((x->ix = strmap_new()) == NULL)
+			goto over;
+		c->nsmp++;
+	}
+	if (strmap_get(x->ix, name, NULL))
+		return 0;
+	if (array_grow(&x->v, &x->cap, x->n, sizeof *x->v) < 0 ||
+	    tensor_copy(&x->v[x->n], t, &scratch) < 0)
+		goto over;
+	if (strmap_put(x->ix, name, (int)x->n) < 0) {
+		tensor_release(&x->v[x->n]);
+		goto over;
+	}
+	x->n++;
+	c->bytes += size;
+	return 0;
+over:
+	/* Past the budget, or out of memory: no reference. */
+	drop(c);
+	return 0;
+}
+
+int
+mixcache_has(const struct mixcache *c, int s)
+{
+	return c->valid && sample_of(c, s) != NULL;
+}
+
+const struct tensor *
+mixcache_get(const struct mixcache *c, int s, const char *name)
+{
+	const struct sample *x = c->valid ? sample_of(c, s) : NULL;
+	int i;
+
+	if (x == NULL || !strmap_get(x->ix, name, &i))
+		return NULL;
+	return &x->v[i];
+}
+
+uint64_t
+mixcache_bytes(const struct mixcache *c)
+{
+	return c->bytes;
+}
+
+/* mixcache_match()'s view of the variant: its names, and memos. */
+struct variant {
+	const Onnx__GraphProto *g;
+	struct strmap *clean;	/* outputs of matching nodes */
+	struct strmap *init;	/* initializer -> index in g */
+	struct strmap *input;	/* graph inputs */
+	signed char *same;	/* per initializer: -1 not compared yet */
+};
+
+/* Is the input name of a node what it was in the reference run? */
+static int
+input_same(const struct mixcache *c, struct variant *v, const char *name)
+{
+	int i, k;
+
+	if (name[0] == '\0' || strmap_get(v->clean, name, NULL))
+		return 1;
+	if (strmap_get(v->init, name, &i)) {
+		if (v->same[i] < 0)
+			v->same[i] = strmap_get(c->init_ix, name, &k) &&
+			    same_packed(&v->g->initializer[i]->base,
+			    &c->inits[k]);
+		return v->same[i];
+	}
+	return strmap_get(v->input, name, NULL);
+}
+
+/* Names of v->g in v's maps; -1 when out of memory. */
+static int
+variant_init(struct variant *v, const Onnx__GraphProto *g)
+{
+	memset(v, 0, sizeof *v);
+	v->g = g;
+	v->clean = strmap_new();
+	v->init = strmap_new();
+	v->input = strmap_new();
+	v->same = malloc(g->n_initializer + 1);
+	if (!v->clean || !v->init || !v->input || !v->same)
+		return -1;
+	memset(v->same, -1, g->n_initializer + 1);
+	/* Initializers first: one that is also an input is a constant. */
+	for (size_t i = 0; i < g->n_initializer; i++)
+		if (strmap_put(v->init, str_or_empty(g->initializer[i]->name),
+		    (int)i) < 0)
+			return -1;
+	for (size_t i = 0; i < g->n_input; i++)
+		if (!strmap_get(v->init, str_or_empty(g->input[i]->name),
+		    NULL) && strmap_put(v->input,
+		    str_or_empty(g->input[i]->name), 1) < 0)
+			return -1;
+	return 0;
+}
+
+static void
+variant_release(struct variant *v)
+{
+	strmap_free(v->clean);
+	strmap_free(v->init);
+	strmap_free(v->input);
+	free(v->same);
+}
+
+int
+mixcache_match(const struct mixcache *c, const struct model *m,
+    unsigned char *skip, struct err *e)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+	struct variant v;
+	int nmatch = 0, k;
+
+	memset(skip, 0, g->n_node);
+	if (!c->valid)
+		return 0;
+	if (variant_init(&v, g) < 0)
+		goto nomem;
+	/* In order: the QDQ models are sorted, so inputs come first. */
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		int ok = n->n_output >= 1 && n->output[0][0] != '\0' &&
+		    strmap_get(c->node_ix, n->output[0], &k) &&
+		    same_packed(&n->base, &c->nodes[k]);
+
+		for (size_t j = 0; ok && j < n->n_attribute; j++)
+			ok = n->attribute[j]->g == NULL &&
+			    n->attribute[j]->n_graphs == 0;
+		for (size_t j = 0; ok && j < n->n_input; j++)
+			ok = input_same(c, &v, n->input[j]);
+		if (!ok)
+			continue;
+		for (size_t j = 0; j < n->n_output; j++)
+			if (n->output[j][0] && strmap_put(v.clean,
+			    n->output[j], 1) < 0)
+				goto nomem;
+		skip[i] = 1;
+		nmatch++;
+	}
+	variant_release(&v);
+	return nmatch;
+nomem:
+	variant_release(&v);
+	return err_nomem(e);
+}

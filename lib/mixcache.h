@@ -1,0 +1,51 @@
+/*
+ * mixcache: the activations of one reference run of a model, per sample,
+ * and which nodes of another model (a variant of it: other Q/DQ
+ * parameters for a few tensors) compute exactly what they did there, so
+ * that onnx-mixprec's evaluator re-runs only the nodes a candidate's
+ * change reaches (interp_run_skip()).
+ *
+ * A node of the variant matches when the reference has a node with the
+ * same first output whose serialized NodeProto is byte for byte the same
+ * (op, attributes, input and output names), none of its attributes is a
+ * graph, and each input is a graph input, an initializer serialized the
+ * same in both models, or the output of a matching node. Its outputs are
+ * then the reference run's, bit for bit (the kernels are deterministic).
+ *
+ * Memory: the recorded tensors take at most `budget` bytes; a reference
+ * that would pass it is dropped (the caller then runs whole models).
+ */
+#ifndef ONNXQ_MIXCACHE_H
+#define ONNXQ_MIXCACHE_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+#include "tensor.h"
+
+struct mixcache;
+
+struct mixcache *mixcache_new(uint64_t budget);
+void mixcache_free(struct mixcache *c);
+/* Make m (not kept) the reference, with no samples yet; -1 with e. */
+int mixcache_begin(struct mixcache *c, const struct model *m, struct err *e);
+/* Keep a copy of sample s's tensor; 0 (past the budget: dropped). */
+int mixcache_record(struct mixcache *c, int s, const char *name,
+    const struct tensor *t);
+/* 1 when the reference holds sample s whole. */
+int mixcache_has(const struct mixcache *c, int s);
+/* Sample s's tensor name in the reference run, or NULL. */
+const struct tensor *mixcache_get(const struct mixcache *c, int s,
+    const char *name);
+/*
+ * skip[i] (m's g->n_node of them) = 1 for each node of m that matches
+ * the reference, 0 otherwise; the count of matches, or -1 with e. No
+ * reference: none match.
+ */
+int mixcache_match(const struct mixcache *c, const struct model *m,
+    unsigned char *skip, struct err *e);
+/* Bytes recorded now. */
+uint64_t mixcache_bytes(const struct mixcache *c);
+
+#endif

@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# mixfast.bats: onnx-mixprec's search re-runs only the nodes a candidate
+# changes (lib/mixcache.c, interp_run_skip): its decisions and figures are
+# exactly those of whole runs (ONNXQ_MIXPREC_WHOLE_RUNS=1). Compared: the
+# stream written and every verbose note (each candidate's gain, each
+# step's SNR), on chain.onnx (16 bits, and float allowed) and on
+# PaddleOCR's direction classifier (as test/golden-run searches it).
+# Needs: the built programs, /usr/bin/python3 with numpy, the real models
+# for the second test.
+
+load helpers
+
+PY=/usr/bin/python3
+MD=$TESTDATA/mixprec
+CHAIN=$MD/chain.onnx
+
+setup() {
+	onnxq_setup
+}
+
+# both NAME STREAM ARGS...: onnx-mixprec -v ARGS <STREAM twice,
+# incremental and whole,
+# into NAME.{inc,whole}.{qp,err} (the search's time taken out); the
+# outputs must be the same.
+both() {
+	local name=$1 qp=$2
+	shift 2
+	onnx-mixprec -v -o "$name.inc.qp" "$@" <"$qp" 2>"$name.inc.err" ||
+	    fail "incremental: $(cat "$name.inc.err")"
+	ONNXQ_MIXPREC_WHOLE_RUNS=1 onnx-mixprec -v -o "$name.whole.qp" "$@" \
+	    <"$qp" 2>"$name.whole.err" || fail "whole: $(cat "$name.whole.err")"
+	for k in inc whole; do
+		sed -i 's/ runs, [0-9.]* s$/ runs/' "$name.$k.err"
+		grep -v '^#prog' "$name.$k.qp" >"$name.$k.cmp"
+	done
+	diff -u "$name.whole.err" "$name.inc.err" >d.txt ||
+	    fail "notes differ:" "$(cat d.txt)"
+	diff -u "$name.whole.cmp" "$name.inc.cmp" >d.txt ||
+	    fail "streams differ:" "$(cat d.txt)"
+	grep -q 'candidate .*: removes ' "$name.inc.err" ||
+	    fail "no candidate measured" "$(cat "$name.inc.err")"
+}
+
+@test "mixfast: chain.onnx: incremental runs decide as whole runs" {
+	onnx-calib --quiet -d "$MD/chain-calib" "$CHAIN" >chain.stats
+	onnx-qparams --all-ops -m minmax chain.stats >chain.qp
+	both chain chain.qp --target-snr 37 -d "$MD/chain-eval" "$CHAIN"
+	both chainf chain.qp --allow-float --target-snr 37 \
+	    -d "$MD/chain-eval" "$CHAIN"
+}
+
+@test "mixfast: PaddleOCR cls: incremental runs decide as whole runs" {
+	need_models
+	"$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" -n 4 \
+	    --shape x=1x3x48x192 "$OCR_CLS" data >/dev/null
+	onnx-calib -q -d data "$OCR_CLS" >cls.stats
+	onnx-qparams --all-ops cls.stats >cls.qp
+	both cls cls.qp --target-snr 25 --allow-float -d data "$OCR_CLS"
+	grep -q '^qparam' cls.inc.qp
+}

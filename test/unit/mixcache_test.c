@@ -1,0 +1,210 @@
+/*
+ * mixcache_test: lib/mixcache.c and interp_run_skip() on
+ * test/data/mixprec/chain.onnx (Conv, Relu, Conv, Reshape, MatMul, Add)
+ * and a variant with another B2: the nodes before the second Conv match,
+ * the rest do not; the variant run from the cached values is bit for bit
+ * its whole run; past the budget the reference is dropped. Also the
+ * interpreter's fold_constant_nodes: the same outputs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "interp.h"
+#include "mixcache.h"
+#include "model.h"
+#include "unit.h"
+
+#define CHAIN "test/data/mixprec/chain.onnx"
+
+static int
+record(void *ctx, const char *name, const struct tensor *t, struct err *e)
+{
+	(void)e;
+	return mixcache_record(ctx, 0, name, t);
+}
+
+static const struct tensor *
+cached(void *ctx, const char *name)
+{
+	return mixcache_get(ctx, 0, name);
+}
+
+/* One input x (1x2x6x6), a ramp. */
+static void
+make_input(struct tensor *x)
+{
+	int64_t d[4] = { 1, 2, 6, 6 };
+	struct err e;
+
+	memset(x, 0, sizeof *x);
+	if (tensor_alloc(x, DT_FLOAT, 4, d, &e) < 0)
+		return;
+	for (int64_t i = 0; i < x->nelem; i++)
+		((float *)x->data)[i] = (float)(i % 7) / 3 - 1;
+}
+
+/* Add 1 to the first value of initializer name. */
+static void
+bump(struct model *m, const char *name)
+{
+	Onnx__GraphProto *g = m->proto->graph;
+
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		Onnx__TensorProto *t = g->initializer[i];
+		float f;
+
+		if (strcmp(t->name, name) != 0)
+			continue;
+		if (t->raw_data.len >= sizeof f) {
+			memcpy(&f, t->raw_data.data, sizeof f);
+			f += 1;
+			memcpy(t->raw_data.data, &f, sizeof f);
+		} else if (t->n_float_data > 0)
+			t->float_data[0] += 1;
+	}
+}
+
+static void
+test_match_and_skip(void)
+{
+	struct model *m = fixture_model(CHAIN), *v = fixture_model(CHAIN);
+	struct mixcache *c = mixcache_new(1 << 30);
+	struct interp_opts ro = { .threads = 1, .observe = record };
+	struct interp *ip = NULL, *iv = NULL;
+	struct tensor x, a[1], b[1];
+	unsigned char skip[6];
+	struct err e;
+
+	REQUIRE(m != NULL && v != NULL && c != NULL);
+	make_input(&x);
+	REQUIRE(x.data != NULL);
+	/* No reference yet: nothing matches, no sample. */
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 0);
+	CHECK(!mixcache_has(c, 0));
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	ro.observe_ctx = c;
+	REQUIRE((ip = interp_new(m, &ro, &e)) != NULL);
+	REQUIRE(interp_run(ip, &x, a, &e) == 0);
+	tensor_release(&a[0]);
+	CHECK(mixcache_has(c, 0));
+	CHECK(mixcache_get(c, 0, "r1") != NULL);
+	CHECK(mixcache_bytes(c) > 0);
+	/* The same model: every node matches. */
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
+
+	/* Another B2: Conv, Relu match; the second Conv and after do not. */
+	bump(v, "B2");
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 2);
+	CHECK(skip[0] && skip[1] && !skip[2] && !skip[5]);
+	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
+	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
+	REQUIRE(interp_run(iv, &x, b, &e) == 0);
+	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
+	    (size_t)a[0].nelem * sizeof(float)) == 0);
+	tensor_release(&a[0]);
+	tensor_release(&b[0]);
+
+	interp_free(iv);
+	interp_free(ip);
+	mixcache_free(c);
+	tensor_release(&x);
+	model_free(m);
+	model_free(v);
+}
+
+static const struct tensor *
+nothing(void *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	return NULL;
+}
+
+static void
+test_missing_and_budget(void)
+{
+	struct model *m = fixture_model(CHAIN);
+	struct mixcache *c = mixcache_new(16);
+	struct interp_opts ro = { .threads = 1, .observe = record,
+	    .observe_ctx = c };
+	struct interp *ip;
+	struct tensor x, a[1];
+	unsigned char skip[6] = { 1, 0, 0, 0, 0, 0 };
+	struct err e;
+
+	REQUIRE(m != NULL && c != NULL);
+	make_input(&x);
+	REQUIRE(x.data != NULL);
+	REQUIRE((ip = interp_new(m, &ro, &e)) != NULL);
+	CHECK(interp_run_skip(ip, &x, skip, nothing, NULL, a, &e) == -1);
+	CHECK(strstr(e.msg, "no cached value of c1") != NULL);
+	/* Past 16 bytes: the reference is dropped, nothing matches. */
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(interp_run(ip, &x, a, &e) == 0);
+	tensor_release(&a[0]);
+	CHECK(!mixcache_has(c, 0));
+	CHECK_EQ_INT(mixcache_bytes(c), 0);
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 0);
+	interp_free(ip);
+	mixcache_free(c);
+	tensor_release(&x);
+	model_free(m);
+}
+
+/*
+ * Nodes of constants (the DequantizeLinear of each weight of
+ * verify/clf-q.onnx) run once when planned: the same outputs, run after
+ * run, and the observer still sees them.
+ */
+static int
+count(void *ctx, const char *name, const struct tensor *t, struct err *e)
+{
+	(void)name;
+	(void)t;
+	(void)e;
+	++*(int *)ctx;
+	return 0;
+}
+
+static void
+test_fold(void)
+{
+	struct model *m = fixture_model("test/data/verify/clf-q.onnx");
+	int n1 = 0, n2 = 0;
+	struct interp_opts o = { .threads = 1, .observe = count,
+	    .observe_ctx = &n1 };
+	struct interp_opts fo = { .threads = 1, .observe = count,
+	    .observe_ctx = &n2, .fold_constant_nodes = 1 };
+	struct interp *ip, *ifold;
+	struct tensor x, a[2], b[2];
+	int64_t d[2] = { 1, 16 };
+	struct err e;
+
+	REQUIRE(m != NULL);
+	REQUIRE(tensor_alloc(&x, DT_FLOAT, 2, d, &e) == 0);
+	for (int64_t i = 0; i < x.nelem; i++)
+		((float *)x.data)[i] = (float)(i % 5) / 2 - 1;
+	REQUIRE((ip = interp_new(m, &o, &e)) != NULL);
+	REQUIRE((ifold = interp_new(m, &fo, &e)) != NULL);
+	for (int k = 0; k < 2; k++) {
+		REQUIRE(interp_run(ip, &x, a, &e) == 0);
+		REQUIRE(interp_run(ifold, &x, b, &e) == 0);
+		for (int j = 0; j < 2; j++) {
+			CHECK(a[j].nelem == b[j].nelem && a[j].dtype ==
+			    b[j].dtype && memcmp(a[j].data, b[j].data,
+			    (size_t)a[j].nelem * dtype_size(a[j].dtype)) == 0);
+			tensor_release(&a[j]);
+			tensor_release(&b[j]);
+		}
+	}
+	CHECK(n1 > 0);
+	CHECK_EQ_INT(n2, n1);
+	interp_free(ip);
+	interp_free(ifold);
+	tensor_release(&x);
+	model_free(m);
+}
+
+UNIT_MAIN(test_match_and_skip, test_missing_and_budget, test_fold)
