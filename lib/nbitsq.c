@@ -9,6 +9,9 @@
 #define HQQ_BETA 10.0f
 #define HQQ_KAPPA 1.01f
 #define HQQ_MAX_INV_SCALE 2e4f
+#define MSE_GRID 5		/* narrowings per end */
+#define MSE_STEP 0.06f		/* of the range per narrowing */
+#define MSE_REFITS 10
 
 static float
 clampf(float v, float lo, float hi)
@@ -118,6 +121,118 @@ hqq(const struct nbitsq_opts *o, const float *x, int n, float *inv,
 	}
 }
 
+/* Keeps (inv, z) when the squared error of x under them is below *best. */
+static void
+try_scale(const float *x, int n, float s, float zz, float qmax,
+    double *best, float *inv, float *z)
+{
+	float iv = 1 / s, err = 0;
+
+	if (!(s > 0) || !isfinite(iv) || !isfinite(s))
+		return;
+	for (int i = 0; i < n; i++) {	/* codes() without its divisions */
+		float d = x[i] - (clampf(nearbyintf(x[i] * iv + zz), 0, qmax) -
+		    zz) * s;
+
+		err += d * d;
+	}
+	if (err < *best) {
+		*best = err;
+		*inv = iv;
+		*z = zz;
+	}
+}
+
+/*
+ * mse's refits: the codes of (inv, z) fitted by least squares, x = s q + b
+ * (z = -b / s rounded), then s alone for that whole z; kept while the
+ * error falls.
+ */
+static void
+mse_refit(const struct nbitsq_opts *o, const float *x, int n, double *best,
+    float *inv, float *z)
+{
+	float qmax = (float)((1 << o->bits) - 1);
+	uint8_t q[256];
+
+	for (int r = 0; r < MSE_REFITS && n <= 256; r++) {
+		double sq = 0, sx = 0, sqq = 0, sqx = 0, den, before = *best;
+		float zz = *z, s, b;
+
+		codes(x, n, *inv, zz, qmax, q);
+		for (int i = 0; i < n; i++) {
+			sq += q[i];
+			sx += x[i];
+			sqq += (double)q[i] * q[i];
+			sqx += (double)q[i] * x[i];
+		}
+		den = n * sqq - sq * sq;
+		if (den > 0 && !o->symmetric) {
+			s = (float)((n * sqx - sq * sx) / den);
+			b = (float)((sx - s * sq) / n);
+			if (s > 0)
+				zz = clampf(nearbyintf(-b / s), 0, qmax);
+		}
+		den = sqq - 2 * zz * sq + (double)n * zz * zz;
+		if (den <= 0)
+			break;
+		try_scale(x, n, (float)((sqx - zz * sx) / den), zz, qmax, best,
+		    inv, z);
+		if (*best >= before)
+			break;
+	}
+}
+
+/* mse: see nbitsq.h; (inv, z) start as rtn's, which is in the grid. */
+static void
+mse(const struct nbitsq_opts *o, const float *x, int n, float *inv,
+    float *z)
+{
+	float qmax = (float)((1 << o->bits) - 1), half = (float)(1 <<
+	    (o->bits - 1)), mn, mx;
+	double best = INFINITY;
+
+	try_scale(x, n, 1 / *inv, *z, qmax, &best, inv, z);
+	minmax(x, n, &mn, &mx);
+	if (o->symmetric) {
+		float m = fabsf(mx) > fabsf(mn) ? mx : mn;
+
+		for (int i = 1; i < MSE_GRID * MSE_GRID; i++)
+			try_scale(x, n, m * (1 - MSE_STEP * i / MSE_GRID) /
+			    -half, half, qmax, &best, inv, z);
+	} else {
+		mn = mn < 0 ? mn : 0;
+		mx = mx > 0 ? mx : 0;
+		for (int i = 0; i < MSE_GRID; i++)
+			for (int j = 0; j < MSE_GRID; j++) {
+				float lo = mn * (1 - MSE_STEP * i);
+				float s = (mx * (1 - MSE_STEP * j) - lo) / qmax;
+
+				if (s > 0)
+					try_scale(x, n, s, clampf(nearbyintf(
+					    -lo / s), 0, qmax), qmax, &best,
+					    inv, z);
+			}
+	}
+	mse_refit(o, x, n, &best, inv, z);
+}
+
+/* The squared error of x's codes under (inv, z), dequantized in float. */
+static double
+dequant_sse(const float *x, int n, float inv, float z, int bits)
+{
+	float qmax = (float)((1 << bits) - 1), s = 1 / inv;
+	double sse = 0;
+
+	for (int i = 0; i < n; i++) {
+		float c = clampf(nearbyintf(x[i] * inv + z), 0, qmax);
+		double d = (double)x[i] - (double)((c - z) * s);
+
+		sse += d * d;
+	}
+	return sse;
+}
+
 void
 nbitsq_block(const struct nbitsq_opts *o, const float *x, int n,
     uint8_t *q, float *scale, float *zero)
@@ -127,6 +242,15 @@ nbitsq_block(const struct nbitsq_opts *o, const float *x, int n,
 	rtn(o, x, n, &inv, &z);
 	if (o->method == BLOCKQ_HQQ && !o->symmetric)
 		hqq(o, x, n, &inv, &z);
+	else if (o->method == BLOCKQ_MSE) {
+		float inv2 = inv, z2 = z;
+
+		mse(o, x, n, &inv2, &z2);
+		/* judged as they will be dequantized: never worse than rtn */
+		if (dequant_sse(x, n, inv2, z2, o->bits) <
+		    dequant_sse(x, n, inv, z, o->bits))
+			inv = inv2, z = z2;
+	}
 	codes(x, n, inv, z, (float)((1 << o->bits) - 1), q);
 	*scale = 1 / inv;
 	*zero = z;

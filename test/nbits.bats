@@ -76,6 +76,35 @@ m = onnx.load(sys.argv[1])
 ops = [n.op_type for n in m.graph.node]
 print(ops.count("MatMulNBits"), ops.count("MatMul"))' q.onnx
 	[ "$output" = "15 4" ] || fail "MatMulNBits, MatMul: $output"
+	# The default is mse, whose whole zero points are packed (uint8),
+	# ORT's fast path, not float as hqq's.
+	[ "$(grep -c 'method=mse' q.onnx.qp)" = 15 ] || fail "not mse"
+	run "$PY" -c 'import onnx, sys
+m = onnx.load(sys.argv[1])
+t = {i.name: i.data_type for i in m.graph.initializer}
+print(sorted({t[n.input[3]] for n in m.graph.node
+              if n.op_type == "MatMulNBits"}))' q.onnx
+	[ "$output" = "[2]" ] || fail "zero point types: $output"
+}
+
+# snr2 QMODEL: the output SNR of QMODEL against tiny.onnx on data/.
+snr2() {
+	onnx-verify --format tsv -d data tiny.onnx "$1" 2>/dev/null |
+	    awk -F'\t' '$1 == "output" { print $4 }'
+}
+
+@test "nbits: mse beats rtn on the tiny decoder (blocks of 64), both forms" {
+	"$PY" "$MK" --opset 21 --data data --samples 8 tiny.onnx >/dev/null
+	for f in auto qdq; do
+		quantize tiny.onnx m-$f.onnx --block-size 64 -- --format $f
+		quantize tiny.onnx r-$f.onnx --block-size 64 --rtn -- \
+		    --format $f
+		m=$(snr2 m-$f.onnx) r=$(snr2 r-$f.onnx)
+		printf '# %s: SNR mse %s dB, rtn %s dB\n' $f "$m" "$r" >&3
+		awk -v m="$m" -v r="$r" 'BEGIN { exit !(m > r + 0.1) }' ||
+		    fail "$f: mse $m dB, rtn $r dB"
+	done
+	agrees_with_ort tiny.onnx m-qdq.onnx data
 }
 
 @test "nbits: qdq form at opset 21: ORT runs it, interpreter agrees" {
@@ -106,7 +135,7 @@ print(len(dq), sorted(bs), [o.version for o in m.opset_import if o.domain in (""
 	agrees_with_ort tiny.onnx a.onnx data
 	quantize tiny.onnx b.onnx -w uint4 --block-size 16 --weight-symmetric
 	grep -q 'symmetric=1' b.onnx.qp || fail "not symmetric"
-	grep -q 'method=rtn' b.onnx.qp || fail "symmetric is rtn"
+	grep -q 'method=mse' b.onnx.qp || fail "symmetric is mse"
 	agrees_with_ort tiny.onnx b.onnx data
 	quantize tiny.onnx c.onnx -w uint4 --block-size 64 --rtn
 	agrees_with_ort tiny.onnx c.onnx data
@@ -122,7 +151,7 @@ print(len(dq), sorted(bs), [o.version for o in m.opset_import if o.domain in (""
 	# Everything else passes through unchanged.
 	[ "$(grep -v -e '^blockq' -e '^#prog' -e '^end' qp)" = \
 	    "$(grep -v -e '^#prog' -e '^end' w)" ] || fail "changed"
-	grep -q $'^blockq\tl0_q_w\tnode=matmul_7_n\ttype=int4\tblock=16\tmethod=rtn\tsymmetric=0$' qp ||
+	grep -q $'^blockq\tl0_q_w\tnode=matmul_7_n\ttype=int4\tblock=16\tmethod=mse\tsymmetric=0$' qp ||
 	    fail "$(grep l0_q_w qp)"
 }
 
