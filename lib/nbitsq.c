@@ -1,5 +1,6 @@
 /* nbitsq: one block of weights quantized. See nbitsq.h. */
 #include <math.h>
+#include <string.h>
 
 #include "nbitsq.h"
 
@@ -121,25 +122,64 @@ hqq(const struct nbitsq_opts *o, const float *x, int n, float *inv,
 	}
 }
 
-/* Keeps (inv, z) when the squared error of x under them is below *best. */
-static void
-try_scale(const float *x, int n, float s, float zz, float qmax,
-    double *best, float *inv, float *z)
+/* mse's search over one block: x[0..n), the best (inv, z) so far. */
+struct search {
+	const float *x;
+	int n;
+	float amax, qmax;		/* of |x|; the largest code */
+	double best;			/* squared error of (inv, z) */
+	float inv, z;
+};
+
+/*
+ * round(v) clamped to [0, qm], rounded half to even as nearbyintf is in
+ * the default rounding mode, for |v| < 2^22: the float magic number
+ * 1.5 * 2^23 leaves the whole number in the low bits, and whole-number
+ * clamps and plain arithmetic vectorize where nearbyintf is a call.
+ */
+static inline float
+round_clamp(float v, int32_t qm)
 {
+	float t = v + 12582912.0f;
+	int32_t c;
+
+	memcpy(&c, &t, sizeof c);
+	c -= 0x4b400000;
+	c = c < 0 ? 0 : c;
+	c = c > qm ? qm : c;
+	return (float)c;
+}
+
+/* Keeps (1 / s, zz) when the squared error of x under them is less. */
+static void
+try_scale(struct search *sr, float s, float zz)
+{
+	const float *x = sr->x;
 	float iv = 1 / s, err = 0;
+	int32_t qm = (int32_t)sr->qmax;
 
 	if (!(s > 0) || !isfinite(iv) || !isfinite(s))
 		return;
-	for (int i = 0; i < n; i++) {	/* codes() without its divisions */
-		float d = x[i] - (clampf(nearbyintf(x[i] * iv + zz), 0, qmax) -
-		    zz) * s;
+	if (sr->amax * iv + sr->qmax >= 4e6f) {	/* past the magic */
+		for (int i = 0; i < sr->n; i++) {
+			float d = x[i] - (clampf(nearbyintf(x[i] * iv + zz), 0,
+			    sr->qmax) - zz) * s;
 
-		err += d * d;
+			err += d * d;
+		}
+	} else {
+		#pragma omp simd reduction(+:err)
+		for (int i = 0; i < sr->n; i++) {
+			float d = x[i] - (round_clamp(x[i] * iv + zz, qm) -
+			    zz) * s;
+
+			err += d * d;
+		}
 	}
-	if (err < *best) {
-		*best = err;
-		*inv = iv;
-		*z = zz;
+	if (err < sr->best) {
+		sr->best = err;
+		sr->inv = iv;
+		sr->z = zz;
 	}
 }
 
@@ -149,17 +189,18 @@ try_scale(const float *x, int n, float s, float zz, float qmax,
  * error falls.
  */
 static void
-mse_refit(const struct nbitsq_opts *o, const float *x, int n, double *best,
-    float *inv, float *z)
+mse_refit(const struct nbitsq_opts *o, struct search *sr)
 {
-	float qmax = (float)((1 << o->bits) - 1);
+	const float *x = sr->x;
+	int n = sr->n;
 	uint8_t q[256];
 
 	for (int r = 0; r < MSE_REFITS && n <= 256; r++) {
-		double sq = 0, sx = 0, sqq = 0, sqx = 0, den, before = *best;
-		float zz = *z, s, b;
+		double sq = 0, sx = 0, sqq = 0, sqx = 0, den;
+		double before = sr->best;
+		float zz = sr->z, s, b;
 
-		codes(x, n, *inv, zz, qmax, q);
+		codes(x, n, sr->inv, zz, sr->qmax, q);
 		for (int i = 0; i < n; i++) {
 			sq += q[i];
 			sx += x[i];
@@ -171,14 +212,13 @@ mse_refit(const struct nbitsq_opts *o, const float *x, int n, double *best,
 			s = (float)((n * sqx - sq * sx) / den);
 			b = (float)((sx - s * sq) / n);
 			if (s > 0)
-				zz = clampf(nearbyintf(-b / s), 0, qmax);
+				zz = clampf(nearbyintf(-b / s), 0, sr->qmax);
 		}
 		den = sqq - 2 * zz * sq + (double)n * zz * zz;
 		if (den <= 0)
 			break;
-		try_scale(x, n, (float)((sqx - zz * sx) / den), zz, qmax, best,
-		    inv, z);
-		if (*best >= before)
+		try_scale(sr, (float)((sqx - zz * sx) / den), zz);
+		if (sr->best >= before)
 			break;
 	}
 }
@@ -188,33 +228,36 @@ static void
 mse(const struct nbitsq_opts *o, const float *x, int n, float *inv,
     float *z)
 {
-	float qmax = (float)((1 << o->bits) - 1), half = (float)(1 <<
-	    (o->bits - 1)), mn, mx;
-	double best = INFINITY;
+	float half = (float)(1 << (o->bits - 1)), mn, mx;
+	struct search sr = { x, n, 0, (float)((1 << o->bits) - 1), INFINITY,
+	    *inv, *z };
 
-	try_scale(x, n, 1 / *inv, *z, qmax, &best, inv, z);
 	minmax(x, n, &mn, &mx);
+	sr.amax = fabsf(mn) > fabsf(mx) ? fabsf(mn) : fabsf(mx);
+	try_scale(&sr, 1 / *inv, *z);
 	if (o->symmetric) {
 		float m = fabsf(mx) > fabsf(mn) ? mx : mn;
 
 		for (int i = 1; i < MSE_GRID * MSE_GRID; i++)
-			try_scale(x, n, m * (1 - MSE_STEP * i / MSE_GRID) /
-			    -half, half, qmax, &best, inv, z);
+			try_scale(&sr, m * (1 - MSE_STEP * i / MSE_GRID) /
+			    -half, half);
 	} else {
 		mn = mn < 0 ? mn : 0;
 		mx = mx > 0 ? mx : 0;
 		for (int i = 0; i < MSE_GRID; i++)
 			for (int j = 0; j < MSE_GRID; j++) {
 				float lo = mn * (1 - MSE_STEP * i);
-				float s = (mx * (1 - MSE_STEP * j) - lo) / qmax;
+				float s = (mx * (1 - MSE_STEP * j) - lo) /
+				    sr.qmax;
 
 				if (s > 0)
-					try_scale(x, n, s, clampf(nearbyintf(
-					    -lo / s), 0, qmax), qmax, &best,
-					    inv, z);
+					try_scale(&sr, s, clampf(nearbyintf(
+					    -lo / s), 0, sr.qmax));
 			}
 	}
-	mse_refit(o, x, n, &best, inv, z);
+	mse_refit(o, &sr);
+	*inv = sr.inv;
+	*z = sr.z;
 }
 
 /* The squared error of x's codes under (inv, z), dequantized in float. */

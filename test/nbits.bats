@@ -219,3 +219,27 @@ print("ok")'
 	    fail "$stderr"
 	[ ! -e q.onnx ] || fail "q.onnx written"
 }
+
+@test "nbits: weights mapped from external data give identical results" {
+	# Small enough for a test, big enough that some weights are mapped
+	# (model.h, MODEL_MAP_MIN_BYTES): fp32 weights, and the 4-bit
+	# model's packed codes in its own external data.
+	"$PY" "$MK" --size small --samples 2 --data data small.onnx >/dev/null
+	"$PY" -c 'import onnx
+onnx.save(onnx.load("small.onnx"), "ext.onnx", save_as_external_data=True,
+          location="ext.onnx.data", size_threshold=0)'
+	quantize small.onnx q.onnx
+	quantize ext.onnx qx.onnx -- --external-data
+	ls qx.onnx*.data >/dev/null || fail "no external data in qx.onnx"
+	for m in small ext q qx; do
+		onnx-verify --save-outputs out-$m -d data $m.onnx \
+		    >/dev/null 2>&1 || fail "onnx-verify $m.onnx"
+	done
+	for f in sample0/logits.npy sample1/logits.npy; do
+		cmp out-small/$f out-ext/$f || fail "fp32: $f differs"
+		cmp out-q/$f out-qx/$f || fail "4-bit: $f differs"
+	done
+	cmp out-small/sample0/logits.npy out-q/sample0/logits.npy &&
+	    fail "the 4-bit model gives fp32's outputs"
+	true
+}
