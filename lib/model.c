@@ -924,8 +924,22 @@ tensor_read(const struct model *m, const Onnx__TensorProto *tp,
 		fix_raw(t);
 		return 0;
 	}
-	if (data_fits(tp, dtype, nelem, e) != 0 ||
-	    tensor_alloc(t, dtype, rank, dims, e) != 0)
+	if (data_fits(tp, dtype, nelem, e) != 0)
+		return -1;
+	if (map && tp->has_raw_data && !is_4bit(dtype) && dtype != DT_BOOL &&
+	    host_is_le() && tp->raw_data.len >= MODEL_MAP_MIN_BYTES &&
+	    (uintptr_t)tp->raw_data.data % dtype_size(dtype) == 0) {
+		/* its bytes are its elements: lent, not copied */
+		memset(t, 0, sizeof *t);
+		t->dtype = dtype;
+		t->rank = rank;
+		memcpy(t->dims, dims, sizeof dims);
+		t->nelem = nelem;
+		t->data = tp->raw_data.data;
+		map->lent = 1;
+		return 0;
+	}
+	if (tensor_alloc(t, dtype, rank, dims, e) != 0)
 		return -1;
 	if (tp->has_raw_data) {
 		if (decode_raw(t, tp->raw_data.data, tp->raw_data.len, e) != 0)
@@ -966,21 +980,20 @@ int
 model_tensor_map(const struct model *m, const Onnx__TensorProto *tp,
     struct tensor *t, struct model_map *map, struct err *e)
 {
-	map->base = NULL;
-	map->len = 0;
+	memset(map, 0, sizeof *map);
 	return tensor_read_named(m, tp, t, map, e);
 }
 
 void
 model_map_release(struct model_map *map, struct tensor *t)
 {
-	if (map->base) {
+	if (map->base)
 		munmap(map->base, map->len);
+	if (map->base || map->lent)
 		memset(t, 0, sizeof *t);
-	} else
+	else
 		tensor_release(t);
-	map->base = NULL;
-	map->len = 0;
+	memset(map, 0, sizeof *map);
 }
 
 void

@@ -86,11 +86,13 @@ int model_tensor_read(const struct model *m, const Onnx__TensorProto *tp,
     struct tensor *t, struct err *e);
 /*
  * A tensor mapped from its external data rather than read (the
- * interpreter's weights: the page cache holds them, not the process).
+ * interpreter's weights: the page cache holds them, not the process),
+ * or lent from the model's raw_data.
  */
 struct model_map {
-	void *base;			/* of the mapping; NULL when read */
+	void *base;			/* of the mapping; NULL when not */
 	size_t len;
+	int lent;			/* t->data is tp's raw_data */
 };
 #define MODEL_MAP_MIN_BYTES	65536	/* smaller ones are read */
 
@@ -99,9 +101,11 @@ struct model_map {
  * MODEL_MAP_MIN_BYTES whose bytes are its elements as they lie in memory
  * (a little-endian host, not 4-bit, an offset aligned for its type) is
  * mapped copy-on-write: t->data points into the mapping, which *map
- * holds, and t is uncounted. Such a t goes back through
- * model_map_release, never tensor_release. Otherwise the tensor is read
- * as by model_tensor_read and map->base is NULL.
+ * holds, and t is uncounted. One of raw_data that size, so laid out and
+ * aligned, is lent: t->data is tp's raw_data, valid while tp is, and
+ * must not be written. Such a t goes back through model_map_release,
+ * never tensor_release. Otherwise the tensor is read as by
+ * model_tensor_read (map->base NULL, map->lent 0).
  */
 int model_tensor_map(const struct model *m, const Onnx__TensorProto *tp,
     struct tensor *t, struct model_map *map, struct err *e);

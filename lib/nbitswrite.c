@@ -358,7 +358,7 @@ static int
 apply_one(struct ctx *c, const struct blockq_rec *b, struct err *e)
 {
 	struct tensor t = { 0 };
-	struct model_map map = { NULL, 0 };
+	struct model_map map = { NULL, 0, 0 };
 	struct wq w;
 	Onnx__TensorProto *tp;
 	char *sname = NULL, *zname = NULL;
