@@ -13,7 +13,12 @@ blockq_opts_from_settings(struct blockq_opts *o, const struct settings *s,
 	o->type = s->set & (1u << CG_W_TYPE) ? s->w_type : DT_INT4;
 	o->block = s->block_size;
 	o->symmetric = s->set & (1u << CG_W_SYMMETRIC) ? s->w_symmetric : 0;
-	o->method = s->block_hqq && !o->symmetric ? BLOCKQ_HQQ : BLOCKQ_RTN;
+	/* hqq or rtn when asked (--hqq, --rtn), else mse: man page */
+	if (!(s->set & (1u << CG_BLOCK_HQQ)))
+		o->method = BLOCKQ_MSE;
+	else	/* hqq needs a zero point to optimise */
+		o->method = s->block_hqq && !o->symmetric ? BLOCKQ_HQQ :
+		    BLOCKQ_RTN;
 	if (o->type != DT_INT4 && o->type != DT_UINT4 &&
 	    o->type != DT_INT8 && o->type != DT_UINT8)
 		return err_set(e, "weight-only type %s is not int4, uint4, "

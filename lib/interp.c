@@ -61,6 +61,7 @@ struct interp {
 	struct tensor *vals;		/* node outputs during a run, by slot */
 	const struct tensor **ptr;	/* where each slot lives during a run */
 	unsigned char *is_const;
+	struct model_map *maps;		/* consts mapped (model.h) */
 	struct step *steps;
 	int nsteps;
 	int ninputs;
@@ -403,7 +404,8 @@ decode_constants(struct interp *ip, struct err *e)
 		if (gv->nconsumers == 0 && !gv->is_output)
 			continue;
 		/* the message names the model and the initializer */
-		if (model_tensor_read(ip->m, gv->init, &ip->consts[v], e) < 0)
+		if (model_tensor_map(ip->m, gv->init, &ip->consts[v],
+		    &ip->maps[v], e) < 0)
 			return -1;
 	}
 	return 0;
@@ -566,8 +568,9 @@ plan_graph(const struct model *m, Onnx__GraphProto *g,
 	ip->vals = calloc((size_t)ip->nvalues + 1, sizeof *ip->vals);
 	ip->ptr = calloc((size_t)ip->nvalues + 1, sizeof *ip->ptr);
 	ip->is_const = calloc((size_t)ip->nvalues + 1, 1);
+	ip->maps = calloc((size_t)ip->nvalues + 1, sizeof *ip->maps);
 	if (!(map = strmap_new()) || !ip->consts || !ip->vals || !ip->ptr ||
-	    !ip->is_const) {
+	    !ip->is_const || !ip->maps) {
 		err_nomem(e);
 		goto fail;
 	}
@@ -697,7 +700,11 @@ interp_free(struct interp *ip)
 	}
 	free(ip->steps);
 	for (int v = 0; ip->consts && v < ip->nvalues; v++)
-		tensor_release(&ip->consts[v]);
+		if (ip->maps)
+			model_map_release(&ip->maps[v], &ip->consts[v]);
+		else
+			tensor_release(&ip->consts[v]);
+	free(ip->maps);
 	for (int v = 0; ip->vals && v < ip->nvalues; v++)
 		tensor_release(&ip->vals[v]);
 	free(ip->consts);
@@ -952,6 +959,10 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	}
 	for (int r2 = 0; r2 < st->nrelease; r2++)
 		tensor_release(&ip->vals[st->release[r2]]);
+	/* mapped weights leave the resident set once read (model.h) */
+	for (int j = 0; j < st->nin; j++)
+		if (st->in[j] >= 0 && ip->is_const[st->in[j]])
+			model_map_drop_pages(&ip->maps[st->in[j]]);
 	return 0;
 }
 

@@ -1,4 +1,5 @@
 /* model: see model.h. */
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -699,15 +700,38 @@ pread_all(int fd, void *buf, size_t len, uint64_t off, struct err *e)
 	return 0;
 }
 
+/* Map len bytes of fd at off, copy on write; the data's address. */
+static void *
+ext_map(int fd, uint64_t off, size_t len, struct model_map *map)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t start = pg > 0 ? off - off % (uint64_t)pg : off;
+	void *p;
+
+	map->len = (size_t)(off - start) + len;
+	p = mmap(NULL, map->len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+	    (off_t)start);
+	if (p == MAP_FAILED) {
+		map->base = NULL;
+		map->len = 0;
+		return NULL;
+	}
+	map->base = p;
+	return (char *)p + (off - start);
+}
+
 /*
  * Validate tp's external data and read `need` bytes of it into buf (or a
  * malloc'd buffer when *buf is NULL). need is the tensor's byte size; the
  * length key, when present, must match it. Errors are "external data
- * LOCATION: REASON".
+ * LOCATION: REASON". With map (and *buf NULL), the bytes at an offset
+ * that is a multiple of align are mapped instead when they can be
+ * (map->base not NULL then).
  */
 static int
-ext_read(const struct model *m, const Onnx__TensorProto *tp, uint64_t need,
-    void **buf, struct err *e)
+ext_read_map(const struct model *m, const Onnx__TensorProto *tp,
+    uint64_t need, void **buf, struct model_map *map, uint64_t align,
+    struct err *e)
 {
 	const char *loc = NULL;
 	char shown[256];
@@ -782,6 +806,12 @@ ext_read(const struct model *m, const Onnx__TensorProto *tp, uint64_t need,
 		    (unsigned long long)need);
 		goto fail;
 	}
+	if (map && *buf == NULL && need >= MODEL_MAP_MIN_BYTES && align &&
+	    offset % align == 0 &&
+	    (*buf = ext_map(fd, offset, (size_t)need, map)) != NULL) {
+		close(fd);
+		return 0;
+	}
 	if (*buf == NULL) {
 		if ((p = malloc(need ? (size_t)need : 1)) == NULL) {
 			err_nomem(e);
@@ -801,6 +831,13 @@ fail:
 		*buf = NULL;
 	}
 	return err_prefix(e, "external data %s", shown);
+}
+
+static int
+ext_read(const struct model *m, const Onnx__TensorProto *tp, uint64_t need,
+    void **buf, struct err *e)
+{
+	return ext_read_map(m, tp, need, buf, NULL, 0, e);
 }
 
 /*
@@ -841,9 +878,10 @@ data_fits(const Onnx__TensorProto *tp, int dtype, int64_t nelem,
 	return count_check(tp->n_int32_data, nelem, "int32_data", e);
 }
 
+/* map: see model_tensor_map; NULL to read. */
 static int
 tensor_read(const struct model *m, const Onnx__TensorProto *tp,
-    struct tensor *t, struct err *e)
+    struct tensor *t, struct model_map *map, struct err *e)
 {
 	int64_t dims[TENSOR_MAX_RANK], nelem;
 	int rank, dtype;
@@ -863,7 +901,9 @@ tensor_read(const struct model *m, const Onnx__TensorProto *tp,
 		/* read (checked) into a buffer of its own, then the tensor */
 		proto_nbytes(dtype, nelem, &need);
 		buf = NULL;
-		if (ext_read(m, tp, need, &buf, e) != 0)
+		if (ext_read_map(m, tp, need, &buf, is_4bit(dtype) ||
+		    dtype == DT_BOOL || !host_is_le() ? NULL : map,
+		    (uint64_t)dtype_size(dtype), e) != 0)
 			return -1;
 		if (is_4bit(dtype)) {
 			if (tensor_alloc(t, dtype, rank, dims, e) != 0) {
@@ -884,8 +924,22 @@ tensor_read(const struct model *m, const Onnx__TensorProto *tp,
 		fix_raw(t);
 		return 0;
 	}
-	if (data_fits(tp, dtype, nelem, e) != 0 ||
-	    tensor_alloc(t, dtype, rank, dims, e) != 0)
+	if (data_fits(tp, dtype, nelem, e) != 0)
+		return -1;
+	if (map && tp->has_raw_data && !is_4bit(dtype) && dtype != DT_BOOL &&
+	    host_is_le() && tp->raw_data.len >= MODEL_MAP_MIN_BYTES &&
+	    (uintptr_t)tp->raw_data.data % dtype_size(dtype) == 0) {
+		/* its bytes are its elements: lent, not copied */
+		memset(t, 0, sizeof *t);
+		t->dtype = dtype;
+		t->rank = rank;
+		memcpy(t->dims, dims, sizeof dims);
+		t->nelem = nelem;
+		t->data = tp->raw_data.data;
+		map->lent = 1;
+		return 0;
+	}
+	if (tensor_alloc(t, dtype, rank, dims, e) != 0)
 		return -1;
 	if (tp->has_raw_data) {
 		if (decode_raw(t, tp->raw_data.data, tp->raw_data.len, e) != 0)
@@ -900,18 +954,53 @@ fail:
 	return -1;
 }
 
-int
-model_tensor_read(const struct model *m, const Onnx__TensorProto *tp,
-    struct tensor *t, struct err *e)
+/* tensor_read with its errors naming the model and the tensor. */
+static int
+tensor_read_named(const struct model *m, const Onnx__TensorProto *tp,
+    struct tensor *t, struct model_map *map, struct err *e)
 {
 	char label[300];
 
-	if (tensor_read(m, tp, t, e) == 0)
+	if (tensor_read(m, tp, t, map, e) == 0)
 		return 0;
 	tensor_label(m, tp, label, sizeof label);
 	if (m != NULL)
 		return err_prefix(e, "%s: %s", shown_path(m->path), label);
 	return err_prefix(e, "%s", label);
+}
+
+int
+model_tensor_read(const struct model *m, const Onnx__TensorProto *tp,
+    struct tensor *t, struct err *e)
+{
+	return tensor_read_named(m, tp, t, NULL, e);
+}
+
+int
+model_tensor_map(const struct model *m, const Onnx__TensorProto *tp,
+    struct tensor *t, struct model_map *map, struct err *e)
+{
+	memset(map, 0, sizeof *map);
+	return tensor_read_named(m, tp, t, map, e);
+}
+
+void
+model_map_release(struct model_map *map, struct tensor *t)
+{
+	if (map->base)
+		munmap(map->base, map->len);
+	if (map->base || map->lent)
+		memset(t, 0, sizeof *t);
+	else
+		tensor_release(t);
+	memset(map, 0, sizeof *map);
+}
+
+void
+model_map_drop_pages(const struct model_map *map)
+{
+	if (map->base)
+		(void)madvise(map->base, map->len, MADV_DONTNEED);
 }
 
 /* t's elements as raw_data bytes (malloc'd). */
@@ -1116,7 +1205,7 @@ item_bytes(const struct model *m, struct save_item *it, size_t *len)
 	if (!tp->has_data_type || dtype_size(tp->data_type) == 0 ||
 	    tp->segment != NULL)
 		return NULL;
-	if (tensor_read(m, tp, &t, &e) != 0)
+	if (tensor_read(m, tp, &t, NULL, &e) != 0)
 		return NULL;
 	if (encode_raw(&t, &it->payload, &it->len, &e) != 0) {
 		tensor_release(&t);

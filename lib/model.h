@@ -85,6 +85,40 @@ int model_value_type(const Onnx__ValueInfoProto *vi, int *rank,
 int model_tensor_read(const struct model *m, const Onnx__TensorProto *tp,
     struct tensor *t, struct err *e);
 /*
+ * A tensor mapped from its external data rather than read (the
+ * interpreter's weights: the page cache holds them, not the process),
+ * or lent from the model's raw_data.
+ */
+struct model_map {
+	void *base;			/* of the mapping; NULL when not */
+	size_t len;
+	int lent;			/* t->data is tp's raw_data */
+};
+#define MODEL_MAP_MIN_BYTES	65536	/* smaller ones are read */
+
+/*
+ * As model_tensor_read, but a tensor of external data of at least
+ * MODEL_MAP_MIN_BYTES whose bytes are its elements as they lie in memory
+ * (a little-endian host, not 4-bit, an offset aligned for its type) is
+ * mapped copy-on-write: t->data points into the mapping, which *map
+ * holds, and t is uncounted. One of raw_data that size, so laid out and
+ * aligned, is lent: t->data is tp's raw_data, valid while tp is, and
+ * must not be written. Such a t goes back through model_map_release,
+ * never tensor_release. Otherwise the tensor is read as by
+ * model_tensor_read (map->base NULL, map->lent 0).
+ */
+int model_tensor_map(const struct model *m, const Onnx__TensorProto *tp,
+    struct tensor *t, struct model_map *map, struct err *e);
+/* Unmap (or release, when read) and empty t. */
+void model_map_release(struct model_map *map, struct tensor *t);
+/*
+ * Give the mapping's pages back (they are read again from the file, or
+ * the page cache, when next touched): the resident size of a model run
+ * then follows the weights in use, not all that were touched.
+ */
+void model_map_drop_pages(const struct model_map *map);
+
+/*
  * Store t into tp as raw_data (little-endian; int4/uint4 packed two per
  * byte), replacing any typed fields, external data and dims. tp keeps its
  * name. Memory is malloc'd into tp.

@@ -358,6 +358,7 @@ static int
 apply_one(struct ctx *c, const struct blockq_rec *b, struct err *e)
 {
 	struct tensor t = { 0 };
+	struct model_map map = { NULL, 0, 0 };
 	struct wq w;
 	Onnx__TensorProto *tp;
 	char *sname = NULL, *zname = NULL;
@@ -369,13 +370,14 @@ apply_one(struct ctx *c, const struct blockq_rec *b, struct err *e)
 	if ((rc = check_weight(c, b, &node, &init, e)) <= 0)
 		return rc < 0 ? -1 : (c->rep->skipped++, 0);
 	tp = c->g->initializer[init];
-	if (model_tensor_read(c->m, tp, &t, e) < 0)
+	/* mapped, not copied, when it is in external data (model.h) */
+	if (model_tensor_map(c->m, tp, &t, &map, e) < 0)
 		return err_prefix(e, "%s: initializer %s", c->m->path,
 		    b->name);
 	if (t.dtype != DT_FLOAT || t.rank != 2 || t.nelem == 0) {
 		note(c, "%s: not a non-empty 2-D float tensor: left float",
 		    b->name);
-		tensor_release(&t);
+		model_map_release(&map, &t);
 		c->rep->skipped++;
 		return 0;
 	}
@@ -383,14 +385,14 @@ apply_one(struct ctx *c, const struct blockq_rec *b, struct err *e)
 		rc = err_set(e, "%s: initializer %s: NaN or infinity at "
 		    "[%lld][%lld]", c->m->path, b->name,
 		    (long long)(bad / t.dims[1]), (long long)(bad % t.dims[1]));
-		tensor_release(&t);
+		model_map_release(&map, &t);
 		return rc;
 	}
 	rc = -1;
 	if (wq_init(&w, b, c->o->qdq, t.dims[0], t.dims[1], e) < 0 ||
 	    wq_fill(&w, c->o->qdq, t.data, e) < 0)
 		goto done;
-	tensor_release(&t);
+	model_map_release(&map, &t);
 	if (model_tensor_write(tp, &w.codes, e) < 0 ||
 	    !(sname = add_init(c, b->name, "_scales", &w.scales, e)) ||
 	    (w.zps.data && !(zname = add_init(c, b->name, "_zero_points",
@@ -402,7 +404,7 @@ apply_one(struct ctx *c, const struct blockq_rec *b, struct err *e)
 	c->rep->weights++;
 	rc = 0;
 done:
-	tensor_release(&t);
+	model_map_release(&map, &t);
 	wq_release(&w);
 	free(sname);
 	free(zname);

@@ -653,18 +653,20 @@ const char *const blockq_rec_keys[] = {
 	"node", "type", "block", "method", "symmetric", NULL
 };
 
-static const char *const blockq_method_names[] = { "rtn", "hqq" };
+static const char *const blockq_method_names[] = {
+	"rtn", "hqq", "mse"
+};
 
 const char *
 blockq_method_name(enum blockq_method m)
 {
-	return (unsigned)m < 2 ? blockq_method_names[m] : "?";
+	return (unsigned)m < BLOCKQ_NMETHODS ? blockq_method_names[m] : "?";
 }
 
 int
 blockq_method_parse(const char *s, enum blockq_method *m)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < BLOCKQ_NMETHODS; i++)
 		if (strcmp(s, blockq_method_names[i]) == 0) {
 			*m = (enum blockq_method)i;
 			return 0;

@@ -188,11 +188,13 @@ void dynamic_rec_release(struct dynamic_rec *d);
  * blockq NAME node= type= block= method= symmetric=
  * Weight-only blockwise quantization of the constant NAME, input B of
  * MatMul node: type int4, uint4, int8 or uint8; blocks of `block` values
- * along K (a power of two, 16 to 256); method "rtn" or "hqq". The
+ * along K (a power of two, 16 to 256); method "rtn", "hqq" or "mse". The
  * per-block scales are computed where the weights are read
  * (onnx-qdq-insert), so the record stays one line per weight.
  */
-enum blockq_method { BLOCKQ_RTN, BLOCKQ_HQQ };
+enum blockq_method {
+	BLOCKQ_RTN, BLOCKQ_HQQ, BLOCKQ_MSE, BLOCKQ_NMETHODS
+};
 
 struct blockq_rec {
 	char *name;

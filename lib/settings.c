@@ -70,7 +70,7 @@ settings_default(struct settings *s)
 	s->per_channel = 1;
 	s->bias_adjust = 1;
 	s->block_size = 32;
-	/* rtn: hqq's float zero points put ORT on a slow path (man page) */
+	/* unset: mse (blockq.c); hqq's float zeros are slow in ORT (man page) */
 	s->block_hqq = 0;
 }
 

@@ -106,18 +106,34 @@ range(const float *x, size_t count, float *mn, float *mx)
 	}
 }
 
+/* range() of each x[c] into cmin[c], cmax[c]: one row of channels. */
+static void
+channel_ranges(const float *x, int64_t ch, float *cmin, float *cmax)
+{
+	for (int64_t c = 0; c < ch; c++) {
+		float v = x[c];
+
+		if (v < cmin[c])
+			cmin[c] = v;
+		if (v > cmax[c])
+			cmax[c] = v;
+	}
+}
+
 static int
 put_tensor(const struct model *m, const Onnx__NodeProto *n, int slot,
     const char *nodename, const struct graph_value *v, int bias,
     struct stream_writer *w, struct err *e)
 {
 	struct tensor t = { 0 };
+	struct model_map map;
 	float *x = NULL, *cmin = NULL, *cmax = NULL, mn, mx;
 	int axis, rc = -1;
 	const char *dt;
 
-	/* the message names the model and the initializer */
-	if (model_tensor_read(m, v->init, &t, e) < 0)
+	/* the message names the model and the initializer; mapped, not
+	 * copied: one pass over the bytes (model.h) */
+	if (model_tensor_map(m, v->init, &t, &map, e) < 0)
 		return -1;
 	if (t.dtype == DT_FLOAT)
 		x = t.data;
@@ -166,7 +182,9 @@ put_tensor(const struct model *m, const Onnx__NodeProto *n, int slot,
 			cmin[c] = INFINITY;
 			cmax[c] = -INFINITY;
 		}
-		for (int64_t o = 0; o < outer; o++)
+		for (int64_t o = 0; o < outer && inner == 1; o++)
+			channel_ranges(x + o * ch, ch, cmin, cmax);
+		for (int64_t o = 0; o < outer && inner > 1; o++)
 			for (int64_t c = 0; c < ch; c++) {
 				float a, b;
 
@@ -185,7 +203,7 @@ out:
 		free(x);
 	free(cmin);
 	free(cmax);
-	tensor_release(&t);
+	model_map_release(&map, &t);
 	return rc;
 }
 

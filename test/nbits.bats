@@ -76,6 +76,35 @@ m = onnx.load(sys.argv[1])
 ops = [n.op_type for n in m.graph.node]
 print(ops.count("MatMulNBits"), ops.count("MatMul"))' q.onnx
 	[ "$output" = "15 4" ] || fail "MatMulNBits, MatMul: $output"
+	# The default is mse, whose whole zero points are packed (uint8),
+	# ORT's fast path, not float as hqq's.
+	[ "$(grep -c 'method=mse' q.onnx.qp)" = 15 ] || fail "not mse"
+	run "$PY" -c 'import onnx, sys
+m = onnx.load(sys.argv[1])
+t = {i.name: i.data_type for i in m.graph.initializer}
+print(sorted({t[n.input[3]] for n in m.graph.node
+              if n.op_type == "MatMulNBits"}))' q.onnx
+	[ "$output" = "[2]" ] || fail "zero point types: $output"
+}
+
+# snr2 QMODEL: the output SNR of QMODEL against tiny.onnx on data/.
+snr2() {
+	onnx-verify --format tsv -d data tiny.onnx "$1" 2>/dev/null |
+	    awk -F'\t' '$1 == "output" { print $4 }'
+}
+
+@test "nbits: mse beats rtn on the tiny decoder (blocks of 64), both forms" {
+	"$PY" "$MK" --opset 21 --data data --samples 8 tiny.onnx >/dev/null
+	for f in auto qdq; do
+		quantize tiny.onnx m-$f.onnx --block-size 64 -- --format $f
+		quantize tiny.onnx r-$f.onnx --block-size 64 --rtn -- \
+		    --format $f
+		m=$(snr2 m-$f.onnx) r=$(snr2 r-$f.onnx)
+		printf '# %s: SNR mse %s dB, rtn %s dB\n' $f "$m" "$r" >&3
+		awk -v m="$m" -v r="$r" 'BEGIN { exit !(m > r + 0.1) }' ||
+		    fail "$f: mse $m dB, rtn $r dB"
+	done
+	agrees_with_ort tiny.onnx m-qdq.onnx data
 }
 
 @test "nbits: qdq form at opset 21: ORT runs it, interpreter agrees" {
@@ -106,7 +135,7 @@ print(len(dq), sorted(bs), [o.version for o in m.opset_import if o.domain in (""
 	agrees_with_ort tiny.onnx a.onnx data
 	quantize tiny.onnx b.onnx -w uint4 --block-size 16 --weight-symmetric
 	grep -q 'symmetric=1' b.onnx.qp || fail "not symmetric"
-	grep -q 'method=rtn' b.onnx.qp || fail "symmetric is rtn"
+	grep -q 'method=mse' b.onnx.qp || fail "symmetric is mse"
 	agrees_with_ort tiny.onnx b.onnx data
 	quantize tiny.onnx c.onnx -w uint4 --block-size 64 --rtn
 	agrees_with_ort tiny.onnx c.onnx data
@@ -122,7 +151,7 @@ print(len(dq), sorted(bs), [o.version for o in m.opset_import if o.domain in (""
 	# Everything else passes through unchanged.
 	[ "$(grep -v -e '^blockq' -e '^#prog' -e '^end' qp)" = \
 	    "$(grep -v -e '^#prog' -e '^end' w)" ] || fail "changed"
-	grep -q $'^blockq\tl0_q_w\tnode=matmul_7_n\ttype=int4\tblock=16\tmethod=rtn\tsymmetric=0$' qp ||
+	grep -q $'^blockq\tl0_q_w\tnode=matmul_7_n\ttype=int4\tblock=16\tmethod=mse\tsymmetric=0$' qp ||
 	    fail "$(grep l0_q_w qp)"
 }
 
@@ -189,4 +218,52 @@ print("ok")'
 	[ "$stderr" = "onnx-qdq-insert: tiny.onnx: initializer l0_q_w: NaN or infinity at [0][0]" ] ||
 	    fail "$stderr"
 	[ ! -e q.onnx ] || fail "q.onnx written"
+}
+
+@test "nbits: weights mapped from external data give identical results" {
+	# Small enough for a test, big enough that some weights are mapped
+	# (model.h, MODEL_MAP_MIN_BYTES): fp32 weights, and the 4-bit
+	# model's packed codes in its own external data.
+	"$PY" "$MK" --size small --samples 2 --data data small.onnx >/dev/null
+	"$PY" -c 'import onnx
+onnx.save(onnx.load("small.onnx"), "ext.onnx", save_as_external_data=True,
+          location="ext.onnx.data", size_threshold=0)'
+	quantize small.onnx q.onnx
+	quantize ext.onnx qx.onnx -- --external-data
+	ls qx.onnx*.data >/dev/null || fail "no external data in qx.onnx"
+	for m in small ext q qx; do
+		onnx-verify --save-outputs out-$m -d data $m.onnx \
+		    >/dev/null 2>&1 || fail "onnx-verify $m.onnx"
+	done
+	for f in sample0/logits.npy sample1/logits.npy; do
+		cmp out-small/$f out-ext/$f || fail "fp32: $f differs"
+		cmp out-q/$f out-qx/$f || fail "4-bit: $f differs"
+	done
+	cmp out-small/sample0/logits.npy out-q/sample0/logits.npy &&
+	    fail "the 4-bit model gives fp32's outputs"
+	true
+}
+
+@test "nbits: a model's mapped weights stay out of onnx-verify's peak memory" {
+	[ "${ONNXQ_SANITIZE:-}" != 1 ] || skip "peak memory under ASan says nothing"
+	# 17 MB of weights (the small decoder), inline and in external data:
+	# the mapped ones are given back after each node, so the run's peak
+	# is below the inline one's by over half the weights (the program
+	# itself and its libraries take some 6 MB either way).
+	"$PY" "$MK" --size small --samples 1 --data data small.onnx >/dev/null
+	"$PY" -c 'import onnx
+onnx.save(onnx.load("small.onnx"), "ext.onnx", save_as_external_data=True,
+          location="ext.onnx.data", size_threshold=0)'
+	for m in small ext; do
+		/usr/bin/time -f %M -o $m.kib onnx-verify --save-outputs o-$m \
+		    -d data $m.onnx \
+		    >/dev/null 2>&1 || fail "onnx-verify $m.onnx"
+	done
+	bytes=$(stat -c %s ext.onnx.data)
+	printf '# peak: %s KiB inline, %s KiB mapped, of %s bytes\n' \
+	    "$(cat small.kib)" "$(cat ext.kib)" "$bytes" >&3
+	[ $(($(cat ext.kib) * 1024 + bytes / 2)) -lt \
+	    $(($(cat small.kib) * 1024)) ] || fail "mapped: $(cat ext.kib) KiB"
+	[ $(($(cat small.kib) * 1024)) -gt "$bytes" ] ||
+	    fail "inline: $(cat small.kib) KiB, the test shows nothing"
 }
