@@ -565,6 +565,19 @@ done:
 	return rc;
 }
 
+/* Size the name maps once for the main graph's names (no regrowth). */
+static int
+reserve_names(struct graph *gr)
+{
+	const Onnx__GraphProto *g = gr->g;
+	size_t n = g->n_input + g->n_initializer;
+
+	for (size_t i = 0; i < g->n_node; i++)
+		n += g->node[i]->n_output;
+	return strmap_reserve(gr->index, n) < 0 ||
+	    strmap_reserve(gr->used, n + g->n_node) < 0 ? -1 : 0;
+}
+
 int
 graph_reindex(struct graph *gr, struct err *e)
 {
@@ -572,7 +585,8 @@ graph_reindex(struct graph *gr, struct err *e)
 
 	clear_index(gr);
 	if ((gr->index = strmap_new()) == NULL ||
-	    (gr->used = strmap_new()) == NULL) {
+	    (gr->used = strmap_new()) == NULL ||
+	    reserve_names(gr) < 0) {
 		err_nomem(e);
 		goto fail;
 	}
