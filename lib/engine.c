@@ -338,6 +338,7 @@ read_stat(struct engine *g, const struct stream_rec *rec, struct err *e)
 	h = a->ts.hist;		/* hist records may come first */
 	a->ts = asum_of(&ts);
 	a->ts.hist = h;
+	tstats_release(&ts);
 	return 0;
 }
 

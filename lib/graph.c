@@ -21,7 +21,8 @@ struct graph {
 	struct graph_value *values;
 	int nvalues;
 	struct strmap *index;	/* value name -> position in values */
-	struct strmap *used;	/* every name in the graph and its subgraphs */
+	/* with index's keys: every name in the graph and its subgraphs */
+	struct strmap *used;
 	int *pool;		/* the consumers lists, back to back */
 	int *topo;		/* n_node entries */
 };
@@ -248,8 +249,8 @@ add_value(struct graph *gr, const char *name, enum value_kind kind,
 {
 	struct graph_value *gv = &gr->values[gr->nvalues];
 
-	if (strmap_put(gr->index, name, gr->nvalues) != 0 ||
-	    use_name(gr->used, name) != 0) {
+	/* index's keys count as used: a million names are not kept twice */
+	if (strmap_put(gr->index, name, gr->nvalues) != 0) {
 		err_nomem(e);
 		return NULL;
 	}
@@ -565,6 +566,19 @@ done:
 	return rc;
 }
 
+/* Size the name maps once for the main graph's names (no regrowth). */
+static int
+reserve_names(struct graph *gr)
+{
+	const Onnx__GraphProto *g = gr->g;
+	size_t n = g->n_input + g->n_initializer;
+
+	for (size_t i = 0; i < g->n_node; i++)
+		n += g->node[i]->n_output;
+	return strmap_reserve(gr->index, n) < 0 ||
+	    strmap_reserve(gr->used, g->n_node) < 0 ? -1 : 0;
+}
+
 int
 graph_reindex(struct graph *gr, struct err *e)
 {
@@ -572,7 +586,8 @@ graph_reindex(struct graph *gr, struct err *e)
 
 	clear_index(gr);
 	if ((gr->index = strmap_new()) == NULL ||
-	    (gr->used = strmap_new()) == NULL) {
+	    (gr->used = strmap_new()) == NULL ||
+	    reserve_names(gr) < 0) {
 		err_nomem(e);
 		goto fail;
 	}
@@ -662,7 +677,8 @@ graph_unique_name(struct graph *gr, const char *base)
 	if ((name = malloc(len)) == NULL)
 		return NULL;
 	snprintf(name, len, "%s", base);
-	for (k = 1; gr->used != NULL && strmap_get(gr->used, name, NULL); k++)
+	for (k = 1; gr->used != NULL && (strmap_get(gr->used, name, NULL) ||
+	    lookup(gr, name) >= 0); k++)
 		snprintf(name, len, "%s_%lu", base, k);
 	/* reserve it, so the next call does not hand it out again */
 	if (gr->used != NULL && strmap_put(gr->used, name, 0) != 0) {

@@ -12,14 +12,16 @@
 
 #define NBLOCKS 512	/* sign << 8 | biased exponent; 0, 255, 256, 511 unused */
 /*
- * A histogram starts sparse: up to SPARSE_MAX (bin, count) pairs in the
- * struct, no block; it becomes blocked (the pointer array, then a block
- * per (sign, exponent) seen) at its SPARSE_MAX + 1st bin, or when one
+ * A histogram starts sparse: up to SPARSE_MAX (bin, count) pairs in an
+ * array that grows from SPARSE_FIRST as bins appear, no block; it
+ * becomes blocked (the pointer array, then a block per (sign, exponent)
+ * seen) at its SPARSE_MAX + 1st bin, or when one
  * hist_add brings more than SPARSE_ADD values (a tensor of that size
  * pays for blocks anyway, and the blocked loop is the fast one). A tiny
- * tensor thus costs about 300 bytes instead of 5 KB or more; the bins
+ * tensor thus costs about 100 bytes instead of 5 KB or more; the bins
  * and counts are the same either way.
  */
+#define SPARSE_FIRST 4
 #define SPARSE_MAX 16
 #define SPARSE_ADD 64
 
@@ -34,8 +36,8 @@ struct hist {
 	int mbits;
 	uint64_t zero;
 	uint64_t **block;	/* NBLOCKS pointers; NULL while sparse */
-	int nsp;		/* bins in sp[] while sparse */
-	struct sbin sp[SPARSE_MAX];
+	int nsp, spcap;		/* bins in sp[] while sparse, room there */
+	struct sbin *sp;
 };
 
 static uint32_t
@@ -78,6 +80,7 @@ hist_free(struct hist *h)
 		for (int i = 0; i < NBLOCKS; i++)
 			free(h->block[i]);
 	free(h->block);
+	free(h->sp);
 	free(h);
 }
 
@@ -122,7 +125,9 @@ densify(struct hist *h)
 	h->block = blk;
 	for (i = 0; i < h->nsp; i++)
 		*dense_slot(h, h->sp[i].key) += h->sp[i].count;
-	h->nsp = 0;
+	h->nsp = h->spcap = 0;
+	free(h->sp);
+	h->sp = NULL;
 	return 0;
 nomem:
 	for (int k = 0; k < NBLOCKS; k++)
@@ -141,6 +146,16 @@ slot(struct hist *h, uint32_t key)
 			if (h->sp[i].key == key)
 				return &h->sp[i].count;
 		if (h->nsp < SPARSE_MAX) {
+			if (h->nsp == h->spcap) {
+				int cap = h->spcap ? 2 * h->spcap : SPARSE_FIRST;
+				struct sbin *sp = realloc(h->sp,
+				    (size_t)cap * sizeof *sp);
+
+				if (!sp)
+					return NULL;
+				h->sp = sp;
+				h->spcap = cap;
+			}
 			h->sp[h->nsp].key = key;
 			h->sp[h->nsp].count = 0;
 			return &h->sp[h->nsp++].count;

@@ -686,14 +686,15 @@ prep_model(struct model *m, struct prep_report *report, struct err *e)
 		return err_prefix(e, "%s", m->path);
 	if (constants_to_initializers(g, &constants, e) != 0)
 		goto done;
-	if (graph_reindex(gr, e) != 0) {
+	/* an unchanged graph keeps its index (a big model's takes seconds) */
+	if (constants && graph_reindex(gr, e) != 0) {
 		err_prefix(e, "%s", m->path);
 		goto done;
 	}
 	/* tensor errors name the model themselves */
 	if (fold_batchnorms(m, gr, &folded, e) != 0)
 		goto done;
-	if (graph_reindex(gr, e) != 0) {
+	if (folded && graph_reindex(gr, e) != 0) {
 		err_prefix(e, "%s", m->path);
 		goto done;
 	}

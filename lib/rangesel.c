@@ -204,23 +204,132 @@ entropy_levels(const struct rangesel_stats *st, const struct qparams_opts *q)
 	return (qmax - qmin) / 2 + 1;
 }
 
-/* KL(p || q) of unnormalised p, q (sums sp, sq); inf where p > 0 = q. */
-static double
-kl_divergence(const double *p, const double *q, size_t n, double sp,
-    double sq)
+/* KL divergences closer than this are equal (their sums' rounding). */
+#define KL_TIE 1e-12L
+
+/* Prefix sums over the bins 0..k-1 of h, for kl_of. */
+struct klpre {
+	const double *h;
+	const long double *sh, *shl;	/* sum of h, of h log h */
+	const uint32_t *snz;		/* non-empty bins */
+	const double *logz;		/* log k */
+};
+
+/* KL(P || Q) of candidate i (see kl_search) in *d; 0 when undefined. */
+static int
+kl_of(const struct klpre *pre, size_t nb, size_t levels, size_t i,
+    long double *d)
 {
-	double d = 0;
+	const long double *sh = pre->sh;
+	long double total = sh[nb], out = total - sh[i], hl = pre->h[i - 1];
+	long double plast = hl + out, a, b = 0, ml = 0;
+	uint32_t zl = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		double pi = p[i] / sp, qi = q[i] / sq;
-
-		if (pi <= 0)
-			continue;
-		if (qi <= 0)
-			return INFINITY;
-		d += pi * log(pi / qi);
+	if (total <= 0 || sh[i] <= 0)
+		return 0;
+	if (out > 0 && hl == 0) {
+		*d = INFINITY;	/* P has mass where Q has none */
+		return 1;
 	}
-	return d;
+	a = pre->shl[i - 1] + (plast > 0 ? plast * logl(plast) : 0);
+	for (size_t l = 0; l < levels; l++) {
+		/* the bins k with k * levels / i == l */
+		size_t k0 = (l * i + levels - 1) / levels;
+		size_t k1 = ((l + 1) * i + levels - 1) / levels;
+
+		zl = pre->snz[k1] - pre->snz[k0];
+		if (zl == 0)
+			continue;
+		ml = sh[k1] - sh[k0];
+		if (ml > 0)
+			b += ml * (log((double)ml) - pre->logz[zl]);
+	}
+	/* the last bin is in the last level, not empty when hl != 0 */
+	if (out > 0)
+		b += out * (log((double)ml) - pre->logz[zl]);
+	*d = (a - b) / total + logl(sh[i] / total);
+	return 1;
+}
+
+/*
+ * The KL search proper: for each candidate i in [start, nb], P is the
+ * first i bins of h with the rest (the outliers) added to the last, Q
+ * their quantization to `levels` levels (bin k to level k * levels / i;
+ * a level's mass spread evenly over its non-empty bins). *besti is the
+ * last i of least KL(P || Q) (nb when none is defined).
+ *
+ * Written out, with S the total and H_i the first i bins' sum,
+ *   KL = (sum_k p_k log p_k - sum_l m_l log(m_l / z_l)
+ *        - outliers log q_last) / S + log(H_i / S)
+ * where level l holds mass m_l in z_l non-empty bins: prefix sums of h,
+ * of h log h and of the non-empty bins make a candidate cost O(levels),
+ * not O(i). Sums are kept in long double, since a level's mass is a
+ * difference of two of them.
+ */
+static int
+kl_search(const double *h, size_t nb, size_t levels, size_t start,
+    size_t *besti)
+{
+	struct klpre pre;
+	long double *sh, *shl, *kl, best = INFINITY;
+	double *logz;
+	uint32_t *snz;
+	size_t k;
+
+	*besti = nb + 1;	/* none yet */
+	sh = malloc((nb + 1) * sizeof *sh);
+	shl = malloc((nb + 1) * sizeof *shl);
+	snz = malloc((nb + 1) * sizeof *snz);
+	logz = malloc((nb + 1) * sizeof *logz);
+	kl = malloc((nb + 1) * sizeof *kl);
+	if (!sh || !shl || !snz || !logz || !kl) {
+		free(sh);
+		free(shl);
+		free(snz);
+		free(logz);
+		free(kl);
+		return -1;
+	}
+	sh[0] = shl[0] = 0;
+	snz[0] = 0;
+	/* the search's hot loop takes a log per level: of m_l; z_l's here */
+	for (k = 1; k <= nb; k++)
+		logz[k] = log((double)k);
+	for (k = 0; k < nb; k++) {
+		sh[k + 1] = sh[k] + h[k];
+		shl[k + 1] = shl[k] + (h[k] > 0 ? h[k] * logl(h[k]) : 0);
+		snz[k + 1] = snz[k] + (h[k] != 0);
+	}
+	pre.sh = sh;
+	pre.shl = shl;
+	pre.snz = snz;
+	pre.logz = logz;
+	pre.h = h;
+	if (start == 0)
+		start = 1;
+	/* candidates are independent: split them over the threads */
+#pragma omp parallel for schedule(static)
+	for (size_t c = start; c <= nb; c++)
+		if (!kl_of(&pre, nb, levels, c, &kl[c]))
+			kl[c] = NAN;
+	for (k = start; k <= nb; k++)
+		if (kl[k] < best)
+			best = kl[k];	/* NaN (undefined) never is */
+	/*
+	 * The last minimum: ties go to the wider range. Sums that differ
+	 * only in their rounding (a KL of 0 computes as +-1e-16) are ties.
+	 */
+	for (k = nb; k >= start && *besti == nb + 1; k--)
+		if (kl[k] <= best + KL_TIE)
+			*besti = k;
+	if (*besti == nb + 1)
+		*besti = nb;
+	free(sh);
+	free(shl);
+	free(snz);
+	free(logz);
+	free(kl);
+	return 0;
 }
 
 /*
@@ -232,20 +341,15 @@ entropy_fold(const struct rangesel_stats *st, const struct rangesel_opts *o,
     int64_t levels, double amax, double *t, struct err *e)
 {
 	struct mbin *m = NULL;
-	double *h = NULL, *p = NULL, *q = NULL, *lev = NULL;
-	double width, best = INFINITY;
-	int64_t *nz = NULL;
+	double *h = NULL;
+	double width;
 	size_t nb = (size_t)o->entropy_bins, n, besti, start, first;
 	int rc = -1;
 
 	if ((m = fold_bins(st, &n, e)) == NULL)
 		return -1;
 	h = calloc(nb, sizeof *h);
-	p = calloc(nb, sizeof *p);
-	q = calloc(nb, sizeof *q);
-	lev = calloc((size_t)levels, sizeof *lev);
-	nz = calloc((size_t)levels, sizeof *nz);
-	if (!h || !p || !q || !lev || !nz) {
+	if (!h) {
 		err_nomem(e);
 		goto out;
 	}
@@ -291,50 +395,15 @@ entropy_fold(const struct rangesel_stats *st, const struct rangesel_opts *o,
 		start += first;
 	if (start > nb)
 		start = nb;
-	besti = nb;
-	for (size_t i = start; i <= nb; i++) {
-		double outliers = 0, sp = 0, sq = 0, d;
-
-		for (size_t k = i; k < nb; k++)
-			outliers += h[k];
-		memset(lev, 0, (size_t)levels * sizeof *lev);
-		memset(nz, 0, (size_t)levels * sizeof *nz);
-		for (size_t k = 0; k < i; k++) {
-			size_t l = (size_t)((uint64_t)k * (uint64_t)levels / i);
-
-			if (h[k] != 0) {
-				lev[l] += h[k];
-				nz[l]++;
-			}
-		}
-		for (size_t k = 0; k < i; k++) {
-			size_t l = (size_t)((uint64_t)k * (uint64_t)levels / i);
-
-			q[k] = h[k] != 0 ? lev[l] / (double)nz[l] : 0;
-			p[k] = h[k];
-			sq += q[k];
-			sp += p[k];
-		}
-		p[i - 1] += outliers;
-		sp += outliers;
-		if (sp <= 0 || sq <= 0)
-			continue;
-		d = kl_divergence(p, q, i, sp, sq);
-		/* The last minimum: ties go to the wider range. */
-		if (d <= best) {
-			best = d;
-			besti = i;
-		}
+	if (kl_search(h, nb, (size_t)levels, start, &besti) < 0) {
+		err_nomem(e);
+		goto out;
 	}
 	*t = (double)besti * width;
 	rc = 0;
 out:
 	free(m);
 	free(h);
-	free(p);
-	free(q);
-	free(lev);
-	free(nz);
 	return rc;
 }
 

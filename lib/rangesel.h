@@ -62,7 +62,7 @@ enum rangesel_method {
 
 #define RANGESEL_PERCENTILE_DEFAULT 99.999
 #define RANGESEL_ENTROPY_BINS_DEFAULT 2048
-#define RANGESEL_ENTROPY_BINS_MAX 4096	/* the KL search is quadratic */
+#define RANGESEL_ENTROPY_BINS_MAX 65536
 
 /* What is known of one tensor's values (all finite values). */
 struct rangesel_stats {

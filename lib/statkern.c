@@ -587,11 +587,7 @@ statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
 	ts->batches++;
 	ts->min = mn < ts->min ? mn : ts->min;
 	ts->max = mx > ts->max ? mx : ts->max;
-	xsum_add(&ts->bmin, mn);
-	xsum_add(&ts->bmax, mx);
-	xsum_add_xsum(&ts->sum, &sum);
-	xsum_add_xsum(&ts->sumsq, &sumsq);
-	return 0;
+	return tstats_add_sums(ts, mn, mx, &sum, &sumsq, e);
 }
 
 struct statkern *

@@ -33,11 +33,21 @@ tstats_init(struct tstats *ts, int mbits, struct err *e)
 	return 0;
 }
 
+static void
+release_sums(struct tstats *ts)
+{
+	cxsum_release(&ts->bmin);
+	cxsum_release(&ts->bmax);
+	cxsum_release(&ts->sum);
+	cxsum_release(&ts->sumsq);
+}
+
 void
 tstats_release(struct tstats *ts)
 {
 	hist_free(ts->hist);
 	ts->hist = NULL;
+	release_sums(ts);
 }
 
 void
@@ -188,10 +198,22 @@ tstats_add_batch(struct tstats *ts, const float *x, size_t n, struct err *e)
 	ts->batches++;
 	ts->min = m.min < ts->min ? m.min : ts->min;
 	ts->max = m.max > ts->max ? m.max : ts->max;
-	xsum_add(&ts->bmin, m.min);
-	xsum_add(&ts->bmax, m.max);
-	xsum_add(&ts->sum, sum);
-	xsum_add(&ts->sumsq, sumsq);
+	if (cxsum_add(&ts->bmin, m.min) < 0 ||
+	    cxsum_add(&ts->bmax, m.max) < 0 ||
+	    cxsum_add(&ts->sum, sum) < 0 || cxsum_add(&ts->sumsq, sumsq) < 0)
+		return err_nomem(e);
+	return 0;
+}
+
+int
+tstats_add_sums(struct tstats *ts, float bmin, float bmax,
+    const struct xsum *sum, const struct xsum *sumsq, struct err *e)
+{
+	if (cxsum_add(&ts->bmin, bmin) < 0 ||
+	    cxsum_add(&ts->bmax, bmax) < 0 ||
+	    cxsum_add_xsum(&ts->sum, sum) < 0 ||
+	    cxsum_add_xsum(&ts->sumsq, sumsq) < 0)
+		return err_nomem(e);
 	return 0;
 }
 
@@ -227,17 +249,18 @@ tstats_merge(struct tstats *dst, const struct tstats *src, struct err *e)
 	tstats_add_shape(dst, src->rank, src->dims);
 	dst->min = src->min < dst->min ? src->min : dst->min;
 	dst->max = src->max > dst->max ? src->max : dst->max;
-	xsum_add_xsum(&dst->bmin, &src->bmin);
-	xsum_add_xsum(&dst->bmax, &src->bmax);
-	xsum_add_xsum(&dst->sum, &src->sum);
-	xsum_add_xsum(&dst->sumsq, &src->sumsq);
+	if (cxsum_add_cxsum(&dst->bmin, &src->bmin) < 0 ||
+	    cxsum_add_cxsum(&dst->bmax, &src->bmax) < 0 ||
+	    cxsum_add_cxsum(&dst->sum, &src->sum) < 0 ||
+	    cxsum_add_cxsum(&dst->sumsq, &src->sumsq) < 0)
+		return err_nomem(e);
 	return 0;
 }
 
 double
 tstats_mean(const struct tstats *ts)
 {
-	return ts->n ? xsum_round(&ts->sum) / (double)ts->n : NAN;
+	return ts->n ? cxsum_round(&ts->sum) / (double)ts->n : NAN;
 }
 
 double
@@ -248,7 +271,7 @@ tstats_std(const struct tstats *ts)
 	if (!ts->n)
 		return NAN;
 	mean = tstats_mean(ts);
-	var = fma(-mean, mean, xsum_round(&ts->sumsq) / (double)ts->n);
+	var = fma(-mean, mean, cxsum_round(&ts->sumsq) / (double)ts->n);
 	return var > 0 ? sqrt(var) : 0;
 }
 
@@ -256,14 +279,23 @@ float
 tstats_mavg_min(const struct tstats *ts)
 {
 	return ts->batches ?
-	    (float)(xsum_round(&ts->bmin) / (double)ts->batches) : NAN;
+	    (float)(cxsum_round(&ts->bmin) / (double)ts->batches) : NAN;
 }
 
 float
 tstats_mavg_max(const struct tstats *ts)
 {
 	return ts->batches ?
-	    (float)(xsum_round(&ts->bmax) / (double)ts->batches) : NAN;
+	    (float)(cxsum_round(&ts->bmax) / (double)ts->batches) : NAN;
+}
+
+static void
+put_sum(struct stream_writer *w, const char *key, const struct cxsum *x)
+{
+	struct xsum t;
+
+	cxsum_get(x, &t);
+	stream_put_xsum(w, key, &t);
 }
 
 void
@@ -283,10 +315,10 @@ tstats_put_stat(const struct tstats *ts, struct stream_writer *w,
 	stream_put_float(w, "min", ts->min);
 	stream_put_float(w, "max", ts->max);
 	stream_put_uint(w, "batches", ts->batches);
-	stream_put_xsum(w, "bmin", &ts->bmin);
-	stream_put_xsum(w, "bmax", &ts->bmax);
-	stream_put_xsum(w, "sum", &ts->sum);
-	stream_put_xsum(w, "sumsq", &ts->sumsq);
+	put_sum(w, "bmin", &ts->bmin);
+	put_sum(w, "bmax", &ts->bmax);
+	put_sum(w, "sum", &ts->sum);
+	put_sum(w, "sumsq", &ts->sumsq);
 	if (annotate) {
 		stream_put_double(w, "mean", tstats_mean(ts));
 		stream_put_double(w, "std", tstats_std(ts));
@@ -482,9 +514,21 @@ tstats_write_ed(const struct tstats *ts, const char *name,
 	return stream_writer_error(w, e);
 }
 
-int
-tstats_read_stat(struct tstats *ts, const struct stream_rec *rec,
+static int
+read_sum(const struct stream_rec *rec, const char *key, struct cxsum *x,
     struct err *e)
+{
+	struct xsum t;
+
+	if (stream_rec_xsum(rec, key, &t, e) < 0)
+		return -1;
+	if (cxsum_set_xsum(x, &t) < 0)
+		return err_nomem(e);
+	return 0;
+}
+
+static int
+read_stat(struct tstats *ts, const struct stream_rec *rec, struct err *e)
 {
 	const char *dt, *shape;
 
@@ -508,10 +552,10 @@ tstats_read_stat(struct tstats *ts, const struct stream_rec *rec,
 	    stream_rec_float(rec, "min", &ts->min, e) < 0 ||
 	    stream_rec_float(rec, "max", &ts->max, e) < 0 ||
 	    stream_rec_uint(rec, "batches", &ts->batches, e) < 0 ||
-	    stream_rec_xsum(rec, "bmin", &ts->bmin, e) < 0 ||
-	    stream_rec_xsum(rec, "bmax", &ts->bmax, e) < 0 ||
-	    stream_rec_xsum(rec, "sum", &ts->sum, e) < 0 ||
-	    stream_rec_xsum(rec, "sumsq", &ts->sumsq, e) < 0)
+	    read_sum(rec, "bmin", &ts->bmin, e) < 0 ||
+	    read_sum(rec, "bmax", &ts->bmax, e) < 0 ||
+	    read_sum(rec, "sum", &ts->sum, e) < 0 ||
+	    read_sum(rec, "sumsq", &ts->sumsq, e) < 0)
 		return -1;
 	ts->min = no_negzero(ts->min);
 	ts->max = no_negzero(ts->max);
@@ -528,6 +572,18 @@ tstats_read_stat(struct tstats *ts, const struct stream_rec *rec,
 		return stream_rec_err(rec, e, "stat %s: batches=%llu with n=%llu",
 		    rec->subject, (unsigned long long)ts->batches,
 		    (unsigned long long)ts->n);
+	return 0;
+}
+
+int
+tstats_read_stat(struct tstats *ts, const struct stream_rec *rec,
+    struct err *e)
+{
+	/* a stat record refused keeps no heap sums */
+	if (read_stat(ts, rec, e) < 0) {
+		release_sums(ts);
+		return -1;
+	}
 	return 0;
 }
 

@@ -12,7 +12,8 @@
  * The stream form is a `stat` record plus one or more `hist` records
  * (onnxq-stream(5)).
  *
- * A struct tstats owns its histogram: tstats_init / tstats_release.
+ * A struct tstats owns its histogram and its exact sums (small while
+ * their values are): tstats_init / tstats_release.
  */
 #ifndef ONNXQ_STATS_H
 #define ONNXQ_STATS_H
@@ -24,6 +25,7 @@
 #include "hist.h"
 #include "stream.h"
 #include "tensor.h"
+#include "cxsum.h"
 #include "xsum.h"
 
 #define TSTATS_RANK_NONE (-2)	/* no shape seen yet */
@@ -39,8 +41,8 @@ struct tstats {
 	uint64_t nan, inf;	/* NaN and +-Inf values, in no sum or range */
 	float min, max;		/* of the finite values; inf/-inf when n == 0 */
 	uint64_t batches;	/* batches with at least one finite value */
-	struct xsum bmin, bmax;	/* sums of those batches' min and max */
-	struct xsum sum, sumsq;	/* of the finite values, per batch in double */
+	struct cxsum bmin, bmax;	/* sums of those batches' min and max */
+	struct cxsum sum, sumsq;	/* of the finite values, per batch in double */
 	struct hist *hist;	/* owned; NULL when not kept */
 };
 
@@ -53,6 +55,13 @@ void tstats_add_shape(struct tstats *ts, int rank, const int64_t *dims);
 /* Add one batch of n values. -1 only when out of memory. */
 int tstats_add_batch(struct tstats *ts, const float *x, size_t n,
     struct err *e);
+/*
+ * The exact part of one batch another reducer (statkern) computed: its
+ * min and max and its sums are added to the exact sums. The caller has
+ * counted the batch. -1 only when out of memory.
+ */
+int tstats_add_sums(struct tstats *ts, float bmin, float bmax,
+    const struct xsum *sum, const struct xsum *sumsq, struct err *e);
 /* dst += src, exactly; the histogram coarsens to the smaller mbits. */
 int tstats_merge(struct tstats *dst, const struct tstats *src,
     struct err *e);

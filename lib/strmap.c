@@ -1,37 +1,62 @@
-/* strmap: see strmap.h. Linear probing, FNV-1a, grows at 50% load. */
+/*
+ * strmap: see strmap.h. Linear probing, FNV-1a with a final mix, grows
+ * at 50% load. Each slot keeps its key's hash, so a probe rarely touches
+ * another key's text and a resize never rehashes; the keys' copies are
+ * packed in large blocks (a map of a million names would otherwise pay
+ * malloc's overhead a million times).
+ */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strmap.h"
 
+/* Key text is packed in blocks of up to this many bytes. */
+#define POOL_BLOCK 65536
+
 struct slot {
 	char *key;
+	uint32_t hash;
 	int val;
+};
+
+struct pool {
+	struct pool *next;
+	size_t used, cap;
+	char text[];
 };
 
 struct strmap {
 	struct slot *slots;
 	size_t cap;		/* power of two */
 	size_t count;
+	struct pool *pool;	/* newest block first */
 };
 
-static uint64_t
+static uint32_t
 hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	/*
+	 * FNV's low bits, the ones the mask keeps, depend only on the keys'
+	 * low bits: names like t1, t2, ... cluster. Fold the high bits in.
+	 */
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	return (uint32_t)h;
 }
 
 static struct slot *
-find(const struct strmap *m, const char *key)
+find(const struct strmap *m, const char *key, uint32_t h)
 {
-	size_t i = hash(key) & (m->cap - 1);
+	size_t i = h & (m->cap - 1);
 
-	while (m->slots[i].key && strcmp(m->slots[i].key, key) != 0)
+	while (m->slots[i].key && (m->slots[i].hash != h ||
+	    strcmp(m->slots[i].key, key) != 0))
 		i = (i + 1) & (m->cap - 1);
 	return &m->slots[i];
 }
@@ -49,10 +74,43 @@ resize(struct strmap *m, size_t cap)
 	}
 	m->cap = cap;
 	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].key)
-			*find(m, old[i].key) = old[i];
+		if (old[i].key) {
+			size_t j = old[i].hash & (cap - 1);
+
+			while (m->slots[j].key)
+				j = (j + 1) & (cap - 1);
+			m->slots[j] = old[i];
+		}
 	free(old);
 	return 0;
+}
+
+/* A copy of key in the map's pool; NULL when out of memory. */
+static char *
+pool_copy(struct strmap *m, const char *key)
+{
+	size_t len = strlen(key) + 1;
+	struct pool *p = m->pool;
+	char *s;
+
+	if (!p || p->cap - p->used < len) {
+		/* small maps stay small: blocks double up to POOL_BLOCK */
+		size_t cap = p ? 2 * p->cap : 256;
+
+		cap = cap < POOL_BLOCK ? cap : POOL_BLOCK;
+		cap = cap > len ? cap : len;
+
+		if (!(p = malloc(sizeof *p + cap)))
+			return NULL;
+		p->next = m->pool;
+		p->used = 0;
+		p->cap = cap;
+		m->pool = p;
+	}
+	s = p->text + p->used;
+	memcpy(s, key, len);
+	p->used += len;
+	return s;
 }
 
 struct strmap *
@@ -71,24 +129,43 @@ void
 strmap_free(struct strmap *m)
 {
 	if (m) {
-		for (size_t i = 0; i < m->cap; i++)
-			free(m->slots[i].key);
+		while (m->pool) {
+			struct pool *next = m->pool->next;
+
+			free(m->pool);
+			m->pool = next;
+		}
 		free(m->slots);
 	}
 	free(m);
 }
 
 int
+strmap_reserve(struct strmap *m, size_t n)
+{
+	size_t cap = m->cap;
+
+	while (n > cap / 2) {
+		if (cap > SIZE_MAX / 4 / sizeof *m->slots)
+			return -1;
+		cap *= 2;
+	}
+	return cap == m->cap ? 0 : resize(m, cap);
+}
+
+int
 strmap_put(struct strmap *m, const char *key, int val)
 {
+	uint32_t h = hash(key);
 	struct slot *s;
 
 	if ((m->count + 1) * 2 > m->cap && resize(m, 2 * m->cap) < 0)
 		return -1;
-	s = find(m, key);
+	s = find(m, key, h);
 	if (!s->key) {
-		if (!(s->key = strdup(key)))
+		if (!(s->key = pool_copy(m, key)))
 			return -1;
+		s->hash = h;
 		m->count++;
 	}
 	s->val = val;
@@ -98,7 +175,7 @@ strmap_put(struct strmap *m, const char *key, int val)
 int
 strmap_get(const struct strmap *m, const char *key, int *val)
 {
-	const struct slot *s = find(m, key);
+	const struct slot *s = find(m, key, hash(key));
 
 	if (!s->key)
 		return 0;

@@ -1,5 +1,6 @@
 /*
- * strmap: a string -> int hash map (open addressing). Keys are copied.
+ * strmap: a string -> int hash map (open addressing). Keys are copied
+ * (into blocks the map frees as a whole).
  */
 #ifndef ONNXQ_STRMAP_H
 #define ONNXQ_STRMAP_H
@@ -10,6 +11,8 @@ struct strmap;
 
 struct strmap *strmap_new(void);
 void strmap_free(struct strmap *m);
+/* Room for n keys in all without growing again; -1 when out of memory. */
+int strmap_reserve(struct strmap *m, size_t n);
 /* Insert or replace; -1 when out of memory. */
 int strmap_put(struct strmap *m, const char *key, int val);
 /* 1 and *val when present, 0 otherwise (val may be NULL). */

@@ -5,7 +5,8 @@
 # checked from its header before it is inflated; the interpreter's memory
 # budget (ONNXQ_MEM_LIMIT); a long output name; input files named as the
 # input is (#17); a model and its external data written as a pair; the
-# statistics of 10^5 tiny tensors in bounded memory. Every refusal must
+# statistics of 10^5 tiny tensors in bounded memory; the entropy search
+# at its 65536-bin maximum on a real model. Every refusal must
 # end in seconds (timeout) with one line naming the file.
 # Needs: the built programs, /usr/bin/python3 with onnx and numpy.
 
@@ -179,11 +180,40 @@ PYEOF
 	[ -z "$(ls -A | grep '^\.')" ] || fail "temporaries: $(ls -A)"
 }
 
-@test "qparams: --entropy-bins stops where the search still takes seconds" {
-	run --separate-stderr onnx-qparams -m entropy --entropy-bins 8192 </dev/null
+@test "qparams: --entropy-bins stops at 65536" {
+	run --separate-stderr onnx-qparams -m entropy --entropy-bins 65537 </dev/null
 	[ "$status" -eq 2 ] || fail "exit $status: $stderr"
-	[ "${stderr%%$'\n'*}" = "onnx-qparams: --entropy-bins: '8192' is not a whole number from 16 to 4096" ] ||
+	[ "${stderr%%$'\n'*}" = "onnx-qparams: --entropy-bins: '65537' is not a whole number from 16 to 65536" ] ||
 	    fail "$stderr"
+}
+
+@test "qparams: 65536 entropy bins on a real model's statistics (#22)" {
+	need_models
+	run --separate-stderr "$PY" "$ONNXQ_ROOT/scripts/make-inputs.py" \
+	    -n 1 --shape x=1x3x48x192 "$OCR_CLS" data
+	[ "$status" -eq 0 ] || fail "make-inputs: $stderr"
+	run --separate-stderr onnx-calib -q -o s -d data "$OCR_CLS"
+	[ "$status" -eq 0 ] || fail "calib: $stderr"
+	# four of its tensors (the whole search, 181 tensors, takes 30 s of
+	# CPU): the stream less the others' stat and hist records
+	keep=$(awk -F'\t' '$1 == "stat" { print $2 }' s | head -4)
+	awk -F'\t' -v keep="$keep" 'BEGIN { n = split(keep, k, "\n")
+	    for (i = 1; i <= n; i++) want[k[i]] = 1 }
+	    $1 == "end" { next }
+	    ($1 != "stat" && $1 != "hist") || ($2 in want) { print
+	    if ($0 !~ /^#/) r++ }
+	    END { printf "end\t%d\n", r }' s >s4
+	[ "$(grep -c '^stat' s4)" -eq 4 ] || fail "$(grep -c '^stat' s4) stats"
+	for bins in 2048 65536; do
+		run --separate-stderr onnx-qparams -m entropy \
+		    --entropy-bins "$bins" -o "q$bins" s4
+		[ "$status" -eq 0 ] || fail "$bins bins: $stderr"
+	done
+	# the finer search chooses a range wherever the coarser one does
+	n=$(grep -c '^qparam	.*	role=act	.*method=entropy' q2048) || true
+	[ "$n" -ge 2 ] || fail "$n entropy ranges"
+	[ "$(grep -c '^qparam	.*	role=act	.*method=entropy' q65536)" -eq \
+	    "$n" ] || fail "$(grep '^qparam' q65536)"
 }
 
 @test "calib: 10^5 tiny tensors cost what their data needs (#22)" {

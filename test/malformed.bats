@@ -646,7 +646,7 @@ qparam	x	role=act	type=uint8	scale=0.1	zp=0" 2 '3: a second qparam record for x'
 	# case: config: min_real_range too wide for a symmetric range
 	config min-real-range '1:17: min_real_range: 3e+38 is not in 0..1.70141e+38'
 	# case: config: entropy bins 0
-	config entropy-bins '2:17: activations: entropy_bins: 0 is not in 16..4096'
+	config entropy-bins '2:17: activations: entropy_bins: 0 is not in 16..65536'
 	# case: config: rmin above rmax
 	config rmin-rmax '3:5: tensor x: rmin: 2 is above rmax 1'
 	# case: config: unknown tensor

@@ -91,12 +91,12 @@ compare_with_tstats(size_t n, int kind, int mbits)
 	CHECK_EQ_INT(fast.inf, ref.inf);
 	CHECK_EQ_INT(fast.batches, ref.batches);
 	CHECK(fast.min == ref.min && fast.max == ref.max);
-	CHECK(xsum_cmp(&fast.bmin, &ref.bmin) == 0);
-	CHECK(xsum_cmp(&fast.bmax, &ref.bmax) == 0);
-	CHECK_NEAR(xsum_round(&fast.sum), xsum_round(&ref.sum),
-	    1e-9 * fabs(xsum_round(&ref.sumsq)) + 1e-9);
-	CHECK_NEAR(xsum_round(&fast.sumsq), xsum_round(&ref.sumsq),
-	    1e-9 * xsum_round(&ref.sumsq));
+	CHECK(cxsum_cmp(&fast.bmin, &ref.bmin) == 0);
+	CHECK(cxsum_cmp(&fast.bmax, &ref.bmax) == 0);
+	CHECK_NEAR(cxsum_round(&fast.sum), cxsum_round(&ref.sum),
+	    1e-9 * fabs(cxsum_round(&ref.sumsq)) + 1e-9);
+	CHECK_NEAR(cxsum_round(&fast.sumsq), cxsum_round(&ref.sumsq),
+	    1e-9 * cxsum_round(&ref.sumsq));
 	CHECK(hist_bins(fast.hist, &bf, &nf, &e) == 0);
 	CHECK(hist_bins(ref.hist, &br, &nr, &e) == 0);
 	CHECK_EQ_INT(nf, nr);

@@ -44,10 +44,10 @@ same_stats(const struct tstats *a, const struct tstats *b)
 	    memcmp(&a->min, &b->min, sizeof a->min) == 0 &&
 	    memcmp(&a->max, &b->max, sizeof a->max) == 0 &&
 	    a->batches == b->batches && a->rank == b->rank &&
-	    xsum_cmp(&a->bmin, &b->bmin) == 0 &&
-	    xsum_cmp(&a->bmax, &b->bmax) == 0 &&
-	    xsum_cmp(&a->sum, &b->sum) == 0 &&
-	    xsum_cmp(&a->sumsq, &b->sumsq) == 0;
+	    cxsum_cmp(&a->bmin, &b->bmin) == 0 &&
+	    cxsum_cmp(&a->bmax, &b->bmax) == 0 &&
+	    cxsum_cmp(&a->sum, &b->sum) == 0 &&
+	    cxsum_cmp(&a->sumsq, &b->sumsq) == 0;
 	if (a->rank > 0)
 		eq = eq && memcmp(a->dims, b->dims, a->rank * sizeof *a->dims) == 0;
 	if (!eq || !a->hist != !b->hist)
@@ -91,10 +91,10 @@ test_batch_matches_plain_loop(void)
 		CHECK(dirty ? nan > 0 && inf > 0 : nan == 0 && inf == 0);
 		CHECK(ts.min == mn && ts.max == mx);
 		CHECK_EQ_INT(ts.batches, 1);
-		CHECK(xsum_round(&ts.bmin) == mn);
-		CHECK(xsum_round(&ts.bmax) == mx);
-		CHECK_NEAR(xsum_round(&ts.sum), s, fabs(s) * 1e-12);
-		CHECK_NEAR(xsum_round(&ts.sumsq), q, q * 1e-12);
+		CHECK(cxsum_round(&ts.bmin) == mn);
+		CHECK(cxsum_round(&ts.bmax) == mx);
+		CHECK_NEAR(cxsum_round(&ts.sum), s, fabs(s) * 1e-12);
+		CHECK_NEAR(cxsum_round(&ts.sumsq), q, q * 1e-12);
 		CHECK_EQ_INT(hist_total(ts.hist), n);
 		tstats_release(&ts);
 	}
@@ -189,7 +189,7 @@ test_merge_exact(void)
 	CHECK(same_stats(&m1, &whole));
 	CHECK(same_stats(&m2, &whole));
 	/* a sum in another order in double would not be exact */
-	CHECK(xsum_round(&whole.sum) != 0);
+	CHECK(cxsum_round(&whole.sum) != 0);
 	tstats_release(&whole);
 	tstats_release(&m1);
 	tstats_release(&m2);
