@@ -579,7 +579,7 @@ int
 mixprec_check_model(const struct mixprec *mp, const struct model *m,
     struct err *e)
 {
-	return streamfit_check(m, mp->recs, mp->nrecs, e);
+	return streamfit_check_all(m, mp->recs, mp->nrecs, e);
 }
 
 double

@@ -22,7 +22,7 @@
 #include "qparams.h"
 #include "records.h"
 #include "nbitswrite.h"
-#include "streammatch.h"
+#include "streamfit.h"
 #include "strmap.h"
 #include "util.h"
 #include "weights.h"
@@ -51,7 +51,7 @@ struct qdq_plan {
 	struct blockq_rec *bq;	/* weight-only (nbitswrite.h) */
 	size_t nbq, capbq;
 	struct strmap *qpidx, *cvidx, *stidx;
-	struct streammatch *match;	/* the records' dtypes and shapes */
+	struct streamfit *match;	/* the records' dtypes and shapes */
 };
 
 static int
@@ -113,7 +113,7 @@ qdq_plan_new(void)
 	p->qpidx = strmap_new();
 	p->cvidx = strmap_new();
 	p->stidx = strmap_new();
-	p->match = streammatch_new();
+	p->match = streamfit_new();
 	if (!p->qpidx || !p->cvidx || !p->stidx || !p->match) {
 		qdq_plan_free(p);
 		return NULL;
@@ -149,7 +149,7 @@ qdq_plan_free(struct qdq_plan *p)
 	strmap_free(p->qpidx);
 	strmap_free(p->cvidx);
 	strmap_free(p->stidx);
-	streammatch_free(p->match);
+	streamfit_free(p->match);
 	free(p->file);
 	free(p->sha256);
 	free(p);
@@ -356,7 +356,7 @@ qdq_plan_add_rec(struct qdq_plan *p, const struct stream_rec *rec,
 		p->dy[p->ndy++] = d;
 		return 0;
 	}
-	if (streammatch_add(p->match, rec, e) != 0)
+	if (streamfit_add(p->match, rec, e) != 0)
 		return -1;
 	if (strcmp(rec->type, "stat") == 0)
 		return read_stat(p, rec, e);
@@ -1593,7 +1593,7 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	if ((c.gr = graph_new(c.g, e)) == NULL)
 		return err_prefix(e, "%s", m->path);
 	/* a stream of another model would apply scales to other tensors */
-	if (streammatch_check(p->match, c.gr, m->path, e) != 0)
+	if (streamfit_check(p->match, c.gr, m->path, e) != 0)
 		goto done;
 	if ((c.names = weights_node_names(c.g, e)) == NULL)
 		goto done;

@@ -119,7 +119,7 @@ void qdq_plan_free(struct qdq_plan *p);
 /*
  * Read a whole stream: qparam, fold and convert records, the dtype and
  * shape of stat records (for notes and ranks) and of weight and bias
- * records (checked against the model: streammatch.h), and the #model
+ * records (checked against the model: streamfit.h), and the #model
  * header.
  * Other records and headers are ignored. Fails on malformed records
  * ("FILE:LINE: ..."), duplicates and a truncated stream.
@@ -164,7 +164,7 @@ size_t qdq_plan_size(const struct qdq_plan *p);
 /*
  * Rewrite m (already prepared with prep_model()) as the plan says. opts
  * and report may be NULL. A record whose dtype or shape is not the
- * model's tensor's is an error (streammatch.h). On failure m may be half rewritten: discard it.
+ * model's tensor's is an error (streamfit.h). On failure m may be half rewritten: discard it.
  */
 int qdq_apply(struct model *m, const struct qdq_plan *p,
     const struct qdq_opts *o, struct qdq_report *report, struct err *e);
