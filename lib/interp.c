@@ -53,8 +53,8 @@ struct step {
 	int folded;			/* a Constant run at plan time */
 	/*
 	 * The first step of a chain of elementwise nodes (fuse.h) runs them
-	 * all, input chain_xin; the others find their value made
-	 * (chain_done) and only show it to the observer.
+	 * all, input chain_xin, when nothing observes; the others then find
+	 * their work done (chain_done) and only release.
 	 */
 	struct fuse_link *chain;
 	int *chain_steps;		/* the chain's steps, this one first */
@@ -959,9 +959,11 @@ show_made(struct interp *ip, struct step *st, struct err *e)
 }
 
 /*
- * Run the chain starting at st in one pass: 0 when done, 1 when its
- * input is not float32 (the steps then run one by one), -1 on error.
- * The values between the links are made only for an observer.
+ * Run the chain starting at st in one pass: 0 when done, 1 when the
+ * steps are to run one by one: its input is not float32, or an observer
+ * wants every value (the values between the links would all be live at
+ * once and seen cold; one by one, each is observed while in cache).
+ * -1 on error.
  */
 static int
 run_chain(struct interp *ip, struct step *st, struct err *e)
@@ -969,26 +971,18 @@ run_chain(struct interp *ip, struct step *st, struct err *e)
 	const struct tensor *x = ip->ptr[st->in[st->chain_xin]];
 	float *outs[FUSE_MAX];
 	char label[512];
+	struct step *last = &ip->steps[st->chain_steps[st->nchain - 1]];
+	struct tensor *y = &ip->vals[last->out[0]];
 
-	if (!x || !x->data || x->dtype != DT_FLOAT ||
+	if (ip->observe || !x || !x->data || x->dtype != DT_FLOAT ||
 	    x->rank < st->chain_krank)
 		return 1;
-	for (int i = 0; i < st->nchain; i++) {
-		struct step *li = &ip->steps[st->chain_steps[i]];
-		struct tensor *t = &ip->vals[li->out[0]];
-
+	for (int i = 0; i < st->nchain - 1; i++)
 		outs[i] = NULL;
-		if (i < st->nchain - 1 && !ip->observe)
-			continue;
-		if (tensor_alloc_like_uninit(t, DT_FLOAT, x, e) < 0) {
-			for (int j = 0; j < i; j++)
-				tensor_release(&ip->vals[ip->steps[
-				    st->chain_steps[j]].out[0]]);
-			return err_prefix(e, "%s", node_label(li->node,
-			    li->index, label, sizeof label));
-		}
-		outs[i] = t->data;
-	}
+	if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)
+		return err_prefix(e, "%s", node_label(last->node, last->index,
+		    label, sizeof label));
+	outs[st->nchain - 1] = y->data;
 	fuse_run(st->chain, st->nchain, x->data, outs, x->nelem, ip->threads);
 	for (int i = 1; i < st->nchain; i++)
 		ip->steps[st->chain_steps[i]].chain_done = 1;
