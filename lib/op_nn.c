@@ -1005,22 +1005,23 @@ static inline __attribute__((always_inline)) void dw_rows(const float *xp,
 
 /*
  * Call f with the arguments args and then the kernel's geometry (KH, KW,
- * sh, sw, dh, dw): as constants for 3x3 and 5x5 kernels of stride 1 or 2
- * without dilation (MobileNet's), so the compiler unrolls their taps;
- * the summation order, and so every output, stays the same.
+ * sh, sw, dh, dw): as constants for 3x3 and 5x5 kernels of width stride
+ * 1 or 2 without dilation (MobileNet's; text recognisers stride 2 in
+ * height only), so the compiler unrolls their taps; the summation order,
+ * and so every output, stays the same.
  */
-#define DW_GEOM_ARGS(k, s) , k, k, s, s, 1, 1
+#define DW_GEOM_ARGS(k, s) , k, k, sh, s, 1, 1
 #define DW_SPECIALISE(f, args)						\
 	do {								\
-		int sq_ = KH == KW && sh == sw && dh == 1 && dw == 1;	\
+		int sq_ = KH == KW && dh == 1 && dw == 1;		\
 									\
-		if (sq_ && KH == 3 && sh == 1)				\
+		if (sq_ && KH == 3 && sw == 1)				\
 			f(DW_UNPAREN args DW_GEOM_ARGS(3, 1));		\
-		else if (sq_ && KH == 3 && sh == 2)			\
+		else if (sq_ && KH == 3 && sw == 2)			\
 			f(DW_UNPAREN args DW_GEOM_ARGS(3, 2));		\
-		else if (sq_ && KH == 5 && sh == 1)			\
+		else if (sq_ && KH == 5 && sw == 1)			\
 			f(DW_UNPAREN args DW_GEOM_ARGS(5, 1));		\
-		else if (sq_ && KH == 5 && sh == 2)			\
+		else if (sq_ && KH == 5 && sw == 2)			\
 			f(DW_UNPAREN args DW_GEOM_ARGS(5, 2));		\
 		else							\
 			f(DW_UNPAREN args, KH, KW, sh, sw, dh, dw);	\
