@@ -22,6 +22,7 @@
 #include <malloc.h>
 #endif
 
+#include "fuse.h"
 #include "gemm.h"
 #include "graph.h"
 #include "interp.h"
@@ -51,6 +52,15 @@ struct step {
 	int widen;			/* runs in float32: see run_widened */
 	int folded;			/* run at plan time: a Constant, or
 					   opts.fold_constant_nodes */
+	/*
+	 * The first step of a chain of elementwise nodes (fuse.h) runs them
+	 * all, input chain_xin, when nothing observes; the others then find
+	 * their work done (chain_done) and only release.
+	 */
+	struct fuse_link *chain;
+	int *chain_steps;		/* the chain's steps, this one first */
+	int nchain, chain_xin, chain_krank;
+	int chain_done;
 };
 
 struct interp {
@@ -440,6 +450,100 @@ fold_constants(struct interp *ip, Onnx__GraphProto *g)
 	}
 }
 
+struct chain_ctx {
+	struct interp *ip;
+	struct strmap *map;
+};
+
+static const struct tensor *
+chain_const(void *ctx, const char *name)
+{
+	struct chain_ctx *cc = ctx;
+	int s = slot_of(cc->map, name);
+
+	return s >= 0 && cc->ip->is_const[s] && cc->ip->consts[s].data ?
+	    &cc->ip->consts[s] : NULL;
+}
+
+/*
+ * Find chains of elementwise nodes (fuse.h) from step k on: each link's
+ * value read by the next link alone, never a graph output. The steps
+ * between the links run as before. Graphs with subgraphs are left alone
+ * (a subgraph may read any value by name).
+ */
+static int
+chain_from(struct interp *ip, int k, const int *pos, unsigned char *member,
+    struct chain_ctx *cc, struct err *e)
+{
+	struct step *st = &ip->steps[k];
+	struct fuse_link links[FUSE_MAX];
+	int at[FUSE_MAX], n = 1, xin;
+	const char *x;
+
+	if (st->folded || member[k] ||
+	    (xin = fuse_chain_input(st->node, chain_const, cc)) < 0)
+		return 0;
+	x = st->node->input[xin];
+	if (fuse_link_parse(&links[0], st->node, st->opset, x, x,
+	    chain_const, cc) < 0)
+		return 0;
+	at[0] = k;
+	while (n < FUSE_MAX) {
+		int s = ip->steps[at[n - 1]].out[0], c;
+		struct graph_value *gv;
+
+		if (s < 0)
+			break;
+		gv = graph_value_at(ip->gr, s);
+		if (gv->nconsumers != 1 || gv->is_output || ip->is_const[s])
+			break;
+		c = pos[gv->consumers[0]];
+		if (c <= at[n - 1] || ip->steps[c].folded || member[c] ||
+		    fuse_link_parse(&links[n], ip->steps[c].node,
+		    ip->steps[c].opset, gv->name, x, chain_const, cc) < 0)
+			break;
+		at[n++] = c;
+	}
+	if (n < 2)
+		return 0;
+	if (!(st->chain = malloc((size_t)n * sizeof *st->chain)) ||
+	    !(st->chain_steps = malloc((size_t)n * sizeof *st->chain_steps)))
+		return err_nomem(e);
+	memcpy(st->chain, links, (size_t)n * sizeof *links);
+	memcpy(st->chain_steps, at, (size_t)n * sizeof *at);
+	st->nchain = n;
+	st->chain_xin = xin;
+	for (int i = 0; i < n; i++) {
+		member[at[i]] = 1;
+		if (links[i].krank > st->chain_krank)
+			st->chain_krank = links[i].krank;
+	}
+	return 0;
+}
+
+static int
+plan_chains(struct interp *ip, struct strmap *map, struct err *e)
+{
+	struct chain_ctx cc = { ip, map };
+	unsigned char *member;
+	int *pos, r = 0;
+
+	for (int k = 0; k < ip->nsteps; k++)
+		if (ip->steps[k].graphs)
+			return 0;
+	pos = malloc(((size_t)ip->nsteps + 1) * sizeof *pos);
+	member = calloc((size_t)ip->nsteps + 1, 1);
+	if (!pos || !member)
+		r = err_nomem(e);
+	for (int k = 0; r == 0 && k < ip->nsteps; k++)
+		pos[ip->steps[k].index] = k;
+	for (int k = 0; r == 0 && k < ip->nsteps; k++)
+		r = chain_from(ip, k, pos, member, &cc, e);
+	free(pos);
+	free(member);
+	return r;
+}
+
 /* Add name to the outer names of a subgraph when an enclosing graph has it. */
 static int
 add_outer(const char *name, struct strmap *def, struct strmap *pmap,
@@ -582,7 +686,8 @@ plan_graph(const struct model *m, Onnx__GraphProto *g,
 	if (setup_io(ip, g, nformal, map, pmap, e) < 0)
 		goto fail;
 	fold_constants(ip, g);
-	if (plan(ip, g, map, e) < 0 || decode_constants(ip, e) < 0)
+	if (plan(ip, g, map, e) < 0 || decode_constants(ip, e) < 0 ||
+	    (!getenv("ONNXQ_NO_FUSE") && plan_chains(ip, map, e) < 0))
 		goto fail;
 	strmap_free(map);
 	return ip;
@@ -694,6 +799,8 @@ interp_free(struct interp *ip)
 		free(st->release);
 		free(st->args);
 		free(st->res);
+		free(st->chain);
+		free(st->chain_steps);
 		for (size_t i = 0; st->graphs && i < st->node->n_attribute; i++)
 			interp_free(st->graphs[i]);
 		free(st->graphs);
@@ -893,12 +1000,70 @@ run_kernel(struct step *st, struct op_ctx *c, struct err *e)
 	return -1;
 }
 
+/*
+ * Show st's outputs, in place, to the observer (NULL in subgraphs: their
+ * tensors are not observed); release what nobody reads after st.
+ */
+static int
+show_made(struct interp *ip, struct step *st, struct err *e)
+{
+	for (int j = 0; j < st->nout; j++) {
+		int s = st->out[j];
+
+		if (s >= 0 && ip->observe && ip->vals[s].data &&
+		    ip->observe(ip->observe_ctx, graph_value_at(ip->gr, s)->name,
+		    &ip->vals[s], e) != 0)
+			return -1;
+	}
+	for (int r = 0; r < st->nrelease; r++)
+		tensor_release(&ip->vals[st->release[r]]);
+	return 0;
+}
+
+/*
+ * Run the chain starting at st in one pass: 0 when done, 1 when the
+ * steps are to run one by one: its input is not float32, or an observer
+ * wants every value (the values between the links would all be live at
+ * once and seen cold; one by one, each is observed while in cache).
+ * -1 on error.
+ */
+static int
+run_chain(struct interp *ip, struct step *st, struct err *e)
+{
+	const struct tensor *x = ip->ptr[st->in[st->chain_xin]];
+	float *outs[FUSE_MAX];
+	char label[512];
+	struct step *last = &ip->steps[st->chain_steps[st->nchain - 1]];
+	struct tensor *y = &ip->vals[last->out[0]];
+
+	if (ip->observe || !x || !x->data || x->dtype != DT_FLOAT ||
+	    x->rank < st->chain_krank)
+		return 1;
+	for (int i = 0; i < st->nchain - 1; i++)
+		outs[i] = NULL;
+	if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)
+		return err_prefix(e, "%s", node_label(last->node, last->index,
+		    label, sizeof label));
+	outs[st->nchain - 1] = y->data;
+	fuse_run(st->chain, st->nchain, x->data, outs, x->nelem, ip->threads);
+	for (int i = 1; i < st->nchain; i++)
+		ip->steps[st->chain_steps[i]].chain_done = 1;
+	return 0;
+}
+
 static int
 run_step(struct interp *ip, struct step *st, struct err *e)
 {
 	struct op_ctx c;
 	char label[512];
 	int r;
+
+	if (st->chain_done) {
+		st->chain_done = 0;
+		return show_made(ip, st, e);
+	}
+	if (st->nchain && (r = run_chain(ip, st, e)) <= 0)
+		return r < 0 ? -1 : show_made(ip, st, e);
 
 	if (st->folded)
 		return ip->observe && ip->observe(ip->observe_ctx,
@@ -951,14 +1116,9 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 			continue;
 		}
 		tensor_move(&ip->vals[s], &st->res[j]);
-		/* Subgraph tensors are not observed (observe is NULL there). */
-		if (ip->observe && ip->vals[s].data &&
-		    ip->observe(ip->observe_ctx, graph_value_at(ip->gr, s)->name,
-		    &ip->vals[s], e) != 0)
-			return -1;
 	}
-	for (int r2 = 0; r2 < st->nrelease; r2++)
-		tensor_release(&ip->vals[st->release[r2]]);
+	if (show_made(ip, st, e) != 0)
+		return -1;
 	/* mapped weights leave the resident set once read (model.h) */
 	for (int j = 0; j < st->nin; j++)
 		if (st->in[j] >= 0 && ip->is_const[st->in[j]])
@@ -1001,6 +1161,8 @@ run_graph(struct interp *ip, const struct tensor *const *in,
 		ip->ptr[ip->input_slot[i]] = in[i];
 	for (int i = 0; i < ip->nouter; i++)
 		ip->ptr[ip->outer_slot[i]] = ip->parent->ptr[ip->outer_from[i]];
+	for (int k = 0; k < ip->nsteps; k++)
+		ip->steps[k].chain_done = 0;	/* after a failed run */
 	for (int i = 0; ip->observe && i < ip->ninputs; i++)
 		if (ip->observe(ip->observe_ctx, interp_input_name(ip, i),
 		    in[i], e) != 0)

@@ -956,10 +956,10 @@ dw_point(const float *x, const float *wk, float bias, const struct win *g,
  */
 static inline __attribute__((always_inline)) void
 dw_plane_wide(const float *x, const float *wk, float bias, float *y,
-    const struct win *g)
+    const struct win *g, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+    int64_t dh, int64_t dw)
 {
 	int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
-	int64_t KW = g->k[1], sw = g->stride[1], dw = g->dil[1];
 	int64_t olo = ceildiv(g->pb[1], sw);
 	int64_t ohi = floordiv(W - 1 + g->pb[1] - (KW - 1) * dw, sw) + 1;
 
@@ -978,9 +978,8 @@ dw_plane_wide(const float *x, const float *wk, float bias, float *y,
 			v16f acc;
 
 			v16_splat(&acc, bias);
-			for (int64_t kh = 0; kh < g->k[0]; kh++) {
-				int64_t ih = oh * g->stride[0] - g->pb[0] +
-				    kh * g->dil[0];
+			for (int64_t kh = 0; kh < KH; kh++) {
+				int64_t ih = oh * sh - g->pb[0] + kh * dh;
 				const float *xs = x + ih * W + o * sw -
 				    g->pb[1];
 				const float *wr = wk + kh * KW;
@@ -999,6 +998,36 @@ dw_plane_wide(const float *x, const float *wk, float bias, float *y,
 	}
 }
 
+static inline __attribute__((always_inline)) void dw_rows(const float *xp,
+    int64_t ld, const float *wk, float bias, float *y, int64_t OH,
+    int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh,
+    int64_t dw);
+
+/*
+ * Call f with the arguments args and then the kernel's geometry (KH, KW,
+ * sh, sw, dh, dw): as constants for 3x3 and 5x5 kernels of width stride
+ * 1 or 2 without dilation (MobileNet's; text recognisers stride 2 in
+ * height only), so the compiler unrolls their taps; the summation order,
+ * and so every output, stays the same.
+ */
+#define DW_GEOM_ARGS(k, s) , k, k, sh, s, 1, 1
+#define DW_SPECIALISE(f, args)						\
+	do {								\
+		int sq_ = KH == KW && dh == 1 && dw == 1;		\
+									\
+		if (sq_ && KH == 3 && sw == 1)				\
+			f(DW_UNPAREN args DW_GEOM_ARGS(3, 1));		\
+		else if (sq_ && KH == 3 && sw == 2)			\
+			f(DW_UNPAREN args DW_GEOM_ARGS(3, 2));		\
+		else if (sq_ && KH == 5 && sw == 1)			\
+			f(DW_UNPAREN args DW_GEOM_ARGS(5, 1));		\
+		else if (sq_ && KH == 5 && sw == 2)			\
+			f(DW_UNPAREN args DW_GEOM_ARGS(5, 2));		\
+		else							\
+			f(DW_UNPAREN args, KH, KW, sh, sw, dh, dw);	\
+	} while (0)
+#define DW_UNPAREN(...) __VA_ARGS__
+
 NN_SIMD static void
 dw_plane(const float *x, const float *wk, float bias, float *y,
     const struct win *g, float *buf)
@@ -1013,7 +1042,7 @@ dw_plane(const float *x, const float *wk, float bias, float *y,
 	dw_pad_geom(g, &p);
 	if (OW >= 4 * DW_BLOCK && H * W > 16384) {
 		/* Big planes: the borders checked, no copy. */
-		dw_plane_wide(x, wk, bias, y, g);
+		DW_SPECIALISE(dw_plane_wide, (x, wk, bias, y, g));
 		return;
 	}
 	if (p.top == 0 && p.left == 0 && p.cols == W && p.rows == H &&
@@ -1037,6 +1066,19 @@ dw_plane(const float *x, const float *wk, float bias, float *y,
 		xp = buf;
 		ld = p.cols;
 	}
+	DW_SPECIALISE(dw_rows, (xp, ld, wk, bias, y, OH, OW));
+}
+
+/*
+ * Depthwise outputs from a plane (xp, row stride ld) where every tap is
+ * in bounds; the geometry as arguments, constants where dw_plane calls
+ * it for the common kernels, so that the taps unroll.
+ */
+static inline __attribute__((always_inline)) void
+dw_rows(const float *xp, int64_t ld, const float *wk, float bias, float *y,
+    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+    int64_t dh, int64_t dw)
+{
 	for (int64_t oh = 0; oh < OH; oh++) {
 		float *yr = y + oh * OW;
 		const float *xr = xp + oh * sh * ld;

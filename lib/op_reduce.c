@@ -14,6 +14,7 @@
 
 #include "attr.h"
 #include "ops.h"
+#include "vexp.h"
 
 #define PAR_MIN (1 << 16)	/* fewer elements than this: one thread */
 #define ROWBUF 4096		/* doubles converted at a time */
@@ -489,6 +490,17 @@ OPS_KERNEL(run_argmin, arg_extreme, 0)
  */
 enum smkind { SM_SOFT, SM_LOG, SM_HARD };
 
+/* y[k] = exp(x[k] - m): floats in vector code, libm's values (vexp.h). */
+static void
+exp_row_f64(double *y, const double *x, double m, int64_t n)
+{
+	for (int64_t k = 0; k < n; k++)
+		y[k] = exp(x[k] - m);
+}
+
+#define EXP_ROW(y, x, m, n)						\
+	_Generic((y), float *: vexp_row, double *: exp_row_f64)(y, x, m, n)
+
 #define SOFTMAX_FN(name, T)						\
 static void								\
 name(T *y, const T *x, int64_t o0, int64_t o1, int64_t len,		\
@@ -520,11 +532,9 @@ name(T *y, const T *x, int64_t o0, int64_t o1, int64_t len,		\
 			double s = 0;					\
 			for (k = 1; k < len; k++)			\
 				m = xs[k] > m ? xs[k] : m;		\
-			for (k = 0; k < len; k++) {			\
-				T e = exp(xs[k] - m);			\
-				ys[k] = e;				\
-				s += e;					\
-			}						\
+			EXP_ROW(ys, xs, m, len);			\
+			for (k = 0; k < len; k++)			\
+				s += ys[k];				\
 			if (kind == SM_SOFT) {				\
 				T inv = (T)1 / (T)s;			\
 				for (k = 0; k < len; k++)		\

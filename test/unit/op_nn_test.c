@@ -167,6 +167,96 @@ test_conv_paths(void)
 	}
 }
 
+/* Depthwise output (c, r, o): float sums in tap order, in-bounds taps. */
+static float
+dw_ref(const struct cgeo *q, const struct tensor *x, const struct tensor *w,
+    const struct tensor *b, int64_t c, int64_t r, int64_t o)
+{
+	const float *xc = (const float *)x->data + c * q->h * q->w;
+	const float *wc = (const float *)w->data + c * q->kh * q->kw;
+	float sum = ((const float *)b->data)[c];
+
+	for (int64_t a = 0; a < q->kh; a++)
+		for (int64_t bb = 0; bb < q->kw; bb++) {
+			int64_t ih = r * q->sh - q->pt + a * q->dh;
+			int64_t iw = o * q->sw - q->pl + bb * q->dw;
+
+			if (ih >= 0 && ih < q->h && iw >= 0 && iw < q->w)
+				sum += wc[a * q->kw + bb] * xc[ih * q->w + iw];
+		}
+	return sum;
+}
+
+/*
+ * Depthwise convolutions, exactly: every output is the bias plus the
+ * products of its in-bounds taps added in float in row-major tap order,
+ * whichever kernel runs (the 3x3 and 5x5 ones of stride 1 and 2
+ * specialised, the generic one, big planes read in place with their
+ * borders checked, small ones copied into a padded buffer, rows narrower
+ * than a block).
+ */
+static void
+test_depthwise_exact(void)
+{
+	static const struct cgeo g[] = {
+		/* n c h w m kh kw sh sw dh dw pt pl pb pr g */
+		{ 1, 3, 24, 80, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3 },
+		{ 1, 3, 24, 80, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3 },
+		{ 1, 3, 12, 40, 3, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 3 },
+		{ 1, 3, 12, 41, 3, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 3 },
+		{ 1, 2, 3, 10, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2 },
+		{ 1, 2, 5, 7, 2, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 2 },
+		{ 1, 2, 130, 140, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2 },
+		{ 1, 2, 130, 150, 2, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 2 },
+		{ 1, 2, 130, 140, 2, 3, 5, 1, 2, 1, 1, 1, 2, 1, 2, 2 },
+		{ 1, 2, 20, 30, 2, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2 },
+		/* stride 2 in height only, as text recognisers have */
+		{ 1, 3, 24, 80, 3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 3 },
+		{ 1, 2, 130, 140, 2, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 2 },
+		{ 1, 2, 6, 40, 2, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 2 },
+	};
+
+	for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+		const struct cgeo *q = &g[i];
+		struct tnode t;
+		struct tensor x, w, b, y = { 0 };
+		const struct tensor *in[3] = { &x, &w, &b };
+		int64_t xd[4] = { q->n, q->c, q->h, q->w };
+		int64_t wd[4] = { q->m, 1, q->kh, q->kw }, bd[1] = { q->m };
+		int64_t k[2] = { q->kh, q->kw }, st[2] = { q->sh, q->sw };
+		int64_t d[2] = { q->dh, q->dw };
+		int64_t p[4] = { q->pt, q->pl, q->pb, q->pr };
+		int64_t oh = (q->h + q->pt + q->pb - (q->kh - 1) * q->dh - 1) /
+		    q->sh + 1;
+		int64_t ow = (q->w + q->pl + q->pr - (q->kw - 1) * q->dw - 1) /
+		    q->sw + 1;
+		int64_t bad = 0;
+		struct err e;
+
+		mk_rand(&x, 4, xd, 11 + (unsigned)i);
+		mk_rand(&w, 4, wd, 12);
+		mk_rand(&b, 1, bd, 13);
+		node_init(&t, "Conv");
+		node_ints(&t, "kernel_shape", k, 2);
+		node_ints(&t, "strides", st, 2);
+		node_ints(&t, "dilations", d, 2);
+		node_ints(&t, "pads", p, 4);
+		node_int(&t, "group", q->g);
+		if (!CHECK(run_op(&t, 11, in, 3, &y, 1, 2, &e) == 0) ||
+		    !CHECK(y.nelem == q->m * oh * ow))
+			continue;
+		for (int64_t c = 0; c < q->c; c++)
+			for (int64_t r = 0; r < oh; r++)
+				for (int64_t o = 0; o < ow; o++)
+					bad += dw_ref(q, &x, &w, &b, c, r, o) !=
+					    ((const float *)y.data)[(c * oh +
+					    r) * ow + o];
+		CHECK_EQ_INT(bad, 0);
+		tensor_release(&x), tensor_release(&w), tensor_release(&b);
+		tensor_release(&y);
+	}
+}
+
 /* Cached packed weights must follow weights that change between runs. */
 static void
 test_conv_weights_change(void)
@@ -967,7 +1057,8 @@ test_dequantize_types(void)
 	tensor_release(&x), tensor_release(&s), tensor_release(&z);
 }
 
-UNIT_MAIN(test_conv_paths, test_conv_weights_change, test_conv_1d_3d, test_conv_auto_pad,
+UNIT_MAIN(test_conv_paths, test_depthwise_exact,
+    test_conv_weights_change, test_conv_1d_3d, test_conv_auto_pad,
     test_conv_errors, test_convtranspose, test_gemm, test_matmul_broadcast,
     test_empty_products,
     test_einsum, test_maxpool_indices, test_avgpool_pads, test_norms,

@@ -1,0 +1,270 @@
+/*
+ * fuse: chains of elementwise float32 operators run in one pass. See
+ * fuse.h.
+ *
+ * Each link's loop is the expression of its single kernel in op_math.c
+ * (x + y, x < lo ? lo : x then v > hi ? hi : v, alpha * x + beta, ...)
+ * with the same operand order, so results are identical bit for bit; the
+ * loops are compiled for AVX2 and AVX-512 too, picked at load time, which
+ * changes no result (no contraction into fused multiply-adds: -std=c11).
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "attr.h"
+#include "fuse.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define FUSE_SIMD __attribute__((target_clones("arch=x86-64-v4", \
+    "arch=x86-64-v3", "default")))
+#else
+#define FUSE_SIMD
+#endif
+
+#ifdef __clang__
+#define SIMD
+#else
+#define SIMD _Pragma("omp simd")
+#endif
+
+#define BLOCK 2048		/* values per pass: two buffers stay in L1 */
+#define PAR_MIN (1 << 18)	/* fewer values: one thread (op_math.c) */
+
+/* A float32 scalar constant (any rank, one element), or NULL. */
+static const struct tensor *
+scalar(const char *name, fuse_const_fn konst, void *ctx)
+{
+	const struct tensor *t;
+
+	if (!name || !name[0] || !(t = konst(ctx, name)))
+		return NULL;
+	return t->dtype == DT_FLOAT && t->nelem == 1 && t->data ? t : NULL;
+}
+
+static int
+is_op(const Onnx__NodeProto *nd, const char *op)
+{
+	return (!nd->domain || !nd->domain[0] ||
+	    strcmp(nd->domain, "ai.onnx") == 0) && strcmp(nd->op_type, op) == 0;
+}
+
+static int
+is_binary(const Onnx__NodeProto *nd, char *op)
+{
+	static const char *const names[] = { "Add", "Sub", "Mul", "Div" };
+	static const char ops[] = "+-*/";
+
+	for (int i = 0; i < 4; i++)
+		if (is_op(nd, names[i])) {
+			*op = ops[i];
+			return 1;
+		}
+	return 0;
+}
+
+static int
+is_unary(const Onnx__NodeProto *nd)
+{
+	return is_op(nd, "Clip") || is_op(nd, "Relu") ||
+	    is_op(nd, "HardSigmoid");
+}
+
+int
+fuse_chain_input(const Onnx__NodeProto *nd, fuse_const_fn konst, void *ctx)
+{
+	char op;
+
+	if (nd->n_output != 1)
+		return -1;
+	if (is_unary(nd))
+		return nd->n_input >= 1 && nd->input[0][0] ? 0 : -1;
+	if (!is_binary(nd, &op) || nd->n_input != 2)
+		return -1;
+	if (scalar(nd->input[1], konst, ctx))
+		return 0;
+	if (scalar(nd->input[0], konst, ctx))
+		return 1;
+	return -1;
+}
+
+/* Operand name as cur, x or a scalar constant (its value in *k). */
+static int
+operand(const char *name, const char *cur, const char *x, float *k,
+    int *krank, enum fuse_arg *arg, fuse_const_fn konst, void *ctx)
+{
+	const struct tensor *t;
+
+	if (strcmp(name, cur) == 0)
+		*arg = FUSE_CUR;
+	else if (strcmp(name, x) == 0)
+		*arg = FUSE_X;
+	else if ((t = scalar(name, konst, ctx))) {
+		*arg = FUSE_K;
+		*k = *(const float *)t->data;
+		*krank = t->rank > *krank ? t->rank : *krank;
+	} else
+		return -1;
+	return 0;
+}
+
+/* A Clip bound of opset 11 on: an optional float32 scalar constant. */
+static int
+clip_bound(const Onnx__NodeProto *nd, size_t i, float def, float *f,
+    int *krank, fuse_const_fn konst, void *ctx)
+{
+	const struct tensor *t;
+
+	*f = def;
+	if (i >= nd->n_input || !nd->input[i][0])
+		return 0;
+	if (!(t = scalar(nd->input[i], konst, ctx)))
+		return -1;
+	*f = *(const float *)t->data;
+	*krank = t->rank > *krank ? t->rank : *krank;
+	return 0;
+}
+
+int
+fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd, int opset,
+    const char *cur, const char *x, fuse_const_fn konst, void *ctx)
+{
+	memset(l, 0, sizeof *l);
+	if (nd->n_output != 1 || nd->n_input < 1 || !nd->input[0][0] ||
+	    (is_unary(nd) && strcmp(nd->input[0], cur) != 0))
+		return -1;
+	if (is_binary(nd, &l->op)) {
+		l->kind = FUSE_BIN;
+		if (nd->n_input != 2 || opset < 7 ||
+		    operand(nd->input[0], cur, x, &l->k, &l->krank, &l->a,
+		    konst, ctx) < 0 ||
+		    operand(nd->input[1], cur, x, &l->k, &l->krank, &l->b,
+		    konst, ctx) < 0)
+			return -1;
+		/* One of them must be cur; a constant at most once. */
+		if ((l->a != FUSE_CUR && l->b != FUSE_CUR) ||
+		    (l->a == FUSE_K && l->b == FUSE_K))
+			return -1;
+		return 0;
+	}
+	if (is_op(nd, "Relu")) {
+		l->kind = FUSE_RELU;
+		return nd->n_input == 1 ? 0 : -1;
+	}
+	if (is_op(nd, "HardSigmoid")) {
+		l->kind = FUSE_HSIG;
+		l->lo = attr_float(nd, "alpha", 0.2f);
+		l->hi = attr_float(nd, "beta", 0.5f);
+		return nd->n_input == 1 ? 0 : -1;
+	}
+	if (is_op(nd, "Clip")) {
+		l->kind = FUSE_CLIP;
+		if (opset < 11) {
+			l->lo = attr_float(nd, "min", -FLT_MAX);
+			l->hi = attr_float(nd, "max", FLT_MAX);
+			return nd->n_input == 1 ? 0 : -1;
+		}
+		if (nd->n_input > 3 ||
+		    clip_bound(nd, 1, -INFINITY, &l->lo, &l->krank, konst,
+		    ctx) < 0 ||
+		    clip_bound(nd, 2, INFINITY, &l->hi, &l->krank, konst,
+		    ctx) < 0)
+			return -1;
+		return 0;
+	}
+	return -1;
+}
+
+/* o = p OP q over arrays or a constant, the forms of op_math's BIN_FN. */
+#define BIN_LOOPS(OP)							\
+	do {								\
+		if (pk) {						\
+			SIMD						\
+			for (int64_t i = 0; i < n; i++)			\
+				o[i] = k OP q[i];			\
+		} else if (qk) {					\
+			SIMD						\
+			for (int64_t i = 0; i < n; i++)			\
+				o[i] = p[i] OP k;			\
+		} else {						\
+			SIMD						\
+			for (int64_t i = 0; i < n; i++)			\
+				o[i] = p[i] OP q[i];			\
+		}							\
+	} while (0)
+
+FUSE_SIMD static void
+run_link(const struct fuse_link *l, float *restrict o,
+    const float *restrict cur, const float *restrict x, int64_t n)
+{
+	const float *p = l->a == FUSE_CUR ? cur : x;
+	const float *q = l->b == FUSE_CUR ? cur : x;
+	const int pk = l->a == FUSE_K, qk = l->b == FUSE_K;
+	const float k = l->k, lo = l->lo, hi = l->hi;
+
+	switch (l->kind) {
+	case FUSE_BIN:
+		switch (l->op) {
+		case '+': BIN_LOOPS(+); break;
+		case '-': BIN_LOOPS(-); break;
+		case '*': BIN_LOOPS(*); break;
+		default: BIN_LOOPS(/); break;
+		}
+		break;
+	case FUSE_CLIP:
+		SIMD
+		for (int64_t i = 0; i < n; i++) {
+			float v = cur[i] < lo ? lo : cur[i];
+
+			o[i] = v > hi ? hi : v;
+		}
+		break;
+	case FUSE_HSIG:
+		SIMD
+		for (int64_t i = 0; i < n; i++) {
+			float v = lo * cur[i] + hi;
+
+			o[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+		}
+		break;
+	case FUSE_RELU:
+		SIMD
+		for (int64_t i = 0; i < n; i++)
+			o[i] = cur[i] < 0 ? 0 : cur[i];
+		break;
+	}
+}
+
+/* Values [at, at + len) through all links. */
+static void
+run_block(const struct fuse_link *l, int n, const float *x,
+    float *const *outs, int64_t at, int64_t len, float *buf)
+{
+	const float *cur = x + at;
+
+	for (int i = 0; i < n; i++) {
+		float *o = outs[i] ? outs[i] + at : buf + (i % 2) * BLOCK;
+
+		run_link(&l[i], o, cur, x + at, len);
+		cur = o;
+	}
+}
+
+void
+fuse_run(const struct fuse_link *l, int n, const float *x,
+    float *const *outs, int64_t len, int threads)
+{
+	int64_t blocks = (len + BLOCK - 1) / BLOCK;
+
+	threads = len < PAR_MIN ? 1 : threads;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+	{
+		float buf[2 * BLOCK];
+
+#pragma omp for schedule(static)
+		for (int64_t b = 0; b < blocks; b++)
+			run_block(l, n, x, outs, b * BLOCK, len - b * BLOCK <
+			    BLOCK ? len - b * BLOCK : BLOCK, buf);
+	}
+}

@@ -1,0 +1,69 @@
+/*
+ * fuse: chains of elementwise float32 operators run in one pass.
+ *
+ * Exported models spell activations as chains of small nodes (hard-swish
+ * as Add(x, 3) -> Clip(0, 6) -> Mul(x, .) -> Div(., 6)); run node by node
+ * each link is a pass over memory. A chain here is a list of links, each
+ * combining the value so far (cur) with the chain's input x or a scalar
+ * constant, or mapping cur alone (Clip, Relu, HardSigmoid). fuse_run
+ * computes the whole chain block by block while the block is in cache,
+ * with exactly the arithmetic of the single kernels (op_math.c), so every
+ * value is bit for bit what the nodes one by one give. The intermediate
+ * values are written out only where the caller asks (an observer wants
+ * to see them); else they live in a block-sized buffer.
+ *
+ * Recognising which nodes form a chain (single readers, plan order) is
+ * the interpreter's job; fuse_link_parse says whether one node can be a
+ * link and how.
+ */
+#ifndef ONNXQ_FUSE_H
+#define ONNXQ_FUSE_H
+
+#include <stdint.h>
+
+#include "onnx/onnx.pb-c.h"
+#include "tensor.h"
+
+#define FUSE_MAX 8		/* links in one chain */
+
+enum fuse_kind { FUSE_BIN, FUSE_CLIP, FUSE_HSIG, FUSE_RELU };
+enum fuse_arg { FUSE_CUR, FUSE_X, FUSE_K };
+
+struct fuse_link {
+	enum fuse_kind kind;
+	char op;		/* FUSE_BIN: '+', '-', '*' or '/' */
+	enum fuse_arg a, b;	/* FUSE_BIN: the operands, in the node's order */
+	float k;		/* the scalar constant operand */
+	float lo, hi;		/* Clip's bounds; HardSigmoid's alpha, beta */
+	int krank;		/* rank of the constants (<= x's for a chain) */
+};
+
+/* The constant tensor named name (initializer, folded Constant), or NULL. */
+typedef const struct tensor *(*fuse_const_fn)(void *ctx, const char *name);
+
+/*
+ * Which input of nd would be the input x of a chain starting at nd:
+ * its index, or -1 when nd cannot start one.
+ */
+int fuse_chain_input(const Onnx__NodeProto *nd, fuse_const_fn konst,
+    void *ctx);
+
+/*
+ * Fill l when nd (of opset opset) can be the next link of a chain whose
+ * value so far is named cur and whose input is named x: 0 if it can, -1
+ * if not (another op, a non-scalar or non-float constant, an input that
+ * is neither cur, x nor a constant, more than one output).
+ */
+int fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd,
+    int opset, const char *cur, const char *x, fuse_const_fn konst,
+    void *ctx);
+
+/*
+ * Run the n links on the len values of x. outs[i] receives link i's
+ * values; it may be NULL (not wanted) for every link but the last.
+ * threads > 1 spreads long runs over OpenMP threads.
+ */
+void fuse_run(const struct fuse_link *l, int n, const float *x,
+    float *const *outs, int64_t len, int threads);
+
+#endif

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""make-fixtures.py: models whose elementwise chains the interpreter runs
+fused (lib/fuse.c), for test/unit/fuse_test.c. Run with Debian's
+/usr/bin/python3 (onnx, numpy):
+    /usr/bin/python3 make-fixtures.py DIR
+
+chains.onnx (opset 13): x (2x3x17x19) through
+  hard-swish as Paddle exports it: Add(x, 3) -> Clip(0, 6) -> Mul(x, .)
+    -> Div(., 6), a Constant node between the links;
+  then HardSigmoid -> Mul(h, .) (x * hardsigmoid(x) on the hard-swish);
+  then Sub(2, .) -> Relu -> Mul(., 0.5), whose Relu output is also a
+    graph output (the chain must stop before it);
+  and a side branch Mul(x, 2) read twice (no chain).
+clip10.onnx (opset 10): Add(x, 3) -> Clip(min=0, max=6 attributes)
+  -> Mul(x, .) -> Div(., 6).
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save_model
+
+out = sys.argv[1] if len(sys.argv) > 1 else '.'
+os.makedirs(out, exist_ok=True)
+F = TensorProto.FLOAT
+SHAPE = [2, 3, 17, 19]
+
+
+def const(name, v, shape=()):
+    return numpy_helper.from_array(np.array(v, np.float32).reshape(shape),
+                                   name)
+
+
+def save(name, nodes, outputs, inits, opset):
+    g = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info('x', F, SHAPE)],
+        [helper.make_tensor_value_info(o, F, SHAPE) for o in outputs],
+        inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)])
+    m.ir_version = 7
+    save_model(m, os.path.join(out, name + '.onnx'))
+
+
+n = helper.make_node
+save('chains', [
+    n('Add', ['x', 'three'], ['a']),
+    n('Constant', [], ['six'], value=numpy_helper.from_array(
+        np.array([6], np.float32))),
+    n('Clip', ['a', 'zero', 'six'], ['b']),
+    n('Mul', ['x', 'b'], ['m']),
+    n('Div', ['m', 'six'], ['h']),
+    n('HardSigmoid', ['h'], ['s'], alpha=0.25, beta=0.4),
+    n('Mul', ['h', 's'], ['hs']),
+    n('Sub', ['two', 'hs'], ['d']),
+    n('Relu', ['d'], ['r']),
+    n('Mul', ['r', 'half'], ['y']),
+    n('Mul', ['x', 'two'], ['t']),
+    n('Add', ['t', 't'], ['z']),
+], ['y', 'r', 'z'], [const('three', 3), const('zero', 0),
+                     const('two', 2, [1]), const('half', 0.5, [1, 1])], 13)
+save('clip10', [
+    n('Add', ['x', 'three'], ['a']),
+    n('Clip', ['a'], ['b'], min=0.0, max=6.0),
+    n('Mul', ['x', 'b'], ['m']),
+    n('Div', ['m', 'six'], ['y']),
+], ['y'], [const('three', 3), const('six', 6)], 10)
