@@ -36,7 +36,7 @@ test_filter(void)
 	REQUIRE(blockq_opts_from_settings(&o, &s, &e) == 0);
 	CHECK_EQ_INT(o.type, DT_INT4);
 	CHECK_EQ_INT(o.block, 32);
-	CHECK(o.method == BLOCKQ_RTN && !o.symmetric);
+	CHECK(o.method == BLOCKQ_MSE && !o.symmetric);
 	o.prog = "t", o.version = "0", o.argc = 1, o.argv = argv;
 	REQUIRE((r = stream_reader_new(in, "s", &e)) != NULL);
 	REQUIRE((w = stream_writer_new(out, "o")) != NULL);
@@ -48,7 +48,7 @@ test_filter(void)
 	fclose(in);
 	fclose(out);
 	CHECK(strstr(buf, "blockq\tW\tnode=mm\ttype=int4\tblock=32\t"
-	    "method=rtn\tsymmetric=0\n") != NULL);
+	    "method=mse\tsymmetric=0\n") != NULL);
 	CHECK(strstr(buf, "blockq\tC") == NULL);
 	CHECK(strstr(buf, "blockq\tV") == NULL);
 	free(buf);
@@ -70,7 +70,7 @@ test_settings(void)
 	settings_set_int(&s, CG_W_SYMMETRIC, 1);
 	settings_set_int(&s, CG_W_TYPE, DT_UINT8);
 	CHECK(blockq_opts_from_settings(&o, &s, &e) == 0);
-	CHECK(o.symmetric && o.method == BLOCKQ_RTN && o.type == DT_UINT8);
+	CHECK(o.symmetric && o.method == BLOCKQ_MSE && o.type == DT_UINT8);
 }
 
 UNIT_MAIN(test_filter, test_settings)

@@ -244,7 +244,7 @@ test_mem_cases(void)
 	REQUIRE(m.n == 4);
 	CHECK_EQ_STR(m.v[0], "mem:1:16: min_real_range: needs a value");
 	CHECK_EQ_STR(m.v[1], "mem:2:29: activations: entropy_bins: 8 is not "
-	    "in 16..4096");
+	    "in 16..65536");
 	CHECK_EQ_STR(m.v[2], "mem:3:21: tensor x: rmin: '1e999' is not a "
 	    "finite number");
 	CHECK_EQ_STR(m.v[3], "mem:3:34: tensor x: axis: '1.5' is not an "
