@@ -1452,8 +1452,8 @@ model_save(struct model *m, const char *path,
 	struct outfile *data = NULL;
 	char *location = NULL, label[300];
 	uint64_t need = 0, extra = 0;
-	size_t i, min;
-	int want_ext, rc = -1;
+	size_t i, min, inline_max;
+	int want_ext, too_big, rc = -1;
 
 	if (collect_tensors(&m->proto->base, &l, 0, e) != 0)
 		goto done;
@@ -1484,12 +1484,21 @@ model_save(struct model *m, const char *path,
 		extra += need + 32;
 	}
 	want_ext = opts != NULL && opts->external_data;
-	if (protobuf_c_message_get_packed_size(&m->proto->base) + extra >
-	    PROTO_MAX)
-		want_ext = 1;
+	inline_max = opts != NULL && opts->inline_max_bytes ?
+	    opts->inline_max_bytes : PROTO_MAX;
+	too_big = protobuf_c_message_get_packed_size(&m->proto->base) +
+	    extra > inline_max;
 	min = opts != NULL && opts->external_min_bytes ?
 	    opts->external_min_bytes : EXT_MIN_DEFAULT;
-	if (want_ext) {
+	if (want_ext || too_big) {
+		/* too big: say why external data is needed, and the way out */
+		if (strcmp(path, "-") == 0 && too_big) {
+			err_set(e, "stdout: the model passes protobuf's 2 GiB "
+			    "limit, so its tensors go to an external data "
+			    "file, which standard output cannot carry: write "
+			    "the model to a file instead (-o FILE)");
+			goto done;
+		}
 		if (strcmp(path, "-") == 0) {
 			err_set(e, "stdout: cannot write external data when "
 			    "writing to standard output");

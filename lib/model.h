@@ -53,6 +53,8 @@ struct model_save_opts {
 	 */
 	int external_data;
 	size_t external_min_bytes;	/* 0 means 1024 */
+	/* the packed size past which that happens: 0 means 2 GiB - 1 */
+	size_t inline_max_bytes;
 };
 
 /*

@@ -487,7 +487,48 @@ test_save_keeps_model(void)
 	CHECK(system(cmd) == 0);
 }
 
+/*
+ * A model past the inline limit (protobuf's 2 GiB, here made small) goes
+ * to external data on its own; to stdout it is refused, saying why and
+ * the way out.
+ */
+static void
+test_save_too_big(void)
+{
+	struct model_save_opts opts = { 0 };
+	struct model *m, *back;
+	struct err e;
+	char dir[] = "/tmp/model_test.XXXXXX", path[64], cmd[96];
+
+	opts.external_min_bytes = 16;
+	opts.inline_max_bytes = 100;
+	REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/out.onnx", dir);
+	REQUIRE((m = model_load(SMALL, &e)) != NULL);
+	CHECK(model_save(m, "-", &opts, &e) == -1);
+	CHECK_EQ_STR(e.msg, "stdout: the model passes protobuf's 2 GiB "
+	    "limit, so its tensors go to an external data file, which "
+	    "standard output cannot carry: write the model to a file "
+	    "instead (-o FILE)");
+	if (!CHECK(model_save(m, path, &opts, &e) == 0))
+		CHECK_EQ_STR(e.msg, "");
+	back = model_load(path, &e);
+	if (CHECK(back != NULL))
+		CHECK(find_init(back, "w")->data_location ==
+		    ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
+	model_free(back);
+	/* under the limit: inline, as before */
+	opts.inline_max_bytes = 0;
+	CHECK(model_save(m, path, &opts, &e) == 0);
+	model_free(m);
+	REQUIRE((back = model_load(path, &e)) != NULL);
+	CHECK_EQ_INT(find_init(back, "w")->n_external_data, 0);
+	model_free(back);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 UNIT_MAIN(test_dtypes_fixture, test_write_read_all_types, test_int4_packing,
     test_write_replaces, test_bad_tensors, test_model_errors,
     test_unpack_budget, test_pack_and_opset, test_save_keeps_model,
-    test_load_hashed)
+    test_load_hashed, test_save_too_big)
