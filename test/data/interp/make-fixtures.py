@@ -1,15 +1,20 @@
 #!/usr/bin/python3
 """make-fixtures.py: the small models test/unit/interp_test.c runs.
-Run with Debian's /usr/bin/python3 (onnx, numpy) from this directory:
-    /usr/bin/python3 make-fixtures.py
+Run with Debian's /usr/bin/python3 (onnx, numpy):
+    /usr/bin/python3 make-fixtures.py [DIR]
 """
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# Written into the directory given, by default this one; make check
+# writes them into $(BUILD)/test/fixtures (no binaries in the tree).
+HERE = sys.argv[1] if len(sys.argv) > 1 else \
+    os.path.dirname(os.path.abspath(__file__))
+os.makedirs(HERE, exist_ok=True)
 vi = helper.make_tensor_value_info
 
 
