@@ -930,6 +930,32 @@ check_channels(struct ctx *c, const struct qparam_rec *qp,
 }
 
 /*
+ * ONNX Runtime drops the DequantizeLinear and QuantizeLinear around a
+ * ReduceMin or ReduceMax whose input and output share parameters and runs
+ * it on the 8-bit data, which those operators take only from opset 12:
+ * below that its default session refuses the model it made. So an output
+ * of one of them, quantized like its input, needs opset 12.
+ */
+#define QDQ_REDUCE_INT8_OPSET 12
+
+static int
+reduce_needs_opset(const struct ctx *c, const struct graph_value *v)
+{
+	const Onnx__NodeProto *n;
+	int qi;
+
+	if (v->producer < 0)
+		return 0;
+	n = c->g->node[v->producer];
+	if ((n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) ||
+	    (strcmp(n->op_type, "ReduceMin") != 0 &&
+	    strcmp(n->op_type, "ReduceMax") != 0) || n->n_input < 1 ||
+	    !strmap_get(c->p->qpidx, str_or_empty(n->input[0]), &qi))
+		return 0;
+	return QDQ_REDUCE_INT8_OPSET;
+}
+
+/*
  * Decide for each qparam record whether it applies (c->skip) and whether
  * it is a constant (c->weight); check names; return the opset needed.
  */
@@ -1005,6 +1031,8 @@ classify(struct ctx *c, int *need, struct err *e)
 		}
 		if (need_opset(&qp->q) > *need)
 			*need = need_opset(&qp->q);
+		if (!c->weight[i] && reduce_needs_opset(c, v) > *need)
+			*need = reduce_needs_opset(c, v);
 		/* half scales: DequantizeLinear's output type from 19 */
 		if (is_half(float_type(c, qp->name)) && *need < 19)
 			*need = 19;

@@ -52,3 +52,27 @@ print(max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx")))
 	grep -q $'^convert\t' mixed.qp
 	loads mixed mixed.qp
 }
+
+# ONNX Runtime runs a ReduceMin or ReduceMax whose input and output share
+# parameters on the 8-bit data, which opset 11 does not allow: its session
+# refused such a model of ours until the writer raised the opset to 12.
+@test "ort-load: --all-ops ReduceMin and ReduceMax on opset 11 load in ORT" {
+	local t=/usr/share/libonnx-testdata/data/node
+	t=$t/test_dynamicquantizelinear_max_adjusted_expanded
+	[ -d "$t" ] || unavailable "libonnx-testdata" "no $t"
+	onnx-calib -d "$t" "$t/model.onnx" | onnx-qparams --all-ops >r.qp
+	run --separate-stderr onnx-qdq-insert -v -o r.onnx "$t/model.onnx" r.qp
+	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
+	[[ $stderr == *"opset raised from 11 to 12"* ]] ||
+	    fail "no opset note: $stderr"
+	run --separate-stderr /usr/bin/python3 -c '
+import sys, onnx
+onnx.checker.check_model(onnx.load(sys.argv[1]))' r.onnx
+	[ "$status" -eq 0 ] || fail "onnx.checker: $stderr"
+	run --separate-stderr ort_node -e '
+const ort = require("onnxruntime-node");
+ort.InferenceSession.create(process.argv[1]).then(
+    () => console.log("loaded"),
+    (e) => { console.error(e.message); process.exit(1); });' r.onnx
+	[ "$status" -eq 0 ] || fail "ONNX Runtime: $stderr"
+}
