@@ -17,7 +17,8 @@
  * theirs, batch by batch, rather than computed from the values
  * (statderive.h): all of them for a copy (Reshape, ...), the histogram
  * for Relu, Clip, Transpose and Concat (their sums are computed). The
- * stream is the same either way.
+ * stream is the same either way: ONNXQ_NO_DERIVE set in the environment
+ * when the engine is made turns this off (for comparisons).
  *
  * The tensors are kept, and written, in the model's order: the graph
  * inputs in order, then the outputs of each node in the interpreter's
