@@ -4,7 +4,8 @@
 # inputs' (lib/statderive.c); the stream must be byte for byte the one
 # computed from the values (ONNXQ_NO_DERIVE=1): on the statderive
 # fixtures with samples holding NaN, infinities, -0 and the Clip bounds,
-# at several histogram widths, thread counts, and as shards merged; and
+# at several histogram widths, thread counts, batches of two samples,
+# and as shards merged; and
 # on the real OCR models.
 # Needs: the built onnx-calib, the fixtures make check generates,
 # /usr/bin/python3 with numpy; the last test scripts/fetch-models.
@@ -50,6 +51,8 @@ same_both_ways() {
 		same_both_ways --hist-bits 10 \
 		    -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
 		same_both_ways --hist-bits 0 --threads 3 \
+		    -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
+		same_both_ways --batch 2 --annotate \
 		    -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
 	done
 }
