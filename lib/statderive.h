@@ -5,8 +5,9 @@
  *
  *   - STATDERIVE_COPY: the output holds its input's values in the same
  *     order (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Dropout's
- *     output 0 in inference): every statistic is the input's, the shape
- *     aside. The sums too, being exact sums of chunk sums at fixed
+ *     output 0 in inference; Add or Sub of a constant +-0, Mul or Div
+ *     by a constant 1, which the affine blocks of untrained models
+ *     hold): every statistic is the input's, the shape aside. The sums too, being exact sums of chunk sums at fixed
  *     offsets of the same values.
  *   - STATDERIVE_HIST: the output's histogram is that of the inputs'
  *     values through the clamp [lo, hi] (hist_add_clamped()), summed

@@ -67,6 +67,18 @@ check_plan(const struct model *m, const char *name, int kind, float lo,
 	CHECK_EQ_INT(d.nsrc, nsrc);
 }
 
+/* name is a copy of src. */
+static void
+check_copy(const struct model *m, const char *name, const char *src)
+{
+	struct statderive d;
+
+	plan_of(m, name, &d);
+	unit_check_(d.kind == STATDERIVE_COPY && d.nsrc == 1 &&
+	    strcmp(d.src[0], src) == 0, __FILE__, __LINE__,
+	    "%s: kind %d, want a copy of %s", name, (int)d.kind, src);
+}
+
 static void
 test_plan(void)
 {
@@ -90,6 +102,16 @@ test_plan(void)
 	check_plan(m, "k", STATDERIVE_HIST, -INFINITY, INFINITY, 2);
 	check_plan(m, "kw", STATDERIVE_NONE, 0, 0, 0);
 	check_plan(m, "sw", STATDERIVE_NONE, 0, 0, 0);
+	check_copy(m, "a0", "x");
+	check_copy(m, "an", "x");
+	check_copy(m, "s0", "x");
+	check_copy(m, "m1", "x");
+	check_copy(m, "d1", "x");
+	check_copy(m, "s", "r");
+	check_plan(m, "sx", STATDERIVE_NONE, 0, 0, 0);
+	check_plan(m, "dx", STATDERIVE_NONE, 0, 0, 0);
+	check_plan(m, "a6", STATDERIVE_NONE, 0, 0, 0);
+	check_plan(m, "mw", STATDERIVE_NONE, 0, 0, 0);
 	check_plan(m10, "c", STATDERIVE_HIST, -2, 3, 1);
 	check_plan(m10, "r", STATDERIVE_HIST, 0, INFINITY, 1);
 	model_free(m);
@@ -97,7 +119,7 @@ test_plan(void)
 }
 
 /* Statistics computed from the values, as the interpreter makes them. */
-#define MAXT 32
+#define MAXT 48
 struct ref {
 	int mbits;
 	struct statkern *k;
@@ -215,7 +237,7 @@ run_model(const char *rel, int mbits, int threads)
 	struct calib *c;
 	struct interp *ip;
 	struct ref r = { 0 };
-	struct tensor out[32];
+	struct tensor out[48];
 	struct err e;
 	int is10 = strstr(rel, "clip10") != NULL;
 
@@ -231,7 +253,7 @@ run_model(const char *rel, int mbits, int threads)
 	io.observe = ref_observe;
 	io.observe_ctx = &r;
 	REQUIRE((ip = interp_new(m, &io, &e)) != NULL);
-	REQUIRE(interp_noutputs(ip) <= 32);
+	REQUIRE(interp_noutputs(ip) <= 48);
 	for (int b = 0; b < 4; b++) {
 		struct tensor x;
 
@@ -262,6 +284,9 @@ run_model(const char *rel, int mbits, int threads)
 		check_derived(c, "f", 1);
 		check_derived(c, "cd", 0);
 		check_derived(c, "kw", 0);
+		check_derived(c, "a0", 1);
+		check_derived(c, "m1", 1);
+		check_derived(c, "dx", 0);
 	}
 	CHECK_EQ_INT(calib_ntensors(c), r.n);
 	for (int i = 0; i < calib_ntensors(c) && i < r.n; i++) {

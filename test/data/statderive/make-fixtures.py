@@ -13,7 +13,10 @@ one has 32768 values, enough to be derived) through
   Identity(c) -> i; Dropout(x) -> d; Transpose(c2) -> t; Flatten(t) -> f;
   Concat(r, c) -> k; Concat(x, w) on axis 0 -> kw (w a constant: not
   derived);
-  Reshape(w) -> sw (a constant's copy: not derived).
+  Reshape(w) -> sw (a constant's copy: not derived);
+  Add(x, 0) -> a0, Add(-0, x) -> an, Sub(x, 0) -> s0, Mul(1, x) -> m1,
+  Div(x, 1) -> d1 (copies of x); Sub(0, x) -> sx, Div(1, x) -> dx,
+  Add(x, 6) -> a6, Mul(x, w) -> mw (not copies).
 clip10.onnx (opset 10): Clip(x, min=-2, max=3 attributes) -> c;
   Relu(c) -> r.
 """
@@ -61,8 +64,19 @@ save('derive.onnx', [
     N('Concat', ['r', 'c'], ['k'], axis=1),
     N('Concat', ['x', 'w'], ['kw'], axis=0),
     N('Reshape', ['w', 'shape3'], ['sw']),
-], ['r', 'c', 'c2', 'c3', 'cd', 'q', 'i', 'd', 'f', 'k', 'kw', 'sw'], [
-    const('zero', 0), const('six', 6), const('lo2', -1.5),
+    N('Add', ['x', 'zero'], ['a0']),
+    N('Add', ['negzero', 'x'], ['an']),
+    N('Sub', ['x', 'zero'], ['s0']),
+    N('Mul', ['one', 'x'], ['m1']),
+    N('Div', ['x', 'one'], ['d1']),
+    N('Sub', ['zero', 'x'], ['sx']),
+    N('Div', ['one', 'x'], ['dx']),
+    N('Add', ['x', 'six'], ['a6']),
+    N('Mul', ['x', 'w'], ['mw']),
+], ['r', 'c', 'c2', 'c3', 'cd', 'q', 'i', 'd', 'f', 'k', 'kw', 'sw', 'a0',
+    'an', 's0', 'm1', 'd1', 'sx', 'dx', 'a6', 'mw'], [
+    const('zero', 0), const('negzero', -0.0), const('one', [1]),
+    const('six', 6), const('lo2', -1.5),
     const('hi2', 2.75), const('half', 0.5),
     const('shape3', [0, 4, -1], np.int64), const('axes0', [0], np.int64),
     const('w', np.linspace(-3, 3, 4 * 64 * 128).reshape(1, 4, 64, 128)),
