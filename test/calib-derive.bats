@@ -3,10 +3,9 @@
 # histograms of Relu, Clip, Transpose and Concat outputs from their
 # inputs' (lib/statderive.c); the stream must be byte for byte the one
 # computed from the values (ONNXQ_NO_DERIVE=1): on the statderive
-# fixtures with samples holding NaN, infinities, -0 and the Clip bounds,
-# at several histogram widths, thread counts, batches of two samples,
-# and as shards merged; and
-# on the real OCR models.
+# fixtures and their samples (NaN, infinities, -0, the Clip bounds), at
+# several histogram widths, thread counts, batches of two samples, and
+# as shards merged; and on the real OCR models.
 # Needs: the built onnx-calib, the fixtures make check generates,
 # /usr/bin/python3 with numpy; the last test scripts/fetch-models.
 
@@ -14,26 +13,6 @@ load helpers
 
 PY=/usr/bin/python3
 DATA=$ONNXQ_FIXTURES/statderive
-
-setup_file() {
-	cd "$BATS_FILE_TMPDIR" || return 1
-	"$PY" - <<'EOF2'
-import os
-import numpy as np
-rng = np.random.default_rng(21)
-special = np.array([0, -0.0, 6, -1.5, 2.75, 0.5, -2, 3, 1e-40, -1e30,
-    np.nextafter(np.float32(6), np.float32(7)), np.nan, np.inf, -np.inf],
-    np.float32)
-for s in range(4):
-    x = rng.uniform(-8, 8, (1, 4, 64, 128)).astype(np.float32)
-    pick = rng.random(x.shape) < 0.3
-    # the first two samples hold no infinity, so Clip derives there
-    sp = special[:11] if s < 2 else special
-    x[pick] = rng.choice(sp, int(pick.sum()))
-    os.makedirs("in/s%d" % s, exist_ok=True)
-    np.save("in/s%d/x.npy" % s, x)
-EOF2
-}
 
 # Both ways, with arguments "$@"; the streams must be the same bytes.
 same_both_ways() {
@@ -44,26 +23,27 @@ same_both_ways() {
 }
 
 @test "calib-derive: fixtures, streams as computed, every width and threads" {
+	cd "$BATS_TEST_TMPDIR"
 	for m in derive clip10; do
-		same_both_ways -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
+		same_both_ways -d "$DATA/in" "$DATA/$m.onnx"
 		same_both_ways --hist-bits 3 --threads 1 \
-		    -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
+		    -d "$DATA/in" "$DATA/$m.onnx"
 		same_both_ways --hist-bits 10 \
-		    -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
+		    -d "$DATA/in" "$DATA/$m.onnx"
 		same_both_ways --hist-bits 0 --threads 3 \
-		    -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
+		    -d "$DATA/in" "$DATA/$m.onnx"
 		same_both_ways --batch 2 --annotate \
-		    -d "$BATS_FILE_TMPDIR/in" "$DATA/$m.onnx"
+		    -d "$DATA/in" "$DATA/$m.onnx"
 	done
 }
 
 @test "calib-derive: shards merged give the run's stream" {
 	cd "$BATS_TEST_TMPDIR"
-	onnx-calib -q -d "$BATS_FILE_TMPDIR/in" "$DATA/derive.onnx" >whole
-	onnx-calib -q --shard 1/2 -d "$BATS_FILE_TMPDIR/in" \
+	onnx-calib -q -d "$DATA/in" "$DATA/derive.onnx" >whole
+	onnx-calib -q --shard 1/2 -d "$DATA/in" \
 	    "$DATA/derive.onnx" >s1
 	ONNXQ_NO_DERIVE=1 onnx-calib -q --shard 2/2 \
-	    -d "$BATS_FILE_TMPDIR/in" "$DATA/derive.onnx" >s2
+	    -d "$DATA/in" "$DATA/derive.onnx" >s2
 	onnx-calib --merge s2 s1 >merged
 	grep -v '^#' whole >a
 	grep -v '^#' merged >b

@@ -19,6 +19,10 @@ one has 32768 values, enough to be derived) through
   Add(x, 6) -> a6, Mul(x, w) -> mw (not copies).
 clip10.onnx (opset 10): Clip(x, min=-2, max=3 attributes) -> c;
   Relu(c) -> r.
+in/s0 .. in/s3: samples of x (1x4x64x128) for onnx-calib: uniform
+  values, 30% of them -0, the Clip bounds, their neighbours, a
+  subnormal, a huge one; from s2 on also NaN and infinities (so s0 and
+  s1 leave the Clip outputs derivable, s2 and s3 not).
 """
 import os
 import sys
@@ -85,3 +89,15 @@ save('clip10.onnx', [
     N('Clip', ['x'], ['c'], min=-2.0, max=3.0),
     N('Relu', ['c'], ['r']),
 ], ['c', 'r'], [], 10)
+
+rng = np.random.default_rng(21)
+special = np.array([0, -0.0, 6, -1.5, 2.75, 0.5, -2, 3, 1e-40, -1e30,
+                    np.nextafter(np.float32(6), np.float32(7)), np.nan,
+                    np.inf, -np.inf], np.float32)
+for s in range(4):
+    x = rng.uniform(-8, 8, (1, 4, 64, 128)).astype(np.float32)
+    pick = rng.random(x.shape) < 0.3
+    sp = special[:11] if s < 2 else special
+    x[pick] = rng.choice(sp, int(pick.sum()))
+    os.makedirs(os.path.join(out, 'in', 's%d' % s), exist_ok=True)
+    np.save(os.path.join(out, 'in', 's%d' % s, 'x.npy'), x)
