@@ -137,7 +137,7 @@ fuzz:
 # Small test models and their samples are made by the scripts beside
 # where they used to be (test/data/DIR/make-fixtures.py), not kept in the
 # tree: each writes its directory under $(BUILD)/test/fixtures.
-FIXTURE_DIRS = interp control float16 dynlstm qdqscale fuse
+FIXTURE_DIRS = interp control float16 dynlstm qdqscale fuse statderive
 FIXTURES = $(FIXTURE_DIRS:%=$(BUILD)/test/fixtures/%/.made)
 $(BUILD)/test/fixtures/%/.made: test/data/%/make-fixtures.py
 	@rm -rf $(@D)

@@ -1,6 +1,7 @@
 /*
  * calib: the calibration engine and its samples. See calib.h.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,28 @@
 #include "calib.h"
 #include "dataset.h"
 #include "graph.h"
+#include "statderive.h"
 #include "statkern.h"
 #include "strmap.h"
+
+/*
+ * Tensors of fewer values are counted even when their statistics could
+ * be derived: deriving costs a pass over the blocks of a histogram,
+ * about what counting this many values costs.
+ */
+#define DERIVE_MIN 16384
 
 struct ctensor {
 	char *name;
 	int seen;		/* produced as a float tensor at least once */
 	struct tstats ts;
+	struct statderive d;	/* how its statistics derive from others' */
+	int *src;		/* d.nsrc positions in t of those others */
+	int feeds;		/* another tensor's statistics derive from it */
+	struct tstats batch;	/* when feeds: the statistics of a batch */
+	const struct tstats *last;	/* its batch of run last_run: &batch, */
+	uint64_t last_run;		/* or the one it copies */
+	int derived;		/* its last batch's histogram was derived */
 };
 
 struct calib {
@@ -33,6 +49,7 @@ struct calib {
 	int *seen;		/* positions in t of the tensors seen, in order */
 	int nseen;
 	int seen_dirty;		/* a tensor was seen for the first time */
+	uint64_t run;		/* runs started */
 };
 
 void
@@ -100,6 +117,53 @@ list_tensors(struct calib *c, struct err *e)
 	return 0;
 }
 
+static int
+has_stats(void *ctx, const char *name)
+{
+	return strmap_get(((struct calib *)ctx)->index, name, NULL);
+}
+
+/*
+ * Which tensors' statistics derive from which (statderive.h); the
+ * tensors they derive from keep each batch's statistics apart.
+ */
+static int
+plan_derived(struct calib *c, struct err *e)
+{
+	Onnx__GraphProto *g = c->m->proto->graph;
+
+	for (size_t k = 0; k < g->n_node; k++) {
+		const Onnx__NodeProto *n = g->node[k];
+
+		for (size_t j = 0; j < n->n_output; j++) {
+			struct ctensor *ct;
+			int i;
+
+			if (!n->output[j][0] ||
+			    !strmap_get(c->index, n->output[j], &i))
+				continue;
+			ct = &c->t[i];
+			statderive_plan(c->m, n, j, has_stats, c, &ct->d);
+			if (ct->d.kind == STATDERIVE_NONE)
+				continue;
+			if (!(ct->src = calloc((size_t)ct->d.nsrc,
+			    sizeof *ct->src)))
+				return err_nomem(e);
+			for (int q = 0; q < ct->d.nsrc; q++) {
+				struct ctensor *s;
+
+				strmap_get(c->index, ct->d.src[q], &ct->src[q]);
+				s = &c->t[ct->src[q]];
+				if (!s->feeds && tstats_init(&s->batch, c->mbits,
+				    e) < 0)
+					return -1;
+				s->feeds = 1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int observe(void *ctx, const char *name, const struct tensor *t,
     struct err *e);
 
@@ -125,7 +189,8 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 	io.observe_ctx = c;
 	if (!(c->ip = interp_new(m, &io, e)))
 		goto fail;
-	if (list_tensors(c, e) < 0)
+	if (list_tensors(c, e) < 0 ||
+	    (!getenv("ONNXQ_NO_DERIVE") && plan_derived(c, e) < 0))
 		goto fail;
 	if (!(c->outs = calloc((size_t)interp_noutputs(c->ip) + 1,
 	    sizeof *c->outs))) {
@@ -150,6 +215,9 @@ calib_free(struct calib *c)
 	for (int i = 0; i < c->nt; i++) {
 		free(c->t[i].name);
 		tstats_release(&c->t[i].ts);
+		free(c->t[i].src);
+		if (c->t[i].feeds)
+			tstats_release(&c->t[i].batch);
 	}
 	free(c->t);
 	free(c->seen);
@@ -173,6 +241,105 @@ calib_batches(const struct calib *c)
 	return c->batches;
 }
 
+
+static int
+add_values(struct calib *c, struct tstats *ts, const float *x, size_t n,
+    struct err *e)
+{
+	return c->k ? statkern_add_batch(c->k, ts, x, n, e) :
+	    tstats_add_batch(ts, x, n, e);
+}
+
+/* Tensor i's batch of this run, when it kept one; else NULL. */
+static const struct tstats *
+batch_of(const struct calib *c, int i)
+{
+	return c->t[i].last_run == c->run ? c->t[i].last : NULL;
+}
+
+/* Empty b for a new batch of type dt, keeping its histogram's memory. */
+static void
+batch_reset(struct tstats *b, int dt)
+{
+	struct hist *h = b->hist;
+
+	b->hist = NULL;
+	tstats_release(b);
+	tstats_init(b, -1, NULL);	/* no histogram: cannot fail */
+	if ((b->hist = h) != NULL)
+		hist_clear(h);
+	b->dtype = dt;
+}
+
+/*
+ * Can ct's histogram of this batch (values of type dt) be derived from
+ * its sources' batches? Not when an infinity there would become finite.
+ */
+static int
+hist_derivable(const struct calib *c, const struct ctensor *ct, int dt)
+{
+	int open = ct->d.lo == -INFINITY && ct->d.hi == INFINITY;
+
+	if (ct->d.kind != STATDERIVE_HIST || !ct->ts.hist ||
+	    (ct->d.float32_only && dt != DT_FLOAT))
+		return 0;
+	for (int q = 0; q < ct->d.nsrc; q++) {
+		const struct tstats *s = batch_of(c, ct->src[q]);
+
+		if (!s || !s->hist || s->dtype != dt || (!open && s->inf))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Add one batch of ct's n values x (of type dt): derived from its
+ * sources' batches where statderive.h says how, and kept apart as well
+ * when other tensors derive from it.
+ */
+static int
+add_batch(struct calib *c, struct ctensor *ct, int dt, const float *x,
+    size_t n, struct err *e)
+{
+	const struct tstats *src;
+	struct tstats *to = &ct->ts;
+
+	ct->derived = 0;
+	if (n < DERIVE_MIN)
+		return add_values(c, to, x, n, e);
+	if (ct->d.kind == STATDERIVE_COPY &&
+	    (src = batch_of(c, ct->src[0])) && src->dtype == dt) {
+		ct->derived = 1;
+		ct->last = src;
+		ct->last_run = c->run;
+		return tstats_merge(to, src, e);
+	}
+	if (ct->feeds) {
+		batch_reset(&ct->batch, dt);
+		to = &ct->batch;
+	}
+	if (hist_derivable(c, ct, dt)) {
+		struct hist *h = to->hist;
+		int r;
+
+		/* the sums from the values, the histogram from the sources' */
+		to->hist = NULL;
+		r = add_values(c, to, x, n, e);
+		to->hist = h;
+		for (int q = 0; r == 0 && q < ct->d.nsrc; q++)
+			r = hist_add_clamped(h, batch_of(c, ct->src[q])->hist,
+			    ct->d.lo, ct->d.hi, e);
+		if (r < 0)
+			return -1;
+		ct->derived = 1;
+	} else if (add_values(c, to, x, n, e) < 0)
+		return -1;
+	if (!ct->feeds)
+		return 0;
+	ct->last = &ct->batch;
+	ct->last_run = c->run;
+	return tstats_merge(&ct->ts, &ct->batch, e);
+}
 
 /* The interpreter shows us each tensor once it is made. */
 static int
@@ -210,9 +377,7 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 		x = c->scratch;
 	}
 	tstats_add_shape(&ct->ts, t->rank, t->dims);
-	if (c->k ? statkern_add_batch(c->k, &ct->ts, x, (size_t)t->nelem,
-	    e) < 0 :
-	    tstats_add_batch(&ct->ts, x, (size_t)t->nelem, e) < 0)
+	if (add_batch(c, ct, t->dtype, x, (size_t)t->nelem, e) < 0)
 		return err_prefix(e, "tensor %s", name);
 	return 0;
 }
@@ -220,7 +385,10 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 int
 calib_run(struct calib *c, const struct tensor *inputs, struct err *e)
 {
-	int r = interp_run(c->ip, inputs, c->outs, e);
+	int r;
+
+	c->run++;	/* the batches kept apart so far are stale */
+	r = interp_run(c->ip, inputs, c->outs, e);
 
 	for (int i = 0; r == 0 && i < interp_noutputs(c->ip); i++)
 		tensor_release(&c->outs[i]);
@@ -242,6 +410,14 @@ update_seen(const struct calib *cc)
 		if (c->t[i].seen)
 			c->seen[c->nseen++] = i;
 	c->seen_dirty = 0;
+}
+
+int
+calib_tensor_derived(const struct calib *c, const char *name)
+{
+	int i;
+
+	return strmap_get(c->index, name, &i) && c->t[i].derived;
 }
 
 int

@@ -13,6 +13,13 @@
  * statistics are gathered by the threaded vector code of statkern.h when
  * mbits is 0 to STATKERN_MBITS_MAX, else by tstats_add_batch().
  *
+ * Statistics that follow exactly from other tensors' are derived from
+ * theirs, batch by batch, rather than computed from the values
+ * (statderive.h): all of them for a copy (Reshape, ...), the histogram
+ * for Relu, Clip, Transpose and Concat (their sums are computed). The
+ * stream is the same either way: ONNXQ_NO_DERIVE set in the environment
+ * when the engine is made turns this off (for comparisons).
+ *
  * The tensors are kept, and written, in the model's order: the graph
  * inputs in order, then the outputs of each node in the interpreter's
  * topological order (graph_topo()), each node's outputs in order. So the
@@ -74,6 +81,12 @@ uint64_t calib_batches(const struct calib *c);
 int calib_ntensors(const struct calib *c);
 const char *calib_tensor_name(const struct calib *c, int i);
 const struct tstats *calib_tensor_stats(const struct calib *c, int i);
+
+/*
+ * 1 when the last run derived tensor name's histogram from other
+ * tensors' rather than counting its values (see above).
+ */
+int calib_tensor_derived(const struct calib *c, const char *name);
 
 /* The stat and hist records of every tensor; errors are the writer's. */
 int calib_write(const struct calib *c, struct stream_writer *w,

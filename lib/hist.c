@@ -275,6 +275,102 @@ hist_add_block(struct hist *h, int block, const uint64_t *counts,
 	return over ? err_set(e, "histogram bin count overflows") : 0;
 }
 
+/* Clip's map, as its kernel computes it (NaN bounds change nothing). */
+static float
+clamp(float v, float lo, float hi)
+{
+	v = v < lo ? lo : v;
+	return v > hi ? hi : v;
+}
+
+/* Add count to the bin of y; a non-finite y is not counted. */
+static int
+add_at(struct hist *h, float y, uint64_t count, struct err *e)
+{
+	uint32_t u = f2u(y), e8 = u >> 23 & 0xff;
+	uint64_t *c;
+
+	if (e8 == 0xff || count == 0)
+		return 0;
+	if (e8 == 0)
+		return add_count(&h->zero, count, e);
+	if (!(c = slot(h, u >> (23 - h->mbits))))
+		return err_nomem(e);
+	return add_count(c, count, e);
+}
+
+/*
+ * One block of src (sign << 8 | exponent, normal values): whole when
+ * clamp leaves its least and greatest values as they are (so all in
+ * between), into one bin when it maps both ends to the same value (so
+ * all in between), else bin by bin, each bin's edge standing for all
+ * its values (see hist.h).
+ */
+static int
+add_block_clamped(struct hist *dst, int block, const uint64_t *counts,
+    float lo, float hi, struct err *e)
+{
+	int shift = 23 - dst->mbits;
+	size_t nb = (size_t)1 << dst->mbits;
+	float first = u2f((uint32_t)block << 23);
+	float last = u2f((uint32_t)block << 23 | 0x7fffff);
+	float cf = clamp(first, lo, hi), cl = clamp(last, lo, hi);
+
+	if (f2u(cf) == f2u(first) && f2u(cl) == f2u(last))
+		return hist_add_block(dst, block, counts, e);
+	if (f2u(cf) == f2u(cl)) {
+		uint64_t total = 0;
+
+		for (size_t j = 0; j < nb; j++)
+			if (add_count(&total, counts[j], e) < 0)
+				return -1;
+		return add_at(dst, cf, total, e);
+	}
+	for (size_t j = 0; j < nb; j++) {
+		float edge = u2f((uint32_t)block << 23 | (uint32_t)j << shift);
+
+		if (counts[j] && add_at(dst, clamp(edge, lo, hi), counts[j],
+		    e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+hist_add_clamped(struct hist *dst, const struct hist *src, float lo,
+    float hi, struct err *e)
+{
+	int shift = 23 - src->mbits;
+
+	if (dst->mbits != src->mbits)
+		return err_set(e, "histograms of mbits %d and %d", dst->mbits,
+		    src->mbits);
+	/* zeros and subnormals: 0 stands for them all */
+	if (add_at(dst, clamp(0.0f, lo, hi), src->zero, e) < 0)
+		return -1;
+	for (int i = 0; i < src->nsp; i++)
+		if (add_at(dst, clamp(u2f(src->sp[i].key << shift), lo, hi),
+		    src->sp[i].count, e) < 0)
+			return -1;
+	for (int b = 0; src->block && b < NBLOCKS; b++)
+		if (src->block[b] && add_block_clamped(dst, b, src->block[b],
+		    lo, hi, e) < 0)
+			return -1;
+	return 0;
+}
+
+void
+hist_clear(struct hist *h)
+{
+	size_t nb = (size_t)1 << h->mbits;
+
+	h->zero = 0;
+	h->nsp = 0;
+	for (int b = 0; h->block && b < NBLOCKS; b++)
+		if (h->block[b])
+			memset(h->block[b], 0, nb * sizeof *h->block[b]);
+}
+
 int
 hist_coarsen(struct hist *h, int mbits, struct err *e)
 {

@@ -52,6 +52,22 @@ int hist_add_block(struct hist *h, int block, const uint64_t *counts,
     struct err *e);
 /* dst += src; coarsens dst to the smaller mbits first when they differ. */
 int hist_merge(struct hist *dst, const struct hist *src, struct err *e);
+/*
+ * dst += the histogram of clamp(v) over src's values v, where clamp is
+ * Clip's elementwise map (v < lo ? lo : v, then > hi ? hi : v; Relu is
+ * lo 0, hi +Inf; -Inf and +Inf leave the values as they are). Exact,
+ * because clamp is monotonic and can change a value's bin only by
+ * moving it to lo's or hi's bin: a bin that lo or hi falls in keeps all
+ * its values, any other bin goes whole to one bin. The caller keeps
+ * the infinities apart (src does not count them, and a finite bound
+ * would make them finite); values that clamp makes infinite (a bound of
+ * +-Inf) are not counted, as hist_add() would not. Same mbits in both;
+ * -1 when they differ or out of memory.
+ */
+int hist_add_clamped(struct hist *dst, const struct hist *src, float lo,
+    float hi, struct err *e);
+/* Set every count to zero (the memory is kept for the next counts). */
+void hist_clear(struct hist *h);
 /* Reduce to fewer mantissa bits (exact: bins are unions of finer bins). */
 int hist_coarsen(struct hist *h, int mbits, struct err *e);
 /* Bytes of memory h holds (the struct and its blocks). */

@@ -356,6 +356,101 @@ test_add_block(void)
 	hist_free(s);
 }
 
+/*
+ * hist_add_clamped(): the histogram of Clip's output derived from its
+ * input's equals the one counted, for bounds inside bins, on edges, in
+ * the zero bin, crossed, NaN and infinite; the values include NaN, -0,
+ * subnormals, infinities and the bounds themselves. Both forms of src
+ * (few bins, blocks) and of dst.
+ */
+static float
+clampf(float v, float lo, float hi)
+{
+	v = v < lo ? lo : v;
+	return v > hi ? hi : v;
+}
+
+static void
+test_add_clamped(void)
+{
+	static const float bounds[][2] = {
+		{ 0, INFINITY }, { 0, 6 }, { -1.5f, 2.75f }, { -0.0f, 6 },
+		{ 1.1f, 1.13f }, { -7.3f, -7.29f }, { 1e-40f, 3e-39f },
+		{ -1e-40f, 1e-40f }, { 3, 3 }, { 5, 2 }, { NAN, 6 },
+		{ -6, NAN }, { NAN, NAN }, { -INFINITY, INFINITY },
+		{ INFINITY, INFINITY }, { -INFINITY, -INFINITY },
+		{ -FLT_MAX, FLT_MAX }, { 4, 1e30f }, { -1e30f, -2 },
+	};
+	static const size_t sizes[] = { 7, 5000 };
+	static float x[5000], y[5000];
+	struct err e;
+
+	for (size_t bi = 0; bi < sizeof bounds / sizeof *bounds; bi++)
+		for (size_t si = 0; si < 2; si++) {
+			float lo = bounds[bi][0], hi = bounds[bi][1];
+			size_t n = sizes[si];
+			struct hist *in = hist_new(7), *want = hist_new(7);
+			struct hist *got = hist_new(7);
+
+			REQUIRE(in && want && got);
+			fill(x, n);
+			/* the bounds, their neighbours, huge values */
+			for (size_t i = 0; i < n; i += 3) {
+				float b = i % 2 ? lo : hi;
+
+				x[i] = i % 5 == 0 ? nextafterf(b, 0) : i % 7 == 0 ?
+				    nextafterf(b, INFINITY) : b;
+			}
+			/* infinities are counted apart (see hist.h) */
+			for (size_t i = 0; i < n; i++)
+				if (isinf(x[i]))
+					x[i] = copysignf(1.25f, x[i]);
+			for (size_t i = 0; i < n; i++)
+				y[i] = clampf(x[i], lo, hi);
+			hist_add(in, x, n);
+			hist_add(want, y, n);
+			if (si == 1)	/* onto a dst that holds counts */
+				hist_add(got, x, 3), hist_add(want, x, 3);
+			CHECK_EQ_INT(hist_add_clamped(got, in, lo, hi, &e), 0);
+			CHECK(same(got, want));
+			hist_free(in);
+			hist_free(want);
+			hist_free(got);
+		}
+	{
+		struct hist *a = hist_new(7), *b = hist_new(6);
+
+		REQUIRE(a && b);
+		CHECK_EQ_INT(hist_add_clamped(a, b, 0, 6, &e), -1);
+		hist_free(a);
+		hist_free(b);
+	}
+}
+
+/* hist_clear(): no counts left, and the histogram counts on as new. */
+static void
+test_clear(void)
+{
+	static float x[3000];
+	struct hist *h = hist_new(7), *f = hist_new(7);
+	struct hist_bin *b;
+	size_t n;
+
+	REQUIRE(h && f);
+	fill(x, 3000);
+	hist_add(h, x, 3000);
+	hist_clear(h);
+	CHECK(hist_total(h) == 0);
+	CHECK_EQ_INT(hist_bins(h, &b, &n, NULL), 0);
+	CHECK_EQ_INT((int)n, 0);
+	free(b);
+	hist_add(h, x, 10);
+	hist_add(f, x, 10);
+	CHECK(same(h, f));
+	hist_free(h);
+	hist_free(f);
+}
+
 UNIT_MAIN(test_edges, test_order_and_width, test_merge_shards,
     test_coarsen_exact, test_add_bin, test_small_forms,
-    test_add_block)
+    test_add_block, test_add_clamped, test_clear)
