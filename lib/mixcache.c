@@ -30,6 +30,7 @@ struct mixcache {
 	size_t ninits;
 	struct sample *smp;
 	size_t nsmp, capsmp;
+	struct strmap *want;	/* the values kept (find_wanted) */
 };
 
 static int
@@ -75,9 +76,10 @@ drop(struct mixcache *c)
 	free(c->smp);
 	strmap_free(c->node_ix);
 	strmap_free(c->init_ix);
+	strmap_free(c->want);
 	c->nodes = c->inits = NULL;
 	c->smp = NULL;
-	c->node_ix = c->init_ix = NULL;
+	c->node_ix = c->init_ix = c->want = NULL;
 	c->nnodes = c->ninits = c->nsmp = c->capsmp = 0;
 	c->bytes = 0;
 	c->valid = 0;
@@ -100,6 +102,77 @@ mixcache_free(struct mixcache *c)
 		return;
 	drop(c);
 	free(c);
+}
+
+static int
+is_quantize(const Onnx__NodeProto *n)
+{
+	return strcmp(n->op_type, "QuantizeLinear") == 0 &&
+	    (n->domain == NULL || n->domain[0] == '\0' ||
+	    strcmp(n->domain, "com.microsoft") == 0);
+}
+
+/*
+ * The values of m worth keeping: those a node of a variant re-runs while
+ * their producer does not. A node re-runs when it changed (a Q/DQ pair's
+ * parameters, a rewired reader) or reads a value that changed; so a
+ * value read by one node alone, with constants, is read again only when
+ * that node changed. Kept: the graph outputs, what a QuantizeLinear reads
+ * (its parameters are what variants change), and what is read along with
+ * another value that is not constant (initializers, and what nodes make
+ * of them alone). Anything else a variant needs is made again from
+ * these (mixcache_match()).
+ */
+static int
+find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
+{
+	struct strmap *konst = strmap_new();
+	int rc = -1;
+
+	if ((c->want = strmap_new()) == NULL || konst == NULL)
+		goto out;
+	for (size_t i = 0; i < g->n_initializer; i++)
+		if (strmap_put(konst, str_or_empty(g->initializer[i]->name),
+		    1) < 0)
+			goto out;
+	for (size_t i = 0; i < g->n_output; i++)
+		if (strmap_put(c->want, str_or_empty(g->output[i]->name),
+		    1) < 0)
+			goto out;
+	/* In order: the QDQ models are sorted, so inputs come first. */
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		size_t nvar = 0;
+
+		for (size_t j = 0; j < n->n_input; j++)
+			nvar += n->input[j][0] && !strmap_get(konst,
+			    n->input[j], NULL);
+		if (nvar == 0 && n->n_input > 0 && n->n_attribute == 0) {
+			for (size_t j = 0; j < n->n_output; j++)
+				if (strmap_put(konst, n->output[j], 1) < 0)
+					goto out;
+			continue;
+		}
+		for (size_t j = 0; j < n->n_input; j++)
+			if (n->input[j][0] && (nvar > 1 || is_quantize(n)) &&
+			    !strmap_get(konst, n->input[j], NULL) &&
+			    strmap_put(c->want, n->input[j], 1) < 0)
+				goto out;
+	}
+	rc = 0;
+out:
+	strmap_free(konst);
+	return rc;
+}
+
+int
+mixcache_want(struct mixcache *c, const char *name, struct err *e)
+{
+	if (c->valid && strmap_put(c->want, name, 1) < 0) {
+		drop(c);
+		return err_nomem(e);
+	}
+	return 0;
 }
 
 int
@@ -133,6 +206,8 @@ mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
 			goto nomem;
 		c->ninits++;
 	}
+	if (find_wanted(c, g) < 0)
+		goto nomem;
 	c->valid = 1;
 	return 0;
 nomem:
@@ -149,15 +224,16 @@ sample_of(const struct mixcache *c, int s)
 	return NULL;
 }
 
-int
-mixcache_record(struct mixcache *c, int s, const char *name,
-    const struct tensor *t)
+/* Keep sample s's tensor t: taken when own (t itself), else copied. */
+static int
+put(struct mixcache *c, int s, const char *name, const struct tensor *t,
+    struct tensor *own)
 {
 	struct sample *x;
 	struct err scratch;
 	uint64_t size = (uint64_t)t->nelem * dtype_size(t->dtype);
 
-	if (!c->valid)
+	if (!c->valid || !strmap_get(c->want, name, NULL))
 		return 0;
 	if (c->bytes + size > c->budget)
 		goto over;
@@ -174,8 +250,12 @@ mixcache_record(struct mixcache *c, int s, const char *name,
 	}
 	if (strmap_get(x->ix, name, NULL))
 		return 0;
-	if (array_grow(&x->v, &x->cap, x->n, sizeof *x->v) < 0 ||
-	    tensor_copy(&x->v[x->n], t, &scratch) < 0)
+	if (array_grow(&x->v, &x->cap, x->n, sizeof *x->v) < 0)
+		goto over;
+	if (own) {
+		memset(&x->v[x->n], 0, sizeof x->v[x->n]);
+		tensor_move(&x->v[x->n], own);
+	} else if (tensor_copy(&x->v[x->n], t, &scratch) < 0)
 		goto over;
 	if (strmap_put(x->ix, name, (int)x->n) < 0) {
 		tensor_release(&x->v[x->n]);
@@ -188,6 +268,19 @@ over:
 	/* Past the budget, or out of memory: no reference. */
 	drop(c);
 	return 0;
+}
+
+int
+mixcache_record(struct mixcache *c, int s, const char *name,
+    const struct tensor *t)
+{
+	return put(c, s, name, t, NULL);
+}
+
+int
+mixcache_keep(struct mixcache *c, int s, const char *name, struct tensor *t)
+{
+	return put(c, s, name, t, t);
 }
 
 int
@@ -219,6 +312,7 @@ struct variant {
 	struct strmap *clean;	/* outputs of matching nodes */
 	struct strmap *init;	/* initializer -> index in g */
 	struct strmap *input;	/* graph inputs */
+	struct strmap *producer;	/* node output -> node */
 	signed char *same;	/* per initializer: -1 not compared yet */
 };
 
@@ -249,9 +343,15 @@ variant_init(struct variant *v, const Onnx__GraphProto *g)
 	v->clean = strmap_new();
 	v->init = strmap_new();
 	v->input = strmap_new();
+	v->producer = strmap_new();
 	v->same = malloc(g->n_initializer + 1);
-	if (!v->clean || !v->init || !v->input || !v->same)
+	if (!v->clean || !v->init || !v->input || !v->producer || !v->same)
 		return -1;
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t j = 0; j < g->node[i]->n_output; j++)
+			if (g->node[i]->output[j][0] && strmap_put(v->producer,
+			    g->node[i]->output[j], (int)i) < 0)
+				return -1;
 	memset(v->same, -1, g->n_initializer + 1);
 	/* Initializers first: one that is also an input is a constant. */
 	for (size_t i = 0; i < g->n_initializer; i++)
@@ -272,6 +372,7 @@ variant_release(struct variant *v)
 	strmap_free(v->clean);
 	strmap_free(v->init);
 	strmap_free(v->input);
+	strmap_free(v->producer);
 	free(v->same);
 }
 
@@ -308,6 +409,25 @@ mixcache_match(const struct mixcache *c, const struct model *m,
 				goto nomem;
 		skip[i] = 1;
 		nmatch++;
+	}
+	/*
+	 * A node that runs reads what skipped nodes made: kept values, or
+	 * made again by their producers (backwards, so that theirs are too).
+	 */
+	for (size_t i = g->n_node; i-- > 0; ) {
+		const Onnx__NodeProto *n = g->node[i];
+
+		if (skip[i])
+			continue;
+		for (size_t j = 0; j < n->n_input; j++) {
+			const char *name = n->input[j];
+
+			if (name[0] && !strmap_get(c->want, name, NULL) &&
+			    strmap_get(v.producer, name, &k) && skip[k]) {
+				skip[k] = 0;
+				nmatch--;
+			}
+		}
 	}
 	variant_release(&v);
 	return nmatch;

@@ -88,8 +88,6 @@ watch_probe(void *ctx, const char *name, const struct tensor *t,
 	struct watch *w = ctx;
 	struct mixeval *ev = w->ev;
 
-	if (w->recording)
-		mixcache_record(ev->cache, w->sample, name, t);
 	for (int k = 0; k < ev->noutputs; k++) {
 		struct tensor *ref = &ev->probe_ref[w->sample * ev->noutputs + k];
 
@@ -290,10 +288,21 @@ cached_of(void *ctx, const char *name)
 	return mixcache_get(w->ev->cache, w->sample, name);
 }
 
+/* interp_run_keep(): the recorded run's values go to the cache as they are. */
+static void
+keep_value(void *ctx, const char *name, struct tensor *t)
+{
+	struct watch *w = ctx;
+
+	mixcache_keep(w->ev->cache, w->sample, name, t);
+}
+
 /*
  * Run sample s: only the nodes that differ from the reference run when
  * it has the sample (skip: the nodes that do not), else all of them.
- * Probes computed by skipped nodes are compared from the cache.
+ * Probes computed by skipped nodes are compared from the cache. The
+ * reference run (w->recording) gives its values to the cache, outputs
+ * included.
  */
 static int
 run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
@@ -301,6 +310,14 @@ run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
 {
 	const struct tensor *in = &ev->inputs[s * ev->ninputs];
 
+	if (w->recording) {
+		if (interp_run_keep(ip, in, keep_value, w, out, e) < 0)
+			return -1;
+		for (int j = 0; j < interp_noutputs(ip); j++)
+			mixcache_record(ev->cache, s, interp_output_name(ip, j),
+			    &out[j]);
+		return 0;
+	}
 	if (skip == NULL || !mixcache_has(ev->cache, s))
 		return interp_run(ip, in, out, e);
 	memset(w->seen, 0, (size_t)ev->noutputs * sizeof *w->seen);
@@ -403,6 +420,9 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	if (record) {
 		if (mixcache_begin(ev->cache, m, e) < 0)
 			goto out;
+		for (int k = 0; k < ev->noutputs; k++)
+			if (mixcache_want(ev->cache, names[k], e) < 0)
+				goto out;
 	} else {
 		if ((skip = malloc(m->proto->graph->n_node + 1)) == NULL) {
 			err_nomem(e);
@@ -410,7 +430,6 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		}
 		if ((nskip = mixcache_match(ev->cache, m, skip, e)) < 0)
 			goto out;
-		if (getenv("MIXDBG")) fprintf(stderr, "DBG n=%d skip %d of %zu rec=%d\n", nsamples, nskip, m->proto->graph->n_node, record);
 	}
 	if ((ip = interp_new(m, &io, e)) == NULL)
 		goto out;

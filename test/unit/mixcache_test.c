@@ -3,7 +3,9 @@
  * test/data/mixprec/chain.onnx (Conv, Relu, Conv, Reshape, MatMul, Add)
  * and a variant with another B2: the nodes before the second Conv match,
  * the rest do not; the variant run from the cached values is bit for bit
- * its whole run; past the budget the reference is dropped. Also the
+ * its whole run; r1 (read by the second Conv alone) is kept only when
+ * asked for, else the first nodes run again; past the budget the
+ * reference is dropped. Also the
  * interpreter's fold_constant_nodes: the same outputs.
  */
 #include <stdio.h>
@@ -84,12 +86,14 @@ test_match_and_skip(void)
 	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 0);
 	CHECK(!mixcache_has(c, 0));
 	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(mixcache_want(c, "r1", &e) == 0);
 	ro.observe_ctx = c;
 	REQUIRE((ip = interp_new(m, &ro, &e)) != NULL);
 	REQUIRE(interp_run(ip, &x, a, &e) == 0);
 	tensor_release(&a[0]);
 	CHECK(mixcache_has(c, 0));
 	CHECK(mixcache_get(c, 0, "r1") != NULL);
+	CHECK(mixcache_get(c, 0, "c1") == NULL);
 	CHECK(mixcache_bytes(c) > 0);
 	/* The same model: every node matches. */
 	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
@@ -104,8 +108,68 @@ test_match_and_skip(void)
 	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
 	    (size_t)a[0].nelem * sizeof(float)) == 0);
 	tensor_release(&a[0]);
+
+	/* r1 not kept: the Conv and Relu run again, the same output. */
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(interp_run(ip, &x, a, &e) == 0);
+	tensor_release(&a[0]);
+	CHECK(mixcache_get(c, 0, "r1") == NULL);
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 0);
+	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
+	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
+	    (size_t)a[0].nelem * sizeof(float)) == 0);
+	tensor_release(&a[0]);
 	tensor_release(&b[0]);
 
+	interp_free(iv);
+	interp_free(ip);
+	mixcache_free(c);
+	tensor_release(&x);
+	model_free(m);
+	model_free(v);
+}
+
+static void
+keep(void *ctx, const char *name, struct tensor *t)
+{
+	mixcache_keep(ctx, 0, name, t);
+}
+
+/* interp_run_keep(): the values taken, not copied; the same outputs. */
+static void
+test_keep(void)
+{
+	struct model *m = fixture_model(CHAIN), *v = fixture_model(CHAIN);
+	struct mixcache *c = mixcache_new(1 << 30);
+	struct interp *ip = NULL, *iv = NULL;
+	struct tensor x, a[1], b[1];
+	unsigned char skip[6];
+	struct err e;
+
+	REQUIRE(m != NULL && v != NULL && c != NULL);
+	make_input(&x);
+	REQUIRE(x.data != NULL);
+	REQUIRE((ip = interp_new(m, NULL, &e)) != NULL);
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(mixcache_want(c, "r1", &e) == 0);
+	REQUIRE(interp_run_keep(ip, &x, keep, c, a, &e) == 0);
+	CHECK(mixcache_get(c, 0, "r1") != NULL);
+	CHECK(mixcache_get(c, 0, "c1") == NULL);
+	REQUIRE(interp_run(ip, &x, b, &e) == 0);
+	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
+	    (size_t)a[0].nelem * sizeof(float)) == 0);
+	tensor_release(&a[0]);
+	tensor_release(&b[0]);
+	bump(v, "B2");
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 2);
+	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
+	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
+	REQUIRE(interp_run(iv, &x, b, &e) == 0);
+	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
+	    (size_t)a[0].nelem * sizeof(float)) == 0);
+	tensor_release(&a[0]);
+	tensor_release(&b[0]);
 	interp_free(iv);
 	interp_free(ip);
 	mixcache_free(c);
@@ -207,4 +271,5 @@ test_fold(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_match_and_skip, test_missing_and_budget, test_fold)
+UNIT_MAIN(test_match_and_skip, test_keep, test_missing_and_budget,
+    test_fold)
