@@ -104,31 +104,126 @@ mixcache_free(struct mixcache *c)
 	free(c);
 }
 
+/*
+ * find_wanted()'s view of the reference: for each value a node makes
+ * from non-constant ones, the QuantizeLinear nodes it depends on (the
+ * places where variants differ), as a set of bits.
+ */
+struct deps {
+	struct strmap *ix;	/* value -> index */
+	const char **name;
+	uint64_t *bits;		/* nwords per value */
+	int *dq_from;		/* a DequantizeLinear's value: its input's */
+	size_t nwords, n;
+};
+
 static int
-is_quantize(const Onnx__NodeProto *n)
+is_op(const Onnx__NodeProto *n, const char *op)
 {
-	return strcmp(n->op_type, "QuantizeLinear") == 0 &&
-	    (n->domain == NULL || n->domain[0] == '\0' ||
-	    strcmp(n->domain, "com.microsoft") == 0);
+	return strcmp(n->op_type, op) == 0 && (n->domain == NULL ||
+	    n->domain[0] == '\0' || strcmp(n->domain, "com.microsoft") == 0);
+}
+
+/* Does a change of value w imply one of value v (w's sources in v's)? */
+static int
+deps_within(const struct deps *d, int w, int v)
+{
+	const uint64_t *a = d->bits + (size_t)w * d->nwords;
+	const uint64_t *b = d->bits + (size_t)v * d->nwords;
+
+	for (size_t k = 0; k < d->nwords; k++)
+		if (a[k] & ~b[k])
+			return 0;
+	return 1;
+}
+
+/* The values of g and their sources, in order (g is sorted). */
+static int
+deps_init(struct deps *d, const Onnx__GraphProto *g, struct strmap *konst)
+{
+	size_t nq = 0, nv = 0, q = 0;
+
+	for (size_t i = 0; i < g->n_node; i++) {
+		nq += is_op(g->node[i], "QuantizeLinear");
+		nv += g->node[i]->n_output;
+	}
+	d->nwords = nq / 64 + 1;
+	d->ix = strmap_new();
+	d->name = calloc(nv + 1, sizeof *d->name);
+	d->bits = calloc((nv + 1) * d->nwords, sizeof *d->bits);
+	d->dq_from = calloc(nv + 1, sizeof *d->dq_from);
+	if (!d->ix || !d->name || !d->bits || !d->dq_from)
+		return -1;
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		uint64_t *acc = d->bits + d->n * d->nwords;
+		size_t nvar = 0, first = d->n;
+		int v;
+
+		for (size_t j = 0; j < n->n_input; j++)
+			nvar += n->input[j][0] && !strmap_get(konst,
+			    n->input[j], NULL);
+		if (nvar == 0 && n->n_input > 0 && n->n_attribute == 0) {
+			/* Made of constants: a weight's DequantizeLinear. */
+			for (size_t j = 0; j < n->n_output; j++)
+				if (strmap_put(konst, n->output[j], 1) < 0)
+					return -1;
+			continue;
+		}
+		memset(acc, 0, d->nwords * sizeof *acc);
+		for (size_t j = 0; j < n->n_input; j++)
+			if (strmap_get(d->ix, n->input[j], &v))
+				for (size_t k = 0; k < d->nwords; k++)
+					acc[k] |= d->bits[(size_t)v *
+					    d->nwords + k];
+		if (is_op(n, "QuantizeLinear")) {
+			acc[q / 64] |= (uint64_t)1 << (q % 64);
+			q++;
+		}
+		for (size_t j = 0; j < n->n_output; j++) {
+			if (n->output[j][0] == '\0')
+				continue;
+			if (d->n != first)
+				memcpy(d->bits + d->n * d->nwords, acc,
+				    d->nwords * sizeof *acc);
+			d->dq_from[d->n] = is_op(n, "DequantizeLinear") &&
+			    n->n_input > 0 && strmap_get(d->ix, n->input[0],
+			    &v) ? v : -1;
+			d->name[d->n] = n->output[j];
+			if (strmap_put(d->ix, n->output[j], (int)d->n++) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+deps_release(struct deps *d)
+{
+	strmap_free(d->ix);
+	free(d->name);
+	free(d->bits);
+	free(d->dq_from);
 }
 
 /*
- * The values of m worth keeping: those a node of a variant re-runs while
- * their producer does not. A node re-runs when it changed (a Q/DQ pair's
- * parameters, a rewired reader) or reads a value that changed; so a
- * value read by one node alone, with constants, is read again only when
- * that node changed. Kept: the graph outputs, what a QuantizeLinear reads
- * (its parameters are what variants change), and what is read along with
- * another value that is not constant (initializers, and what nodes make
- * of them alone). Anything else a variant needs is made again from
- * these (mixcache_match()).
+ * The values of m worth keeping: those a node of a variant may read
+ * while their producer is skipped, that is when the node changed (a
+ * QuantizeLinear's parameters: what variants change) or another of its
+ * inputs did, one that can change alone (depends on a QuantizeLinear
+ * this value does not). A DequantizeLinear's value is kept as its
+ * input, four times smaller: it is quick to make again. The graph
+ * outputs too. Anything else a variant needs is made again from these
+ * (mixcache_match()).
  */
 static int
 find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
 {
 	struct strmap *konst = strmap_new();
-	int rc = -1;
+	struct deps d;
+	int rc = -1, v, w;
 
+	memset(&d, 0, sizeof d);
 	if ((c->want = strmap_new()) == NULL || konst == NULL)
 		goto out;
 	for (size_t i = 0; i < g->n_initializer; i++)
@@ -139,28 +234,29 @@ find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
 		if (strmap_put(c->want, str_or_empty(g->output[i]->name),
 		    1) < 0)
 			goto out;
-	/* In order: the QDQ models are sorted, so inputs come first. */
+	if (deps_init(&d, g, konst) < 0)
+		goto out;
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
-		size_t nvar = 0;
+		int changes = is_op(n, "QuantizeLinear");
 
-		for (size_t j = 0; j < n->n_input; j++)
-			nvar += n->input[j][0] && !strmap_get(konst,
-			    n->input[j], NULL);
-		if (nvar == 0 && n->n_input > 0 && n->n_attribute == 0) {
-			for (size_t j = 0; j < n->n_output; j++)
-				if (strmap_put(konst, n->output[j], 1) < 0)
-					goto out;
-			continue;
-		}
-		for (size_t j = 0; j < n->n_input; j++)
-			if (n->input[j][0] && (nvar > 1 || is_quantize(n)) &&
-			    !strmap_get(konst, n->input[j], NULL) &&
-			    strmap_put(c->want, n->input[j], 1) < 0)
+		for (size_t j = 0; j < n->n_input; j++) {
+			int need = changes;
+
+			if (!strmap_get(d.ix, n->input[j], &v))
+				continue;
+			for (size_t k = 0; !need && k < n->n_input; k++)
+				need = k != j && strmap_get(d.ix, n->input[k],
+				    &w) && !deps_within(&d, w, v);
+			if (need && d.dq_from[v] >= 0)
+				v = d.dq_from[v];
+			if (need && strmap_put(c->want, d.name[v], 1) < 0)
 				goto out;
+		}
 	}
 	rc = 0;
 out:
+	deps_release(&d);
 	strmap_free(konst);
 	return rc;
 }
