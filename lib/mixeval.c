@@ -31,6 +31,8 @@ struct mixeval {
 	int *order;		/* samples, the noisiest first (rank_samples) */
 	double *signal;		/* each output's sum of squares, all samples */
 	double *sample_noise;	/* each sample's squared error, last run */
+	void *prepped;		/* the model after prep_model(), packed */
+	size_t nprepped;
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct mixcache *cache;		/* the reference run's activations */
 	int record;			/* the next run is the reference */
@@ -76,6 +78,7 @@ evaldata_release(struct mixeval *ev)
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
+	free(ev->prepped);
 	qdq_wcache_free(ev->wcache);
 	mixcache_free(ev->cache);
 }
@@ -410,9 +413,8 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		err_nomem(e);
 		goto out;
 	}
-	if ((m = model_load_mem(ev->o.model, ev->o.len, ev->o.name, ev->o.dir,
-	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
-	    qdq_apply(m, plan, &qo, NULL, e) < 0)
+	if ((m = model_load_mem(ev->prepped, ev->nprepped, ev->o.name,
+	    ev->o.dir, e)) == NULL || qdq_apply(m, plan, &qo, NULL, e) < 0)
 		goto out;
 	probes_in(ev, m, names);
 	w.names = names;
@@ -559,6 +561,22 @@ next_is_reference(void *ctx)
 	ev->record = 1;
 }
 
+/* The model as qdq_apply() takes it, prepared once for all evaluations. */
+static int
+prepare(struct mixeval *ev, struct err *e)
+{
+	struct model *m;
+	int rc;
+
+	if ((m = model_load_mem(ev->o.model, ev->o.len, ev->o.name, ev->o.dir,
+	    e)) == NULL)
+		return -1;
+	rc = prep_model(m, NULL, e) < 0 || model_pack(m, &ev->prepped,
+	    &ev->nprepped, e) < 0 ? -1 : 0;
+	model_free(m);
+	return rc;
+}
+
 struct mixeval *
 mixeval_new(const struct mixeval_opts *o, struct err *e)
 {
@@ -575,7 +593,7 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		mixeval_free(ev);
 		return NULL;
 	}
-	if (evaldata_init(ev, o, e) < 0) {
+	if (evaldata_init(ev, o, e) < 0 || prepare(ev, e) < 0) {
 		mixeval_free(ev);
 		return NULL;
 	}
