@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compare.h"
 #include "dataset.h"
@@ -36,7 +37,18 @@ struct mixeval {
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct mixcache *cache;		/* the reference run's activations */
 	int record;			/* the next run is the reference */
+	struct mixeval_profile prof;
 };
+
+/* CPU seconds of the process so far. */
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* What the observe callbacks need. */
 struct watch {
@@ -312,7 +324,6 @@ run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
     const unsigned char *skip, struct tensor *out, struct err *e)
 {
 	const struct tensor *in = &ev->inputs[s * ev->ninputs];
-
 	if (w->recording) {
 		if (interp_run_keep(ip, in, keep_value, w, out, e) < 0)
 			return -1;
@@ -403,8 +414,10 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct tensor *out = NULL;
 	unsigned char *skip = NULL;
 	int *pos = NULL, *seen = NULL, nout = 0, nskip = 0, rc = -1;
-	int record = ev->record && !ev->o.whole_runs;
+	int record = ev->record && !ev->o.whole_runs, part;
+	double t0 = cpu_seconds(), t1 = 0;
 
+	ev->prof.evaluations++;
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
 	if ((plan = plan_of(mp, e)) == NULL)
@@ -463,6 +476,8 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		}
 	}
 	compare_init(&top1);
+	t1 = cpu_seconds();
+	ev->prof.build += t1 - t0;
 	sc->samples = 0;
 	for (int i = 0; i < nsamples; i++) {
 		int s = ev->order[i];
@@ -472,6 +487,10 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		if (run_sample(ev, ip, &w, s, nskip > 0 ? skip : NULL, out,
 		    e) < 0)
 			goto out;
+		part = nskip > 0 && mixcache_has(ev->cache, s) ? nskip : 0;
+		ev->prof.samples++;
+		ev->prof.nodes_run += (long)m->proto->graph->n_node - part;
+		ev->prof.nodes_skipped += part;
 		for (int k = 0; k < ev->noutputs; k++)
 			before += cmp[k].noise;
 		for (int k = 0; k < ev->noutputs; k++) {
@@ -518,6 +537,8 @@ out:
 	if (out)
 		for (int j = 0; j < nout; j++)
 			tensor_release(&out[j]);
+	if (t1 > 0)
+		ev->prof.run += cpu_seconds() - t1;
 	free(out);
 	free(cmp);
 	free(pcmp);
@@ -593,10 +614,12 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		mixeval_free(ev);
 		return NULL;
 	}
+	ev->prof.reference = cpu_seconds();
 	if (evaldata_init(ev, o, e) < 0 || prepare(ev, e) < 0) {
 		mixeval_free(ev);
 		return NULL;
 	}
+	ev->prof.reference = cpu_seconds() - ev->prof.reference;
 	/*
 	 * The reference activations (a few samples of the quantized model)
 	 * take at most a quarter of the memory limit (tensor.h): past that,
@@ -624,6 +647,12 @@ int
 mixeval_classifier(const struct mixeval *ev)
 {
 	return ev->classifier;
+}
+
+void
+mixeval_profile(const struct mixeval *ev, struct mixeval_profile *p)
+{
+	*p = ev->prof;
 }
 
 void
