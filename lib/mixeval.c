@@ -15,7 +15,9 @@
 #include "qdq.h"
 #include "qdqwcache.h"
 #include "stream.h"
+#include "strmap.h"
 #include "tensor.h"
+#include "util.h"
 
 /* The evaluation data and the fp32 outputs, computed once. */
 struct mixeval {
@@ -36,6 +38,9 @@ struct mixeval {
 	size_t nprepped;
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct mixcache *cache;		/* the reference run's activations */
+	struct strmap *qp_ix;		/* read_once()'s records */
+	struct qparam_rec *qp;
+	size_t nqp, capqp;
 	int record;			/* the next run is the reference */
 	struct mixeval_profile prof;
 };
@@ -91,6 +96,10 @@ evaldata_release(struct mixeval *ev)
 	free(ev->out_names);
 	free(ev->probe_names);
 	free(ev->prepped);
+	for (size_t i = 0; i < ev->nqp; i++)
+		qparam_rec_release(&ev->qp[i]);
+	free(ev->qp);
+	strmap_free(ev->qp_ix);
 	qdq_wcache_free(ev->wcache);
 	mixcache_free(ev->cache);
 }
@@ -350,42 +359,102 @@ run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
 	return 0;
 }
 
-/* mixprec_emit()'s records, added to a qdq plan (ctx). */
+/* plan_of()'s sink: mixprec_emit()'s records, added to plan p. */
+struct planning {
+	struct mixeval *ev;
+	struct qdq_plan *p;
+};
+
 static int
 add_qparam(void *ctx, struct qparam_rec *r, struct err *e)
 {
-	return qdq_plan_add_qparam(ctx, r, e);
+	return qdq_plan_add_qparam(((struct planning *)ctx)->p, r, e);
 }
 
 static int
 add_convert(void *ctx, struct convert_rec *c, struct err *e)
 {
-	return qdq_plan_add_convert(ctx, c, e);
+	return qdq_plan_add_convert(((struct planning *)ctx)->p, c, e);
+}
+
+/* A deep copy of s into d (empty). */
+static int
+qparam_rec_dup(struct qparam_rec *d, const struct qparam_rec *s,
+    struct err *e)
+{
+	memset(d, 0, sizeof *d);
+	d->q.axis = -1;
+	d->role = s->role;
+	d->adjusted = s->adjusted;
+	d->line = s->line;
+	if ((d->name = strdup(s->name)) == NULL ||
+	    (s->input && (d->input = strdup(s->input)) == NULL) ||
+	    (s->weight && (d->weight = strdup(s->weight)) == NULL) ||
+	    qparam_copy(&d->q, &s->q, e) < 0) {
+		qparam_rec_release(d);
+		return err_nomem(e);
+	}
+	return 0;
+}
+
+/*
+ * The qparam record rec, as qparam_rec_read() reads it: each record of
+ * the stream (mp's own, the same for the search's life) is read once,
+ * not once per evaluation (weights' per-channel scales are long lists).
+ */
+static int
+read_once(struct mixeval *ev, const struct stream_rec *rec,
+    struct qparam_rec *r, struct err *e)
+{
+	char key[64];
+	int i;
+
+	snprintf(key, sizeof key, "%p %ld", (const void *)rec, rec->line);
+	if (!strmap_get(ev->qp_ix, key, &i) ||
+	    strcmp(ev->qp[i].name, rec->subject) != 0) {
+		if (array_grow(&ev->qp, &ev->capqp, ev->nqp,
+		    sizeof *ev->qp) < 0)
+			return err_nomem(e);
+		if (qparam_rec_read(&ev->qp[ev->nqp], rec, e) != 0)
+			return -1;
+		if (strmap_put(ev->qp_ix, key, (int)ev->nqp) < 0) {
+			qparam_rec_release(&ev->qp[ev->nqp]);
+			return err_nomem(e);
+		}
+		i = (int)ev->nqp++;
+	}
+	return qparam_rec_dup(r, &ev->qp[i], e);
 }
 
 static int
 add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 {
-	return qdq_plan_add_rec(ctx, rec, e);
+	struct planning *pl = ctx;
+	struct qparam_rec r;
+
+	if (strcmp(rec->type, "qparam") != 0)
+		return qdq_plan_add_rec(pl->p, rec, e);
+	if (read_once(pl->ev, rec, &r, e) < 0)
+		return -1;
+	return qdq_plan_add_qparam(pl->p, &r, e);
 }
 
 /* mp's current result, as a qdq plan. */
 static struct qdq_plan *
-plan_of(const struct mixprec *mp, struct err *e)
+plan_of(struct mixeval *ev, const struct mixprec *mp, struct err *e)
 {
-	struct mixprec_sink s = { NULL, add_qparam, add_convert, add_rec };
-	struct qdq_plan *p;
+	struct planning pl = { ev, NULL };
+	struct mixprec_sink s = { &pl, add_qparam, add_convert, add_rec };
 
-	if ((p = qdq_plan_new()) == NULL) {
+	if ((pl.p = qdq_plan_new()) == NULL) {
 		err_nomem(e);
 		return NULL;
 	}
-	s.ctx = p;
 	if (mixprec_emit(mp, &s, e) < 0) {
-		qdq_plan_free(p);
+		qdq_plan_free(pl.p);
 		return NULL;
 	}
-	return p;
+	return pl.p;
 }
 
 /*
@@ -420,7 +489,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	ev->prof.evaluations++;
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
-	if ((plan = plan_of(mp, e)) == NULL)
+	if ((plan = plan_of(ev, mp, e)) == NULL)
 		return -1;
 	if ((names = calloc((size_t)ev->noutputs + 1, sizeof *names)) == NULL) {
 		err_nomem(e);
@@ -609,7 +678,8 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		return NULL;
 	}
 	ev->o = *o;
-	if ((ev->wcache = qdq_wcache_new()) == NULL) {
+	if ((ev->wcache = qdq_wcache_new()) == NULL ||
+	    (ev->qp_ix = strmap_new()) == NULL) {
 		err_nomem(e);
 		mixeval_free(ev);
 		return NULL;
