@@ -55,15 +55,10 @@ cpu_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* What the observe callbacks need. */
+/* What the interpreter's callbacks need: the sample run. */
 struct watch {
 	struct mixeval *ev;
 	int sample;
-	struct compare *cmp;	/* noutputs: compare with probe_ref;
-				   NULL: keep */
-	const char **names;	/* the probes' names in the model run */
-	int *seen;		/* noutputs: probe k observed this run */
-	int recording;		/* keep every tensor in ev->cache */
 };
 
 static void
@@ -104,26 +99,43 @@ evaldata_release(struct mixeval *ev)
 	mixcache_free(ev->cache);
 }
 
-/* Keep (fp32 run) or compare (quantized run) the probes. */
+/*
+ * Make name a graph output of m as well, so that runs give it back
+ * without an observer (which would keep the interpreter from fusing
+ * chains of elementwise nodes): its position among m's outputs, or -1
+ * with e.
+ */
 static int
-watch_probe(void *ctx, const char *name, const struct tensor *t,
-    struct err *e)
+expose(struct model *m, const char *name, struct err *e)
 {
-	struct watch *w = ctx;
-	struct mixeval *ev = w->ev;
+	Onnx__GraphProto *g = m->proto->graph;
+	Onnx__ValueInfoProto **v, *vi;
 
-	for (int k = 0; k < ev->noutputs; k++) {
-		struct tensor *ref = &ev->probe_ref[w->sample * ev->noutputs + k];
-
-		if (strcmp(name, w->names[k]) != 0)
-			continue;
-		if (w->seen)
-			w->seen[k] = 1;
-		if (w->cmp)
-			compare_add(&w->cmp[k], t, ref, w->sample);
-		else if (ref->data == NULL && tensor_copy(ref, t, e) < 0)
-			return -1;
+	for (size_t i = 0; i < g->n_output; i++)
+		if (strcmp(str_or_empty(g->output[i]->name), name) == 0)
+			return (int)i;
+	if ((v = realloc(g->output, (g->n_output + 1) * sizeof *v)) == NULL)
+		return err_nomem(e);
+	g->output = v;
+	if ((vi = malloc(sizeof *vi)) == NULL)
+		return err_nomem(e);
+	onnx__value_info_proto__init(vi);
+	if ((vi->name = strdup(name)) == NULL) {
+		free(vi);
+		return err_nomem(e);
 	}
+	g->output[g->n_output] = vi;
+	return (int)g->n_output++;
+}
+
+/* The probes' positions among m's outputs (ppos), exposed; -1 with e. */
+static int
+expose_probes(const struct mixeval *ev, struct model *m,
+    const char *const *names, int *ppos, struct err *e)
+{
+	for (int k = 0; k < ev->noutputs; k++)
+		if ((ppos[k] = expose(m, names[k], e)) < 0)
+			return -1;
 	return 0;
 }
 
@@ -187,11 +199,10 @@ static int
 evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
     struct err *e)
 {
-	struct watch w = { ev, 0, NULL, NULL, NULL, 0 };
-	struct interp_opts io = { .threads = o->threads,
-	    .observe = watch_probe, .observe_ctx = &w };
+	struct interp_opts io = { .threads = o->threads };
 	const char **in_names = NULL;
-	int *in_dtypes = NULL;
+	int *in_dtypes = NULL, *ppos = NULL, nout = 0;
+	struct tensor *out = NULL;
 	struct dataset_spec spec;
 	struct dataset *ds = NULL;
 	struct interp *ip = NULL;
@@ -217,12 +228,21 @@ evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
 		}
 	if (find_probes(ev, m, e) < 0)
 		goto out;
-	w.names = (const char **)ev->probe_names;
-	if ((ip = interp_new(m, &io, e)) == NULL)
+	if ((ppos = calloc((size_t)ev->noutputs + 1, sizeof *ppos)) == NULL) {
+		err_nomem(e);
 		goto out;
-	if (interp_noutputs(ip) != ev->noutputs) {
-		err_set(e, "%s: %d outputs, %d in the graph", o->name,
-		    interp_noutputs(ip), ev->noutputs);
+	}
+	if (expose_probes(ev, m, (const char *const *)ev->probe_names, ppos,
+	    e) < 0 || (ip = interp_new(m, &io, e)) == NULL)
+		goto out;
+	nout = interp_noutputs(ip);
+	if (nout != (int)m->proto->graph->n_output) {
+		err_set(e, "%s: %d outputs, %zu in the graph", o->name,
+		    nout, m->proto->graph->n_output);
+		goto out;
+	}
+	if ((out = calloc((size_t)nout + 1, sizeof *out)) == NULL) {
+		err_nomem(e);
 		goto out;
 	}
 	ev->ninputs = interp_ninputs(ip);
@@ -260,30 +280,34 @@ evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
 		struct tensor *ref = &ev->ref[s * ev->noutputs];
 
 		ev->order[s] = s;
-		w.sample = s;
 		if (dataset_load(ds, s, &spec, in, NULL, e) < 0)
 			goto out;
-		if (interp_run(ip, in, ref, e) < 0) {
+		if (interp_run(ip, in, out, e) < 0) {
 			err_prefix(e, "%s: %s", dataset_sample_name(ds, s),
 			    o->name);
 			goto out;
 		}
+		for (int k = 0; k < ev->noutputs; k++)
+			if (tensor_copy(&ev->probe_ref[s * ev->noutputs + k],
+			    &out[ppos[k]], e) < 0)
+				goto out;
 		for (int k = 0; k < ev->noutputs; k++) {
 			struct compare c;
 
+			tensor_move(&ref[k], &out[k]);
 			compare_init(&c);
 			compare_add(&c, &ref[k], &ref[k], s);
 			ev->signal[k] += c.signal;
 			if (compare_is_classifier(&ref[k]))
 				ev->classifier = 1;
-			if (ev->probe_ref[s * ev->noutputs + k].data == NULL &&
-			    tensor_copy(&ev->probe_ref[s * ev->noutputs + k],
-			    &ref[k], e) < 0)
-				goto out;
 		}
+		tensor_release_n(out, (size_t)nout);
 	}
 	rc = 0;
 out:
+	tensor_release_n(out, (size_t)nout);
+	free(out);
+	free(ppos);
 	free(in_names);
 	free(in_dtypes);
 	dataset_free(ds);
@@ -324,16 +348,17 @@ keep_value(void *ctx, const char *name, struct tensor *t)
 /*
  * Run sample s: only the nodes that differ from the reference run when
  * it has the sample (skip: the nodes that do not), else all of them.
- * Probes computed by skipped nodes are compared from the cache. The
- * reference run (w->recording) gives its values to the cache, outputs
- * included.
+ * The reference run (w->recording) gives its values to the cache,
+ * outputs included.
  */
 static int
 run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
-    const unsigned char *skip, struct tensor *out, struct err *e)
+    const unsigned char *skip, int recording, struct tensor *out,
+    struct err *e)
 {
 	const struct tensor *in = &ev->inputs[s * ev->ninputs];
-	if (w->recording) {
+
+	if (recording) {
 		if (interp_run_keep(ip, in, keep_value, w, out, e) < 0)
 			return -1;
 		for (int j = 0; j < interp_noutputs(ip); j++)
@@ -343,20 +368,7 @@ run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
 	}
 	if (skip == NULL || !mixcache_has(ev->cache, s))
 		return interp_run(ip, in, out, e);
-	memset(w->seen, 0, (size_t)ev->noutputs * sizeof *w->seen);
-	if (interp_run_skip(ip, in, skip, cached_of, w, out, e) < 0)
-		return -1;
-	for (int k = 0; k < ev->noutputs; k++) {
-		const struct tensor *t;
-
-		if (w->seen[k])
-			continue;
-		if ((t = mixcache_get(ev->cache, s, w->names[k])) == NULL)
-			return err_set(e, "no cached value of %s", w->names[k]);
-		compare_add(&w->cmp[k], t, &ev->probe_ref[s * ev->noutputs + k],
-		    s);
-	}
-	return 0;
+	return interp_run_skip(ip, in, skip, cached_of, w, out, e);
 }
 
 /* plan_of()'s sink: mixprec_emit()'s records, added to plan p. */
@@ -470,10 +482,9 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct mixeval *ev = ctx;
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
 	    .wcache = ev->wcache };
-	struct watch w = { ev, 0, NULL, NULL, NULL, 0 };
+	struct watch w = { ev, 0 };
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
-	    .observe = watch_probe, .observe_ctx = &w,
 	    .fold_constant_nodes = 1 };
 	struct compare *cmp = NULL, *pcmp = NULL, top1;
 	const char **names = NULL;
@@ -482,7 +493,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct model *m = NULL;
 	struct tensor *out = NULL;
 	unsigned char *skip = NULL;
-	int *pos = NULL, *seen = NULL, nout = 0, nskip = 0, rc = -1;
+	int *pos = NULL, *ppos = NULL, nout = 0, nskip = 0, rc = -1;
 	int record = ev->record && !ev->o.whole_runs, part;
 	double t0 = cpu_seconds(), t1 = 0;
 
@@ -491,7 +502,9 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		nsamples = ev->nsamples;
 	if ((plan = plan_of(ev, mp, e)) == NULL)
 		return -1;
-	if ((names = calloc((size_t)ev->noutputs + 1, sizeof *names)) == NULL) {
+	names = calloc((size_t)ev->noutputs + 1, sizeof *names);
+	ppos = calloc((size_t)ev->noutputs + 1, sizeof *ppos);
+	if (names == NULL || ppos == NULL) {
 		err_nomem(e);
 		goto out;
 	}
@@ -499,14 +512,12 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	    ev->o.dir, e)) == NULL || qdq_apply(m, plan, &qo, NULL, e) < 0)
 		goto out;
 	probes_in(ev, m, names);
-	w.names = names;
+	if (expose_probes(ev, m, names, ppos, e) < 0)
+		goto out;
 	ev->record = 0;
 	if (record) {
 		if (mixcache_begin(ev->cache, m, e) < 0)
 			goto out;
-		for (int k = 0; k < ev->noutputs; k++)
-			if (mixcache_want(ev->cache, names[k], e) < 0)
-				goto out;
 	} else {
 		if ((skip = malloc(m->proto->graph->n_node + 1)) == NULL) {
 			err_nomem(e);
@@ -522,14 +533,10 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	pcmp = calloc((size_t)ev->noutputs + 1, sizeof *pcmp);
 	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
 	out = calloc((size_t)nout + 1, sizeof *out);
-	seen = calloc((size_t)ev->noutputs + 1, sizeof *seen);
-	if (!cmp || !pcmp || !pos || !out || !seen) {
+	if (!cmp || !pcmp || !pos || !out) {
 		err_nomem(e);
 		goto out;
 	}
-	w.cmp = pcmp;
-	w.seen = seen;
-	w.recording = record;
 	for (int k = 0; k < ev->noutputs; k++) {
 		compare_init(&cmp[k]);
 		compare_init(&pcmp[k]);
@@ -553,15 +560,18 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		double before = 0, partial = 0;
 
 		w.sample = s;
-		if (run_sample(ev, ip, &w, s, nskip > 0 ? skip : NULL, out,
-		    e) < 0)
+		if (run_sample(ev, ip, &w, s, nskip > 0 ? skip : NULL, record,
+		    out, e) < 0)
 			goto out;
 		part = nskip > 0 && mixcache_has(ev->cache, s) ? nskip : 0;
 		ev->prof.samples++;
 		ev->prof.nodes_run += (long)m->proto->graph->n_node - part;
 		ev->prof.nodes_skipped += part;
-		for (int k = 0; k < ev->noutputs; k++)
+		for (int k = 0; k < ev->noutputs; k++) {
+			compare_add(&pcmp[k], &out[ppos[k]],
+			    &ev->probe_ref[s * ev->noutputs + k], s);
 			before += cmp[k].noise;
+		}
 		for (int k = 0; k < ev->noutputs; k++) {
 			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
 
@@ -612,7 +622,7 @@ out:
 	free(cmp);
 	free(pcmp);
 	free(pos);
-	free(seen);
+	free(ppos);
 	free(skip);
 	interp_free(ip);
 	free(names);
