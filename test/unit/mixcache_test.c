@@ -5,7 +5,8 @@
  * the rest do not; the variant run from the cached values is bit for bit
  * its whole run; r1 (read by the second Conv alone) is kept only when
  * asked for, else the first nodes run again; past the budget the
- * reference is dropped. Also the
+ * reference is dropped. On a QDQ model, what is kept and made again.
+ * Also the
  * interpreter's fold_constant_nodes: the same outputs.
  */
 #include <stdio.h>
@@ -178,6 +179,75 @@ test_keep(void)
 	model_free(v);
 }
 
+/*
+ * verify/clf-q.onnx (QDQ): kept are the graph outputs and what a
+ * QuantizeLinear reads, a DequantizeLinear's value as its input; with
+ * another a1_scale, the nodes before QuantizeLinear(a1) match, the
+ * weight's DequantizeLinear that a running MatMul reads runs again, and
+ * the run is bit for bit the whole one.
+ */
+static void
+test_qdq_keep(void)
+{
+	struct model *m = fixture_model("test/data/verify/clf-q.onnx");
+	struct model *v = fixture_model("test/data/verify/clf-q.onnx");
+	struct mixcache *c = mixcache_new(1 << 30);
+	struct interp *ip = NULL, *iv = NULL;
+	struct tensor x, a[2], b[2];
+	unsigned char skip[32];
+	int64_t d[2] = { 1, 16 };
+	struct err e;
+
+	REQUIRE(m != NULL && v != NULL && c != NULL);
+	REQUIRE(m->proto->graph->n_node <= sizeof skip);
+	REQUIRE(tensor_alloc(&x, DT_FLOAT, 2, d, &e) == 0);
+	for (int64_t i = 0; i < x.nelem; i++)
+		((float *)x.data)[i] = (float)(i % 5) / 2 - 1;
+	REQUIRE((ip = interp_new(m, NULL, &e)) != NULL);
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(interp_run_keep(ip, &x, keep, c, a, &e) == 0);
+	for (int j = 0; j < 2; j++) {
+		mixcache_record(c, 0, interp_output_name(ip, j), &a[j]);
+		tensor_release(&a[j]);
+	}
+	CHECK(mixcache_get(c, 0, "a1") != NULL);
+	CHECK(mixcache_get(c, 0, "re lu/h%") != NULL);
+	CHECK(mixcache_get(c, 0, "h_QuantizeLinear_Output") != NULL);
+	CHECK(mixcache_get(c, 0, "h_DequantizeLinear_Output") == NULL);
+	CHECK(mixcache_get(c, 0, "mm1") == NULL);
+	CHECK(mixcache_get(c, 0, "x_DequantizeLinear_Output") == NULL);
+	CHECK(mixcache_get(c, 0, "logits") != NULL);
+
+	bump(v, "a1_scale");
+	REQUIRE(mixcache_match(c, v, skip, &e) > 0);
+	for (size_t i = 0; i < v->proto->graph->n_node; i++) {
+		const Onnx__NodeProto *n = v->proto->graph->node[i];
+
+		if (strcmp(n->output[0], "mm1") == 0 ||
+		    strcmp(n->output[0], "a1") == 0)
+			CHECK(skip[i]);
+		if (strcmp(n->output[0], "a1_QuantizeLinear_Output") == 0 ||
+		    strcmp(n->output[0], "W2_DequantizeLinear_Output") == 0 ||
+		    strcmp(n->output[0], "score") == 0)
+			CHECK(!skip[i]);
+	}
+	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
+	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
+	REQUIRE(interp_run(iv, &x, b, &e) == 0);
+	for (int j = 0; j < 2; j++) {
+		CHECK(a[j].nelem == b[j].nelem && memcmp(a[j].data, b[j].data,
+		    (size_t)a[j].nelem * dtype_size(a[j].dtype)) == 0);
+		tensor_release(&a[j]);
+		tensor_release(&b[j]);
+	}
+	interp_free(iv);
+	interp_free(ip);
+	mixcache_free(c);
+	tensor_release(&x);
+	model_free(m);
+	model_free(v);
+}
+
 static const struct tensor *
 nothing(void *ctx, const char *name)
 {
@@ -271,5 +341,5 @@ test_fold(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_match_and_skip, test_keep, test_missing_and_budget,
-    test_fold)
+UNIT_MAIN(test_match_and_skip, test_keep, test_qdq_keep,
+    test_missing_and_budget, test_fold)
