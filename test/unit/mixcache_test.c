@@ -4,10 +4,10 @@
  * and a variant with another B2: the nodes before the second Conv match,
  * the rest do not; the variant run from the cached values is bit for bit
  * its whole run; r1 (read by the second Conv alone) is kept only when
- * asked for, else the first nodes run again; past the budget the
- * reference is dropped. On a QDQ model, what is kept and made again.
- * Also the
- * interpreter's fold_constant_nodes: the same outputs.
+ * asked for, else the first nodes run again; interp_run_keep() hands
+ * the values over; past the budget the reference is dropped. On a QDQ
+ * model, what is kept and made again. Also the interpreter's
+ * fold_constant_nodes: the same outputs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +69,52 @@ bump(struct model *m, const char *name)
 	}
 }
 
+/* Outputs a and b (n each) the same, bit for bit; both released. */
+static void
+check_same(struct tensor *a, struct tensor *b, int n)
+{
+	for (int j = 0; j < n; j++) {
+		CHECK(a[j].nelem == b[j].nelem && a[j].dtype == b[j].dtype &&
+		    memcmp(a[j].data, b[j].data, (size_t)a[j].nelem *
+		    dtype_size(a[j].dtype)) == 0);
+		tensor_release(&a[j]);
+		tensor_release(&b[j]);
+	}
+}
+
+/* Variant iv run from c's values (skip): its whole run, bit for bit. */
+static void
+check_skip_run(struct interp *iv, const struct tensor *x,
+    const unsigned char *skip, struct mixcache *c, int n)
+{
+	struct tensor a[2], b[2];
+	struct err e;
+
+	REQUIRE(n <= 2);
+	REQUIRE(interp_run_skip(iv, x, skip, cached, c, a, &e) == 0);
+	REQUIRE(interp_run(iv, x, b, &e) == 0);
+	check_same(a, b, n);
+}
+
+/* A test's interpreters, cache, input and models, released. */
+static void
+free_all(struct interp *ip, struct interp *iv, struct mixcache *c,
+    struct tensor *x, struct model *m, struct model *v)
+{
+	interp_free(iv);
+	interp_free(ip);
+	mixcache_free(c);
+	tensor_release(x);
+	model_free(m);
+	model_free(v);
+}
+
+static void
+keep(void *ctx, const char *name, struct tensor *t)
+{
+	mixcache_keep(ctx, 0, name, t);
+}
+
 static void
 test_match_and_skip(void)
 {
@@ -104,11 +150,7 @@ test_match_and_skip(void)
 	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 2);
 	CHECK(skip[0] && skip[1] && !skip[2] && !skip[5]);
 	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
-	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
-	REQUIRE(interp_run(iv, &x, b, &e) == 0);
-	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
-	    (size_t)a[0].nelem * sizeof(float)) == 0);
-	tensor_release(&a[0]);
+	check_skip_run(iv, &x, skip, c, 1);
 
 	/* r1 not kept: the Conv and Relu run again, the same output. */
 	REQUIRE(mixcache_begin(c, m, &e) == 0);
@@ -117,66 +159,22 @@ test_match_and_skip(void)
 	CHECK(mixcache_get(c, 0, "r1") == NULL);
 	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
 	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 0);
-	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
-	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
-	    (size_t)a[0].nelem * sizeof(float)) == 0);
-	tensor_release(&a[0]);
-	tensor_release(&b[0]);
+	check_skip_run(iv, &x, skip, c, 1);
 
-	interp_free(iv);
+	/* interp_run_keep(): the values taken, not copied; the same. */
 	interp_free(ip);
-	mixcache_free(c);
-	tensor_release(&x);
-	model_free(m);
-	model_free(v);
-}
-
-static void
-keep(void *ctx, const char *name, struct tensor *t)
-{
-	mixcache_keep(ctx, 0, name, t);
-}
-
-/* interp_run_keep(): the values taken, not copied; the same outputs. */
-static void
-test_keep(void)
-{
-	struct model *m = fixture_model(CHAIN), *v = fixture_model(CHAIN);
-	struct mixcache *c = mixcache_new(1 << 30);
-	struct interp *ip = NULL, *iv = NULL;
-	struct tensor x, a[1], b[1];
-	unsigned char skip[6];
-	struct err e;
-
-	REQUIRE(m != NULL && v != NULL && c != NULL);
-	make_input(&x);
-	REQUIRE(x.data != NULL);
 	REQUIRE((ip = interp_new(m, NULL, &e)) != NULL);
 	REQUIRE(mixcache_begin(c, m, &e) == 0);
 	REQUIRE(mixcache_want(c, "r1", &e) == 0);
 	REQUIRE(interp_run_keep(ip, &x, keep, c, a, &e) == 0);
+	REQUIRE(interp_run(ip, &x, b, &e) == 0);
+	check_same(a, b, 1);
 	CHECK(mixcache_get(c, 0, "r1") != NULL);
 	CHECK(mixcache_get(c, 0, "c1") == NULL);
-	REQUIRE(interp_run(ip, &x, b, &e) == 0);
-	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
-	    (size_t)a[0].nelem * sizeof(float)) == 0);
-	tensor_release(&a[0]);
-	tensor_release(&b[0]);
-	bump(v, "B2");
 	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 2);
-	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
-	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
-	REQUIRE(interp_run(iv, &x, b, &e) == 0);
-	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
-	    (size_t)a[0].nelem * sizeof(float)) == 0);
-	tensor_release(&a[0]);
-	tensor_release(&b[0]);
-	interp_free(iv);
-	interp_free(ip);
-	mixcache_free(c);
-	tensor_release(&x);
-	model_free(m);
-	model_free(v);
+	check_skip_run(iv, &x, skip, c, 1);
+
+	free_all(ip, iv, c, &x, m, v);
 }
 
 /*
@@ -193,7 +191,7 @@ test_qdq_keep(void)
 	struct model *v = fixture_model("test/data/verify/clf-q.onnx");
 	struct mixcache *c = mixcache_new(1 << 30);
 	struct interp *ip = NULL, *iv = NULL;
-	struct tensor x, a[2], b[2];
+	struct tensor x, a[2];
 	unsigned char skip[32];
 	int64_t d[2] = { 1, 16 };
 	struct err e;
@@ -232,20 +230,8 @@ test_qdq_keep(void)
 			CHECK(!skip[i]);
 	}
 	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
-	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
-	REQUIRE(interp_run(iv, &x, b, &e) == 0);
-	for (int j = 0; j < 2; j++) {
-		CHECK(a[j].nelem == b[j].nelem && memcmp(a[j].data, b[j].data,
-		    (size_t)a[j].nelem * dtype_size(a[j].dtype)) == 0);
-		tensor_release(&a[j]);
-		tensor_release(&b[j]);
-	}
-	interp_free(iv);
-	interp_free(ip);
-	mixcache_free(c);
-	tensor_release(&x);
-	model_free(m);
-	model_free(v);
+	check_skip_run(iv, &x, skip, c, 2);
+	free_all(ip, iv, c, &x, m, v);
 }
 
 static const struct tensor *
@@ -341,5 +327,5 @@ test_fold(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_match_and_skip, test_keep, test_qdq_keep,
+UNIT_MAIN(test_match_and_skip, test_qdq_keep,
     test_missing_and_budget, test_fold)
