@@ -303,6 +303,20 @@ search_progress(void *ctx, int done, int total)
 	ui->active = 0;
 }
 
+/* ONNXQ_MIXPREC_PROFILE: where the evaluator's CPU time went. */
+static void
+put_profile(const struct mixeval *ev)
+{
+	struct mixeval_profile p;
+
+	mixeval_profile(ev, &p);
+	fprintf(stderr, "%s: profile: fp32 runs %.2f s, model runs %.2f s, "
+	    "model making %.2f s (CPU); %d evaluations, %ld samples, "
+	    "%ld nodes run, %ld taken from the reference run\n", PROG,
+	    p.reference, p.run, p.build, p.evaluations, p.samples,
+	    p.nodes_run, p.nodes_skipped);
+}
+
 static int
 by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
     size_t mlen, const char *mdir, struct err *e)
@@ -347,6 +361,8 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		    100 * sum.elems_promoted / sum.elems : 0.0, res.runs,
 		    now() - t0);
 	}
+	if (getenv("ONNXQ_MIXPREC_PROFILE"))
+		put_profile(ev);
 	rc = write_out(o, mp, e);
 out:
 	mixeval_free(ev);

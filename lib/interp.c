@@ -87,6 +87,9 @@ struct interp {
 	const unsigned char *skip;
 	interp_cached_fn cached;
 	void *cached_ctx;
+	/* interp_run_keep(), during the run; NULL otherwise */
+	interp_keep_fn keep;
+	void *keep_ctx;
 	/*
 	 * A subgraph (If branch, Loop or Scan body) is planned like the main
 	 * graph. The names it reads from enclosing graphs become extra inputs
@@ -1015,8 +1018,14 @@ show_made(struct interp *ip, struct step *st, struct err *e)
 		    &ip->vals[s], e) != 0)
 			return -1;
 	}
-	for (int r = 0; r < st->nrelease; r++)
-		tensor_release(&ip->vals[st->release[r]]);
+	for (int r = 0; r < st->nrelease; r++) {
+		int v = st->release[r];
+
+		if (ip->keep && ip->vals[v].data)
+			ip->keep(ip->keep_ctx, graph_value_at(ip->gr, v)->name,
+			    &ip->vals[v]);
+		tensor_release(&ip->vals[v]);
+	}
 	return 0;
 }
 
@@ -1036,7 +1045,7 @@ run_chain(struct interp *ip, struct step *st, struct err *e)
 	struct step *last = &ip->steps[st->chain_steps[st->nchain - 1]];
 	struct tensor *y = &ip->vals[last->out[0]];
 
-	if (ip->observe || !x || !x->data || x->dtype != DT_FLOAT ||
+	if (ip->observe || ip->keep || !x || !x->data || x->dtype != DT_FLOAT ||
 	    x->rank < st->chain_krank)
 		return 1;
 	for (int i = 0; i < st->nchain - 1; i++)
@@ -1126,23 +1135,37 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	return 0;
 }
 
-/* interp_run_skip(): st's outputs from the earlier run. */
+/*
+ * interp_run_skip(): st's outputs from the earlier run, those it has
+ * (check_cached() stops a node that reads one it has not).
+ */
+static void
+take_cached(struct interp *ip, struct step *st)
+{
+	for (int j = 0; j < st->nout; j++) {
+		int s = st->out[j];
+		const struct tensor *t;
+
+		if (s >= 0 && (t = ip->cached(ip->cached_ctx,
+		    graph_value_at(ip->gr, s)->name)) != NULL)
+			ip->ptr[s] = t;
+	}
+}
+
+/* interp_run_skip(): the values st reads from skipped nodes are there. */
 static int
-take_cached(struct interp *ip, struct step *st, struct err *e)
+check_cached(struct interp *ip, struct step *st, struct err *e)
 {
 	char label[512];
 
-	for (int j = 0; j < st->nout; j++) {
-		int s = st->out[j];
+	for (int j = 0; j < st->nin; j++) {
+		int s = st->in[j];
 		struct graph_value *gv;
-		const struct tensor *t;
 
-		if (s < 0)
+		if (s < 0 || ip->ptr[s]->data)
 			continue;
 		gv = graph_value_at(ip->gr, s);
-		if ((t = ip->cached(ip->cached_ctx, gv->name)) != NULL)
-			ip->ptr[s] = t;
-		else if (gv->nconsumers > 0 || gv->is_output)
+		if (gv->producer >= 0 && ip->skip[gv->producer])
 			return err_set(e, "%s: no cached value of %s",
 			    node_label(st->node, st->index, label,
 			    sizeof label), gv->name);
@@ -1170,8 +1193,12 @@ run_graph(struct interp *ip, const struct tensor *const *in,
 	for (int k = 0; k < ip->nsteps; k++) {
 		struct step *st = &ip->steps[k];
 
-		if (ip->skip && ip->skip[st->index] && !st->folded ?
-		    take_cached(ip, st, e) < 0 : run_step(ip, st, e) < 0) {
+		if (ip->skip && ip->skip[st->index] && !st->folded) {
+			take_cached(ip, st);
+			continue;
+		}
+		if ((ip->skip && check_cached(ip, st, e) < 0) ||
+		    run_step(ip, st, e) < 0) {
 			release_run(ip);
 			return -1;
 		}
@@ -1236,6 +1263,19 @@ interp_run_skip(struct interp *ip, const struct tensor *inputs,
 	ip->cached_ctx = ctx;
 	r = interp_run(ip, inputs, outputs, e);
 	ip->skip = NULL;
+	return r;
+}
+
+int
+interp_run_keep(struct interp *ip, const struct tensor *inputs,
+    interp_keep_fn keep, void *ctx, struct tensor *outputs, struct err *e)
+{
+	int r;
+
+	ip->keep = keep;
+	ip->keep_ctx = ctx;
+	r = interp_run(ip, inputs, outputs, e);
+	ip->keep = NULL;
 	return r;
 }
 

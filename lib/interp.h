@@ -74,8 +74,9 @@ int interp_run(struct interp *ip, const struct tensor *inputs,
  * nodes with this one: each node whose skip[i] is set (i: its index in
  * the graph's node list) is not run, and its outputs are what
  * cached(ctx, NAME) returns, kept alive by the caller through the run
- * (NULL for one that is read is the error "node N (Op): no cached value
- * of NAME"). The observer does not see the skipped nodes' outputs.
+ * (NULL for one that a node run reads is the error "node N (Op): no
+ * cached value of NAME"). The observer does not see the skipped nodes'
+ * outputs.
  * Otherwise as interp_run(); skip NULL runs every node.
  */
 typedef const struct tensor *(*interp_cached_fn)(void *ctx,
@@ -83,6 +84,18 @@ typedef const struct tensor *(*interp_cached_fn)(void *ctx,
 int interp_run_skip(struct interp *ip, const struct tensor *inputs,
     const unsigned char *skip, interp_cached_fn cached, void *ctx,
     struct tensor *outputs, struct err *e);
+
+/*
+ * Run once as interp_run(), handing each value a node of the main graph
+ * makes to keep(ctx, NAME, t) when the run is done with it (after its
+ * last reader): keep may take the tensor (tensor_move) rather than copy
+ * it; what it leaves is released. Graph outputs go to outputs instead.
+ * Chains of elementwise nodes run one by one, so that each value is made.
+ */
+typedef void (*interp_keep_fn)(void *ctx, const char *name,
+    struct tensor *t);
+int interp_run_keep(struct interp *ip, const struct tensor *inputs,
+    interp_keep_fn keep, void *ctx, struct tensor *outputs, struct err *e);
 
 /*
  * Subgraphs, for the control-flow kernels (op_control.c). interp_new()

@@ -30,6 +30,7 @@ struct mixcache {
 	size_t ninits;
 	struct sample *smp;
 	size_t nsmp, capsmp;
+	struct strmap *want;	/* the values kept (find_wanted) */
 };
 
 static int
@@ -75,9 +76,10 @@ drop(struct mixcache *c)
 	free(c->smp);
 	strmap_free(c->node_ix);
 	strmap_free(c->init_ix);
+	strmap_free(c->want);
 	c->nodes = c->inits = NULL;
 	c->smp = NULL;
-	c->node_ix = c->init_ix = NULL;
+	c->node_ix = c->init_ix = c->want = NULL;
 	c->nnodes = c->ninits = c->nsmp = c->capsmp = 0;
 	c->bytes = 0;
 	c->valid = 0;
@@ -100,6 +102,173 @@ mixcache_free(struct mixcache *c)
 		return;
 	drop(c);
 	free(c);
+}
+
+/*
+ * find_wanted()'s view of the reference: for each value a node makes
+ * from non-constant ones, the QuantizeLinear nodes it depends on (the
+ * places where variants differ), as a set of bits.
+ */
+struct deps {
+	struct strmap *ix;	/* value -> index */
+	const char **name;
+	uint64_t *bits;		/* nwords per value */
+	int *dq_from;		/* a DequantizeLinear's value: its input's */
+	size_t nwords, n;
+};
+
+static int
+is_op(const Onnx__NodeProto *n, const char *op)
+{
+	return strcmp(n->op_type, op) == 0 && (n->domain == NULL ||
+	    n->domain[0] == '\0' || strcmp(n->domain, "com.microsoft") == 0);
+}
+
+/* Does a change of value w imply one of value v (w's sources in v's)? */
+static int
+deps_within(const struct deps *d, int w, int v)
+{
+	const uint64_t *a = d->bits + (size_t)w * d->nwords;
+	const uint64_t *b = d->bits + (size_t)v * d->nwords;
+
+	for (size_t k = 0; k < d->nwords; k++)
+		if (a[k] & ~b[k])
+			return 0;
+	return 1;
+}
+
+/* The values of g and their sources, in order (g is sorted). */
+static int
+deps_init(struct deps *d, const Onnx__GraphProto *g, struct strmap *konst)
+{
+	size_t nq = 0, nv = 0, q = 0;
+
+	for (size_t i = 0; i < g->n_node; i++) {
+		nq += is_op(g->node[i], "QuantizeLinear");
+		nv += g->node[i]->n_output;
+	}
+	d->nwords = nq / 64 + 1;
+	d->ix = strmap_new();
+	d->name = calloc(nv + 1, sizeof *d->name);
+	d->bits = calloc((nv + 1) * d->nwords, sizeof *d->bits);
+	d->dq_from = calloc(nv + 1, sizeof *d->dq_from);
+	if (!d->ix || !d->name || !d->bits || !d->dq_from)
+		return -1;
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		uint64_t *acc = d->bits + d->n * d->nwords;
+		size_t nvar = 0, first = d->n;
+		int v;
+
+		for (size_t j = 0; j < n->n_input; j++)
+			nvar += n->input[j][0] && !strmap_get(konst,
+			    n->input[j], NULL);
+		if (nvar == 0 && n->n_input > 0 && n->n_attribute == 0) {
+			/* Made of constants: a weight's DequantizeLinear. */
+			for (size_t j = 0; j < n->n_output; j++)
+				if (strmap_put(konst, n->output[j], 1) < 0)
+					return -1;
+			continue;
+		}
+		memset(acc, 0, d->nwords * sizeof *acc);
+		for (size_t j = 0; j < n->n_input; j++)
+			if (strmap_get(d->ix, n->input[j], &v))
+				for (size_t k = 0; k < d->nwords; k++)
+					acc[k] |= d->bits[(size_t)v *
+					    d->nwords + k];
+		if (is_op(n, "QuantizeLinear")) {
+			acc[q / 64] |= (uint64_t)1 << (q % 64);
+			q++;
+		}
+		for (size_t j = 0; j < n->n_output; j++) {
+			if (n->output[j][0] == '\0')
+				continue;
+			if (d->n != first)
+				memcpy(d->bits + d->n * d->nwords, acc,
+				    d->nwords * sizeof *acc);
+			d->dq_from[d->n] = is_op(n, "DequantizeLinear") &&
+			    n->n_input > 0 && strmap_get(d->ix, n->input[0],
+			    &v) ? v : -1;
+			d->name[d->n] = n->output[j];
+			if (strmap_put(d->ix, n->output[j], (int)d->n++) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+deps_release(struct deps *d)
+{
+	strmap_free(d->ix);
+	free(d->name);
+	free(d->bits);
+	free(d->dq_from);
+}
+
+/*
+ * The values of m worth keeping: those a node of a variant may read
+ * while their producer is skipped, that is when the node changed (a
+ * QuantizeLinear's parameters: what variants change) or another of its
+ * inputs did, one that can change alone (depends on a QuantizeLinear
+ * this value does not). A DequantizeLinear's value is kept as its
+ * input, four times smaller: it is quick to make again. The graph
+ * outputs too. Anything else a variant needs is made again from these
+ * (mixcache_match()).
+ */
+static int
+find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
+{
+	struct strmap *konst = strmap_new();
+	struct deps d;
+	int rc = -1, v, w;
+
+	memset(&d, 0, sizeof d);
+	if ((c->want = strmap_new()) == NULL || konst == NULL)
+		goto out;
+	for (size_t i = 0; i < g->n_initializer; i++)
+		if (strmap_put(konst, str_or_empty(g->initializer[i]->name),
+		    1) < 0)
+			goto out;
+	for (size_t i = 0; i < g->n_output; i++)
+		if (strmap_put(c->want, str_or_empty(g->output[i]->name),
+		    1) < 0)
+			goto out;
+	if (deps_init(&d, g, konst) < 0)
+		goto out;
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		int changes = is_op(n, "QuantizeLinear");
+
+		for (size_t j = 0; j < n->n_input; j++) {
+			int need = changes;
+
+			if (!strmap_get(d.ix, n->input[j], &v))
+				continue;
+			for (size_t k = 0; !need && k < n->n_input; k++)
+				need = k != j && strmap_get(d.ix, n->input[k],
+				    &w) && !deps_within(&d, w, v);
+			if (need && d.dq_from[v] >= 0)
+				v = d.dq_from[v];
+			if (need && strmap_put(c->want, d.name[v], 1) < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	deps_release(&d);
+	strmap_free(konst);
+	return rc;
+}
+
+int
+mixcache_want(struct mixcache *c, const char *name, struct err *e)
+{
+	if (c->valid && strmap_put(c->want, name, 1) < 0) {
+		drop(c);
+		return err_nomem(e);
+	}
+	return 0;
 }
 
 int
@@ -133,6 +302,8 @@ mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
 			goto nomem;
 		c->ninits++;
 	}
+	if (find_wanted(c, g) < 0)
+		goto nomem;
 	c->valid = 1;
 	return 0;
 nomem:
@@ -149,15 +320,16 @@ sample_of(const struct mixcache *c, int s)
 	return NULL;
 }
 
-int
-mixcache_record(struct mixcache *c, int s, const char *name,
-    const struct tensor *t)
+/* Keep sample s's tensor t: taken when own (t itself), else copied. */
+static int
+put(struct mixcache *c, int s, const char *name, const struct tensor *t,
+    struct tensor *own)
 {
 	struct sample *x;
 	struct err scratch;
 	uint64_t size = (uint64_t)t->nelem * dtype_size(t->dtype);
 
-	if (!c->valid)
+	if (!c->valid || !strmap_get(c->want, name, NULL))
 		return 0;
 	if (c->bytes + size > c->budget)
 		goto over;
@@ -174,8 +346,12 @@ mixcache_record(struct mixcache *c, int s, const char *name,
 	}
 	if (strmap_get(x->ix, name, NULL))
 		return 0;
-	if (array_grow(&x->v, &x->cap, x->n, sizeof *x->v) < 0 ||
-	    tensor_copy(&x->v[x->n], t, &scratch) < 0)
+	if (array_grow(&x->v, &x->cap, x->n, sizeof *x->v) < 0)
+		goto over;
+	if (own) {
+		memset(&x->v[x->n], 0, sizeof x->v[x->n]);
+		tensor_move(&x->v[x->n], own);
+	} else if (tensor_copy(&x->v[x->n], t, &scratch) < 0)
 		goto over;
 	if (strmap_put(x->ix, name, (int)x->n) < 0) {
 		tensor_release(&x->v[x->n]);
@@ -188,6 +364,19 @@ over:
 	/* Past the budget, or out of memory: no reference. */
 	drop(c);
 	return 0;
+}
+
+int
+mixcache_record(struct mixcache *c, int s, const char *name,
+    const struct tensor *t)
+{
+	return put(c, s, name, t, NULL);
+}
+
+int
+mixcache_keep(struct mixcache *c, int s, const char *name, struct tensor *t)
+{
+	return put(c, s, name, t, t);
 }
 
 int
@@ -219,6 +408,7 @@ struct variant {
 	struct strmap *clean;	/* outputs of matching nodes */
 	struct strmap *init;	/* initializer -> index in g */
 	struct strmap *input;	/* graph inputs */
+	struct strmap *producer;	/* node output -> node */
 	signed char *same;	/* per initializer: -1 not compared yet */
 };
 
@@ -249,9 +439,15 @@ variant_init(struct variant *v, const Onnx__GraphProto *g)
 	v->clean = strmap_new();
 	v->init = strmap_new();
 	v->input = strmap_new();
+	v->producer = strmap_new();
 	v->same = malloc(g->n_initializer + 1);
-	if (!v->clean || !v->init || !v->input || !v->same)
+	if (!v->clean || !v->init || !v->input || !v->producer || !v->same)
 		return -1;
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t j = 0; j < g->node[i]->n_output; j++)
+			if (g->node[i]->output[j][0] && strmap_put(v->producer,
+			    g->node[i]->output[j], (int)i) < 0)
+				return -1;
 	memset(v->same, -1, g->n_initializer + 1);
 	/* Initializers first: one that is also an input is a constant. */
 	for (size_t i = 0; i < g->n_initializer; i++)
@@ -272,6 +468,7 @@ variant_release(struct variant *v)
 	strmap_free(v->clean);
 	strmap_free(v->init);
 	strmap_free(v->input);
+	strmap_free(v->producer);
 	free(v->same);
 }
 
@@ -308,6 +505,25 @@ mixcache_match(const struct mixcache *c, const struct model *m,
 				goto nomem;
 		skip[i] = 1;
 		nmatch++;
+	}
+	/*
+	 * A node that runs reads what skipped nodes made: kept values, or
+	 * made again by their producers (backwards, so that theirs are too).
+	 */
+	for (size_t i = g->n_node; i-- > 0; ) {
+		const Onnx__NodeProto *n = g->node[i];
+
+		if (skip[i])
+			continue;
+		for (size_t j = 0; j < n->n_input; j++) {
+			const char *name = n->input[j];
+
+			if (name[0] && !strmap_get(c->want, name, NULL) &&
+			    strmap_get(v.producer, name, &k) && skip[k]) {
+				skip[k] = 0;
+				nmatch--;
+			}
+		}
 	}
 	variant_release(&v);
 	return nmatch;

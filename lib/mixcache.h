@@ -12,6 +12,13 @@
  * same in both models, or the output of a matching node. Its outputs are
  * then the reference run's, bit for bit (the kernels are deterministic).
  *
+ * Only the values a variant's nodes may read from a matching node are
+ * kept: the graph outputs, what a QuantizeLinear reads (its parameters
+ * are what variants change) and what a node reads along with another
+ * value that is not constant. A matching node whose value a node that
+ * runs needs, but is not kept, runs too (and so on, back to kept
+ * values): it makes the same value again.
+ *
  * Memory: the recorded tensors take at most `budget` bytes; a reference
  * that would pass it is dropped (the caller then runs whole models).
  */
@@ -30,9 +37,18 @@ struct mixcache *mixcache_new(uint64_t budget);
 void mixcache_free(struct mixcache *c);
 /* Make m (not kept) the reference, with no samples yet; -1 with e. */
 int mixcache_begin(struct mixcache *c, const struct model *m, struct err *e);
-/* Keep a copy of sample s's tensor; 0 (past the budget: dropped). */
+/*
+ * Keep a copy of sample s's tensor; 0 (past the budget: dropped). Only
+ * the values a variant may read are kept (see mixcache_match()), and
+ * those named by mixcache_want().
+ */
 int mixcache_record(struct mixcache *c, int s, const char *name,
     const struct tensor *t);
+/* The same, taking t itself (tensor_move) rather than a copy. */
+int mixcache_keep(struct mixcache *c, int s, const char *name,
+    struct tensor *t);
+/* Keep name too (a value the caller reads from the cache); -1 with e. */
+int mixcache_want(struct mixcache *c, const char *name, struct err *e);
 /* 1 when the reference holds sample s whole. */
 int mixcache_has(const struct mixcache *c, int s);
 /* Sample s's tensor name in the reference run, or NULL. */
@@ -40,8 +56,9 @@ const struct tensor *mixcache_get(const struct mixcache *c, int s,
     const char *name);
 /*
  * skip[i] (m's g->n_node of them) = 1 for each node of m that matches
- * the reference, 0 otherwise; the count of matches, or -1 with e. No
- * reference: none match.
+ * the reference and whose values the nodes that run can take from it
+ * (kept, or made again), 0 otherwise; the count of those, or -1 with e.
+ * No reference: none match.
  */
 int mixcache_match(const struct mixcache *c, const struct model *m,
     unsigned char *skip, struct err *e);

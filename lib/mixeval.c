@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compare.h"
 #include "dataset.h"
@@ -14,7 +15,9 @@
 #include "qdq.h"
 #include "qdqwcache.h"
 #include "stream.h"
+#include "strmap.h"
 #include "tensor.h"
+#include "util.h"
 
 /* The evaluation data and the fp32 outputs, computed once. */
 struct mixeval {
@@ -31,20 +34,31 @@ struct mixeval {
 	int *order;		/* samples, the noisiest first (rank_samples) */
 	double *signal;		/* each output's sum of squares, all samples */
 	double *sample_noise;	/* each sample's squared error, last run */
+	void *prepped;		/* the model after prep_model(), packed */
+	size_t nprepped;
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct mixcache *cache;		/* the reference run's activations */
+	struct strmap *qp_ix;		/* read_once()'s records */
+	struct qparam_rec *qp;
+	size_t nqp, capqp;
 	int record;			/* the next run is the reference */
+	struct mixeval_profile prof;
 };
 
-/* What the observe callbacks need. */
+/* CPU seconds of the process so far. */
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* What the interpreter's callbacks need: the sample run. */
 struct watch {
 	struct mixeval *ev;
 	int sample;
-	struct compare *cmp;	/* noutputs: compare with probe_ref;
-				   NULL: keep */
-	const char **names;	/* the probes' names in the model run */
-	int *seen;		/* noutputs: probe k observed this run */
-	int recording;		/* keep every tensor in ev->cache */
 };
 
 static void
@@ -76,32 +90,52 @@ evaldata_release(struct mixeval *ev)
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
+	free(ev->prepped);
+	for (size_t i = 0; i < ev->nqp; i++)
+		qparam_rec_release(&ev->qp[i]);
+	free(ev->qp);
+	strmap_free(ev->qp_ix);
 	qdq_wcache_free(ev->wcache);
 	mixcache_free(ev->cache);
 }
 
-/* Keep (fp32 run) or compare (quantized run) the probes. */
+/*
+ * Make name a graph output of m as well, so that runs give it back
+ * without an observer (which would keep the interpreter from fusing
+ * chains of elementwise nodes): its position among m's outputs, or -1
+ * with e.
+ */
 static int
-watch_probe(void *ctx, const char *name, const struct tensor *t,
-    struct err *e)
+expose(struct model *m, const char *name, struct err *e)
 {
-	struct watch *w = ctx;
-	struct mixeval *ev = w->ev;
+	Onnx__GraphProto *g = m->proto->graph;
+	Onnx__ValueInfoProto **v, *vi;
 
-	if (w->recording)
-		mixcache_record(ev->cache, w->sample, name, t);
-	for (int k = 0; k < ev->noutputs; k++) {
-		struct tensor *ref = &ev->probe_ref[w->sample * ev->noutputs + k];
-
-		if (strcmp(name, w->names[k]) != 0)
-			continue;
-		if (w->seen)
-			w->seen[k] = 1;
-		if (w->cmp)
-			compare_add(&w->cmp[k], t, ref, w->sample);
-		else if (ref->data == NULL && tensor_copy(ref, t, e) < 0)
-			return -1;
+	for (size_t i = 0; i < g->n_output; i++)
+		if (strcmp(str_or_empty(g->output[i]->name), name) == 0)
+			return (int)i;
+	if ((v = realloc(g->output, (g->n_output + 1) * sizeof *v)) == NULL)
+		return err_nomem(e);
+	g->output = v;
+	if ((vi = malloc(sizeof *vi)) == NULL)
+		return err_nomem(e);
+	onnx__value_info_proto__init(vi);
+	if ((vi->name = strdup(name)) == NULL) {
+		free(vi);
+		return err_nomem(e);
 	}
+	g->output[g->n_output] = vi;
+	return (int)g->n_output++;
+}
+
+/* The probes' positions among m's outputs (ppos), exposed; -1 with e. */
+static int
+expose_probes(const struct mixeval *ev, struct model *m,
+    const char *const *names, int *ppos, struct err *e)
+{
+	for (int k = 0; k < ev->noutputs; k++)
+		if ((ppos[k] = expose(m, names[k], e)) < 0)
+			return -1;
 	return 0;
 }
 
@@ -165,11 +199,10 @@ static int
 evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
     struct err *e)
 {
-	struct watch w = { ev, 0, NULL, NULL, NULL, 0 };
-	struct interp_opts io = { .threads = o->threads,
-	    .observe = watch_probe, .observe_ctx = &w };
+	struct interp_opts io = { .threads = o->threads };
 	const char **in_names = NULL;
-	int *in_dtypes = NULL;
+	int *in_dtypes = NULL, *ppos = NULL, nout = 0;
+	struct tensor *out = NULL;
 	struct dataset_spec spec;
 	struct dataset *ds = NULL;
 	struct interp *ip = NULL;
@@ -195,12 +228,21 @@ evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
 		}
 	if (find_probes(ev, m, e) < 0)
 		goto out;
-	w.names = (const char **)ev->probe_names;
-	if ((ip = interp_new(m, &io, e)) == NULL)
+	if ((ppos = calloc((size_t)ev->noutputs + 1, sizeof *ppos)) == NULL) {
+		err_nomem(e);
 		goto out;
-	if (interp_noutputs(ip) != ev->noutputs) {
-		err_set(e, "%s: %d outputs, %d in the graph", o->name,
-		    interp_noutputs(ip), ev->noutputs);
+	}
+	if (expose_probes(ev, m, (const char *const *)ev->probe_names, ppos,
+	    e) < 0 || (ip = interp_new(m, &io, e)) == NULL)
+		goto out;
+	nout = interp_noutputs(ip);
+	if (nout != (int)m->proto->graph->n_output) {
+		err_set(e, "%s: %d outputs, %zu in the graph", o->name,
+		    nout, m->proto->graph->n_output);
+		goto out;
+	}
+	if ((out = calloc((size_t)nout + 1, sizeof *out)) == NULL) {
+		err_nomem(e);
 		goto out;
 	}
 	ev->ninputs = interp_ninputs(ip);
@@ -238,30 +280,34 @@ evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
 		struct tensor *ref = &ev->ref[s * ev->noutputs];
 
 		ev->order[s] = s;
-		w.sample = s;
 		if (dataset_load(ds, s, &spec, in, NULL, e) < 0)
 			goto out;
-		if (interp_run(ip, in, ref, e) < 0) {
+		if (interp_run(ip, in, out, e) < 0) {
 			err_prefix(e, "%s: %s", dataset_sample_name(ds, s),
 			    o->name);
 			goto out;
 		}
+		for (int k = 0; k < ev->noutputs; k++)
+			if (tensor_copy(&ev->probe_ref[s * ev->noutputs + k],
+			    &out[ppos[k]], e) < 0)
+				goto out;
 		for (int k = 0; k < ev->noutputs; k++) {
 			struct compare c;
 
+			tensor_move(&ref[k], &out[k]);
 			compare_init(&c);
 			compare_add(&c, &ref[k], &ref[k], s);
 			ev->signal[k] += c.signal;
 			if (compare_is_classifier(&ref[k]))
 				ev->classifier = 1;
-			if (ev->probe_ref[s * ev->noutputs + k].data == NULL &&
-			    tensor_copy(&ev->probe_ref[s * ev->noutputs + k],
-			    &ref[k], e) < 0)
-				goto out;
 		}
+		tensor_release_n(out, (size_t)nout);
 	}
 	rc = 0;
 out:
+	tensor_release_n(out, (size_t)nout);
+	free(out);
+	free(ppos);
 	free(in_names);
 	free(in_dtypes);
 	dataset_free(ds);
@@ -290,71 +336,137 @@ cached_of(void *ctx, const char *name)
 	return mixcache_get(w->ev->cache, w->sample, name);
 }
 
+/* interp_run_keep(): the recorded run's values go to the cache as they are. */
+static void
+keep_value(void *ctx, const char *name, struct tensor *t)
+{
+	struct watch *w = ctx;
+
+	mixcache_keep(w->ev->cache, w->sample, name, t);
+}
+
 /*
  * Run sample s: only the nodes that differ from the reference run when
  * it has the sample (skip: the nodes that do not), else all of them.
- * Probes computed by skipped nodes are compared from the cache.
+ * The reference run (w->recording) gives its values to the cache,
+ * outputs included.
  */
 static int
 run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
-    const unsigned char *skip, struct tensor *out, struct err *e)
+    const unsigned char *skip, int recording, struct tensor *out,
+    struct err *e)
 {
 	const struct tensor *in = &ev->inputs[s * ev->ninputs];
 
+	if (recording) {
+		if (interp_run_keep(ip, in, keep_value, w, out, e) < 0)
+			return -1;
+		for (int j = 0; j < interp_noutputs(ip); j++)
+			mixcache_record(ev->cache, s, interp_output_name(ip, j),
+			    &out[j]);
+		return 0;
+	}
 	if (skip == NULL || !mixcache_has(ev->cache, s))
 		return interp_run(ip, in, out, e);
-	memset(w->seen, 0, (size_t)ev->noutputs * sizeof *w->seen);
-	if (interp_run_skip(ip, in, skip, cached_of, w, out, e) < 0)
-		return -1;
-	for (int k = 0; k < ev->noutputs; k++) {
-		const struct tensor *t;
-
-		if (w->seen[k])
-			continue;
-		if ((t = mixcache_get(ev->cache, s, w->names[k])) == NULL)
-			return err_set(e, "no cached value of %s", w->names[k]);
-		compare_add(&w->cmp[k], t, &ev->probe_ref[s * ev->noutputs + k],
-		    s);
-	}
-	return 0;
+	return interp_run_skip(ip, in, skip, cached_of, w, out, e);
 }
 
-/* mixprec_emit()'s records, added to a qdq plan (ctx). */
+/* plan_of()'s sink: mixprec_emit()'s records, added to plan p. */
+struct planning {
+	struct mixeval *ev;
+	struct qdq_plan *p;
+};
+
 static int
 add_qparam(void *ctx, struct qparam_rec *r, struct err *e)
 {
-	return qdq_plan_add_qparam(ctx, r, e);
+	return qdq_plan_add_qparam(((struct planning *)ctx)->p, r, e);
 }
 
 static int
 add_convert(void *ctx, struct convert_rec *c, struct err *e)
 {
-	return qdq_plan_add_convert(ctx, c, e);
+	return qdq_plan_add_convert(((struct planning *)ctx)->p, c, e);
+}
+
+/* A deep copy of s into d (empty). */
+static int
+qparam_rec_dup(struct qparam_rec *d, const struct qparam_rec *s,
+    struct err *e)
+{
+	memset(d, 0, sizeof *d);
+	d->q.axis = -1;
+	d->role = s->role;
+	d->adjusted = s->adjusted;
+	d->line = s->line;
+	if ((d->name = strdup(s->name)) == NULL ||
+	    (s->input && (d->input = strdup(s->input)) == NULL) ||
+	    (s->weight && (d->weight = strdup(s->weight)) == NULL) ||
+	    qparam_copy(&d->q, &s->q, e) < 0) {
+		qparam_rec_release(d);
+		return err_nomem(e);
+	}
+	return 0;
+}
+
+/*
+ * The qparam record rec, as qparam_rec_read() reads it: each record of
+ * the stream (mp's own, the same for the search's life) is read once,
+ * not once per evaluation (weights' per-channel scales are long lists).
+ */
+static int
+read_once(struct mixeval *ev, const struct stream_rec *rec,
+    struct qparam_rec *r, struct err *e)
+{
+	char key[64];
+	int i;
+
+	snprintf(key, sizeof key, "%p %ld", (const void *)rec, rec->line);
+	if (!strmap_get(ev->qp_ix, key, &i) ||
+	    strcmp(ev->qp[i].name, rec->subject) != 0) {
+		if (array_grow(&ev->qp, &ev->capqp, ev->nqp,
+		    sizeof *ev->qp) < 0)
+			return err_nomem(e);
+		if (qparam_rec_read(&ev->qp[ev->nqp], rec, e) != 0)
+			return -1;
+		if (strmap_put(ev->qp_ix, key, (int)ev->nqp) < 0) {
+			qparam_rec_release(&ev->qp[ev->nqp]);
+			return err_nomem(e);
+		}
+		i = (int)ev->nqp++;
+	}
+	return qparam_rec_dup(r, &ev->qp[i], e);
 }
 
 static int
 add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 {
-	return qdq_plan_add_rec(ctx, rec, e);
+	struct planning *pl = ctx;
+	struct qparam_rec r;
+
+	if (strcmp(rec->type, "qparam") != 0)
+		return qdq_plan_add_rec(pl->p, rec, e);
+	if (read_once(pl->ev, rec, &r, e) < 0)
+		return -1;
+	return qdq_plan_add_qparam(pl->p, &r, e);
 }
 
 /* mp's current result, as a qdq plan. */
 static struct qdq_plan *
-plan_of(const struct mixprec *mp, struct err *e)
+plan_of(struct mixeval *ev, const struct mixprec *mp, struct err *e)
 {
-	struct mixprec_sink s = { NULL, add_qparam, add_convert, add_rec };
-	struct qdq_plan *p;
+	struct planning pl = { ev, NULL };
+	struct mixprec_sink s = { &pl, add_qparam, add_convert, add_rec };
 
-	if ((p = qdq_plan_new()) == NULL) {
+	if ((pl.p = qdq_plan_new()) == NULL) {
 		err_nomem(e);
 		return NULL;
 	}
-	s.ctx = p;
 	if (mixprec_emit(mp, &s, e) < 0) {
-		qdq_plan_free(p);
+		qdq_plan_free(pl.p);
 		return NULL;
 	}
-	return p;
+	return pl.p;
 }
 
 /*
@@ -370,10 +482,9 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct mixeval *ev = ctx;
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
 	    .wcache = ev->wcache };
-	struct watch w = { ev, 0, NULL, NULL, NULL, 0 };
+	struct watch w = { ev, 0 };
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
-	    .observe = watch_probe, .observe_ctx = &w,
 	    .fold_constant_nodes = 1 };
 	struct compare *cmp = NULL, *pcmp = NULL, top1;
 	const char **names = NULL;
@@ -382,23 +493,27 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct model *m = NULL;
 	struct tensor *out = NULL;
 	unsigned char *skip = NULL;
-	int *pos = NULL, *seen = NULL, nout = 0, nskip = 0, rc = -1;
-	int record = ev->record && !ev->o.whole_runs;
+	int *pos = NULL, *ppos = NULL, nout = 0, nskip = 0, rc = -1;
+	int record = ev->record && !ev->o.whole_runs, part;
+	double t0 = cpu_seconds(), t1 = 0;
 
+	ev->prof.evaluations++;
 	if (nsamples <= 0 || nsamples > ev->nsamples)
 		nsamples = ev->nsamples;
-	if ((plan = plan_of(mp, e)) == NULL)
+	if ((plan = plan_of(ev, mp, e)) == NULL)
 		return -1;
-	if ((names = calloc((size_t)ev->noutputs + 1, sizeof *names)) == NULL) {
+	names = calloc((size_t)ev->noutputs + 1, sizeof *names);
+	ppos = calloc((size_t)ev->noutputs + 1, sizeof *ppos);
+	if (names == NULL || ppos == NULL) {
 		err_nomem(e);
 		goto out;
 	}
-	if ((m = model_load_mem(ev->o.model, ev->o.len, ev->o.name, ev->o.dir,
-	    e)) == NULL || prep_model(m, NULL, e) < 0 ||
-	    qdq_apply(m, plan, &qo, NULL, e) < 0)
+	if ((m = model_load_mem(ev->prepped, ev->nprepped, ev->o.name,
+	    ev->o.dir, e)) == NULL || qdq_apply(m, plan, &qo, NULL, e) < 0)
 		goto out;
 	probes_in(ev, m, names);
-	w.names = names;
+	if (expose_probes(ev, m, names, ppos, e) < 0)
+		goto out;
 	ev->record = 0;
 	if (record) {
 		if (mixcache_begin(ev->cache, m, e) < 0)
@@ -410,7 +525,6 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		}
 		if ((nskip = mixcache_match(ev->cache, m, skip, e)) < 0)
 			goto out;
-		if (getenv("MIXDBG")) fprintf(stderr, "DBG n=%d skip %d of %zu rec=%d\n", nsamples, nskip, m->proto->graph->n_node, record);
 	}
 	if ((ip = interp_new(m, &io, e)) == NULL)
 		goto out;
@@ -419,14 +533,10 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	pcmp = calloc((size_t)ev->noutputs + 1, sizeof *pcmp);
 	pos = calloc((size_t)ev->noutputs + 1, sizeof *pos);
 	out = calloc((size_t)nout + 1, sizeof *out);
-	seen = calloc((size_t)ev->noutputs + 1, sizeof *seen);
-	if (!cmp || !pcmp || !pos || !out || !seen) {
+	if (!cmp || !pcmp || !pos || !out) {
 		err_nomem(e);
 		goto out;
 	}
-	w.cmp = pcmp;
-	w.seen = seen;
-	w.recording = record;
 	for (int k = 0; k < ev->noutputs; k++) {
 		compare_init(&cmp[k]);
 		compare_init(&pcmp[k]);
@@ -442,17 +552,26 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		}
 	}
 	compare_init(&top1);
+	t1 = cpu_seconds();
+	ev->prof.build += t1 - t0;
 	sc->samples = 0;
 	for (int i = 0; i < nsamples; i++) {
 		int s = ev->order[i];
 		double before = 0, partial = 0;
 
 		w.sample = s;
-		if (run_sample(ev, ip, &w, s, nskip > 0 ? skip : NULL, out,
-		    e) < 0)
+		if (run_sample(ev, ip, &w, s, nskip > 0 ? skip : NULL, record,
+		    out, e) < 0)
 			goto out;
-		for (int k = 0; k < ev->noutputs; k++)
+		part = nskip > 0 && mixcache_has(ev->cache, s) ? nskip : 0;
+		ev->prof.samples++;
+		ev->prof.nodes_run += (long)m->proto->graph->n_node - part;
+		ev->prof.nodes_skipped += part;
+		for (int k = 0; k < ev->noutputs; k++) {
+			compare_add(&pcmp[k], &out[ppos[k]],
+			    &ev->probe_ref[s * ev->noutputs + k], s);
 			before += cmp[k].noise;
+		}
 		for (int k = 0; k < ev->noutputs; k++) {
 			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
 
@@ -497,11 +616,13 @@ out:
 	if (out)
 		for (int j = 0; j < nout; j++)
 			tensor_release(&out[j]);
+	if (t1 > 0)
+		ev->prof.run += cpu_seconds() - t1;
 	free(out);
 	free(cmp);
 	free(pcmp);
 	free(pos);
-	free(seen);
+	free(ppos);
 	free(skip);
 	interp_free(ip);
 	free(names);
@@ -540,6 +661,22 @@ next_is_reference(void *ctx)
 	ev->record = 1;
 }
 
+/* The model as qdq_apply() takes it, prepared once for all evaluations. */
+static int
+prepare(struct mixeval *ev, struct err *e)
+{
+	struct model *m;
+	int rc;
+
+	if ((m = model_load_mem(ev->o.model, ev->o.len, ev->o.name, ev->o.dir,
+	    e)) == NULL)
+		return -1;
+	rc = prep_model(m, NULL, e) < 0 || model_pack(m, &ev->prepped,
+	    &ev->nprepped, e) < 0 ? -1 : 0;
+	model_free(m);
+	return rc;
+}
+
 struct mixeval *
 mixeval_new(const struct mixeval_opts *o, struct err *e)
 {
@@ -551,15 +688,18 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		return NULL;
 	}
 	ev->o = *o;
-	if ((ev->wcache = qdq_wcache_new()) == NULL) {
+	if ((ev->wcache = qdq_wcache_new()) == NULL ||
+	    (ev->qp_ix = strmap_new()) == NULL) {
 		err_nomem(e);
 		mixeval_free(ev);
 		return NULL;
 	}
-	if (evaldata_init(ev, o, e) < 0) {
+	ev->prof.reference = cpu_seconds();
+	if (evaldata_init(ev, o, e) < 0 || prepare(ev, e) < 0) {
 		mixeval_free(ev);
 		return NULL;
 	}
+	ev->prof.reference = cpu_seconds() - ev->prof.reference;
 	/*
 	 * The reference activations (a few samples of the quantized model)
 	 * take at most a quarter of the memory limit (tensor.h): past that,
@@ -587,6 +727,12 @@ int
 mixeval_classifier(const struct mixeval *ev)
 {
 	return ev->classifier;
+}
+
+void
+mixeval_profile(const struct mixeval *ev, struct mixeval_profile *p)
+{
+	*p = ev->prof;
 }
 
 void

@@ -48,4 +48,20 @@ int mixeval_classifier(const struct mixeval *ev);
 /* The evaluator for mixsearch_run(), running on ev. */
 void mixeval_bind(struct mixeval *ev, struct mixsearch_eval *fn);
 
+/*
+ * Where the evaluator's time went, in CPU seconds of the process: the
+ * model runs (run) are what the search cannot do without; the rest is
+ * making each evaluation's model.
+ */
+struct mixeval_profile {
+	double reference;	/* the fp32 runs, loading samples and model */
+	double build;		/* each evaluation's model and interpreter */
+	double run;		/* running them and comparing the outputs */
+	int evaluations;
+	long samples;		/* samples run, over all evaluations */
+	long nodes_run;		/* over all samples run */
+	long nodes_skipped;	/* taken from the reference run instead */
+};
+void mixeval_profile(const struct mixeval *ev, struct mixeval_profile *p);
+
 #endif

@@ -3,8 +3,11 @@
  * test/data/mixprec/chain.onnx (Conv, Relu, Conv, Reshape, MatMul, Add)
  * and a variant with another B2: the nodes before the second Conv match,
  * the rest do not; the variant run from the cached values is bit for bit
- * its whole run; past the budget the reference is dropped. Also the
- * interpreter's fold_constant_nodes: the same outputs.
+ * its whole run; r1 (read by the second Conv alone) is kept only when
+ * asked for, else the first nodes run again; interp_run_keep() hands
+ * the values over; past the budget the reference is dropped. On a QDQ
+ * model, what is kept and made again. Also the interpreter's
+ * fold_constant_nodes: the same outputs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,52 @@ bump(struct model *m, const char *name)
 	}
 }
 
+/* Outputs a and b (n each) the same, bit for bit; both released. */
+static void
+check_same(struct tensor *a, struct tensor *b, int n)
+{
+	for (int j = 0; j < n; j++) {
+		CHECK(a[j].nelem == b[j].nelem && a[j].dtype == b[j].dtype &&
+		    memcmp(a[j].data, b[j].data, (size_t)a[j].nelem *
+		    dtype_size(a[j].dtype)) == 0);
+		tensor_release(&a[j]);
+		tensor_release(&b[j]);
+	}
+}
+
+/* Variant iv run from c's values (skip): its whole run, bit for bit. */
+static void
+check_skip_run(struct interp *iv, const struct tensor *x,
+    const unsigned char *skip, struct mixcache *c, int n)
+{
+	struct tensor a[2], b[2];
+	struct err e;
+
+	REQUIRE(n <= 2);
+	REQUIRE(interp_run_skip(iv, x, skip, cached, c, a, &e) == 0);
+	REQUIRE(interp_run(iv, x, b, &e) == 0);
+	check_same(a, b, n);
+}
+
+/* A test's interpreters, cache, input and models, released. */
+static void
+free_all(struct interp *ip, struct interp *iv, struct mixcache *c,
+    struct tensor *x, struct model *m, struct model *v)
+{
+	interp_free(iv);
+	interp_free(ip);
+	mixcache_free(c);
+	tensor_release(x);
+	model_free(m);
+	model_free(v);
+}
+
+static void
+keep(void *ctx, const char *name, struct tensor *t)
+{
+	mixcache_keep(ctx, 0, name, t);
+}
+
 static void
 test_match_and_skip(void)
 {
@@ -84,12 +133,14 @@ test_match_and_skip(void)
 	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 0);
 	CHECK(!mixcache_has(c, 0));
 	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(mixcache_want(c, "r1", &e) == 0);
 	ro.observe_ctx = c;
 	REQUIRE((ip = interp_new(m, &ro, &e)) != NULL);
 	REQUIRE(interp_run(ip, &x, a, &e) == 0);
 	tensor_release(&a[0]);
 	CHECK(mixcache_has(c, 0));
 	CHECK(mixcache_get(c, 0, "r1") != NULL);
+	CHECK(mixcache_get(c, 0, "c1") == NULL);
 	CHECK(mixcache_bytes(c) > 0);
 	/* The same model: every node matches. */
 	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
@@ -99,19 +150,88 @@ test_match_and_skip(void)
 	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 2);
 	CHECK(skip[0] && skip[1] && !skip[2] && !skip[5]);
 	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
-	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
-	REQUIRE(interp_run(iv, &x, b, &e) == 0);
-	CHECK(a[0].nelem == b[0].nelem && memcmp(a[0].data, b[0].data,
-	    (size_t)a[0].nelem * sizeof(float)) == 0);
-	tensor_release(&a[0]);
-	tensor_release(&b[0]);
+	check_skip_run(iv, &x, skip, c, 1);
 
-	interp_free(iv);
+	/* r1 not kept: the Conv and Relu run again, the same output. */
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(interp_run(ip, &x, a, &e) == 0);
+	tensor_release(&a[0]);
+	CHECK(mixcache_get(c, 0, "r1") == NULL);
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 0);
+	check_skip_run(iv, &x, skip, c, 1);
+
+	/* interp_run_keep(): the values taken, not copied; the same. */
 	interp_free(ip);
-	mixcache_free(c);
-	tensor_release(&x);
-	model_free(m);
-	model_free(v);
+	REQUIRE((ip = interp_new(m, NULL, &e)) != NULL);
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(mixcache_want(c, "r1", &e) == 0);
+	REQUIRE(interp_run_keep(ip, &x, keep, c, a, &e) == 0);
+	REQUIRE(interp_run(ip, &x, b, &e) == 0);
+	check_same(a, b, 1);
+	CHECK(mixcache_get(c, 0, "r1") != NULL);
+	CHECK(mixcache_get(c, 0, "c1") == NULL);
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 2);
+	check_skip_run(iv, &x, skip, c, 1);
+
+	free_all(ip, iv, c, &x, m, v);
+}
+
+/*
+ * verify/clf-q.onnx (QDQ): kept are the graph outputs and what a
+ * QuantizeLinear reads, a DequantizeLinear's value as its input; with
+ * another a1_scale, the nodes before QuantizeLinear(a1) match, the
+ * weight's DequantizeLinear that a running MatMul reads runs again, and
+ * the run is bit for bit the whole one.
+ */
+static void
+test_qdq_keep(void)
+{
+	struct model *m = fixture_model("test/data/verify/clf-q.onnx");
+	struct model *v = fixture_model("test/data/verify/clf-q.onnx");
+	struct mixcache *c = mixcache_new(1 << 30);
+	struct interp *ip = NULL, *iv = NULL;
+	struct tensor x, a[2];
+	unsigned char skip[32];
+	int64_t d[2] = { 1, 16 };
+	struct err e;
+
+	REQUIRE(m != NULL && v != NULL && c != NULL);
+	REQUIRE(m->proto->graph->n_node <= sizeof skip);
+	REQUIRE(tensor_alloc(&x, DT_FLOAT, 2, d, &e) == 0);
+	for (int64_t i = 0; i < x.nelem; i++)
+		((float *)x.data)[i] = (float)(i % 5) / 2 - 1;
+	REQUIRE((ip = interp_new(m, NULL, &e)) != NULL);
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(interp_run_keep(ip, &x, keep, c, a, &e) == 0);
+	for (int j = 0; j < 2; j++) {
+		mixcache_record(c, 0, interp_output_name(ip, j), &a[j]);
+		tensor_release(&a[j]);
+	}
+	CHECK(mixcache_get(c, 0, "a1") != NULL);
+	CHECK(mixcache_get(c, 0, "re lu/h%") != NULL);
+	CHECK(mixcache_get(c, 0, "h_QuantizeLinear_Output") != NULL);
+	CHECK(mixcache_get(c, 0, "h_DequantizeLinear_Output") == NULL);
+	CHECK(mixcache_get(c, 0, "mm1") == NULL);
+	CHECK(mixcache_get(c, 0, "x_DequantizeLinear_Output") == NULL);
+	CHECK(mixcache_get(c, 0, "logits") != NULL);
+
+	bump(v, "a1_scale");
+	REQUIRE(mixcache_match(c, v, skip, &e) > 0);
+	for (size_t i = 0; i < v->proto->graph->n_node; i++) {
+		const Onnx__NodeProto *n = v->proto->graph->node[i];
+
+		if (strcmp(n->output[0], "mm1") == 0 ||
+		    strcmp(n->output[0], "a1") == 0)
+			CHECK(skip[i]);
+		if (strcmp(n->output[0], "a1_QuantizeLinear_Output") == 0 ||
+		    strcmp(n->output[0], "W2_DequantizeLinear_Output") == 0 ||
+		    strcmp(n->output[0], "score") == 0)
+			CHECK(!skip[i]);
+	}
+	REQUIRE((iv = interp_new(v, NULL, &e)) != NULL);
+	check_skip_run(iv, &x, skip, c, 2);
+	free_all(ip, iv, c, &x, m, v);
 }
 
 static const struct tensor *
@@ -207,4 +327,5 @@ test_fold(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_match_and_skip, test_missing_and_budget, test_fold)
+UNIT_MAIN(test_match_and_skip, test_qdq_keep,
+    test_missing_and_budget, test_fold)
