@@ -39,6 +39,7 @@
 #include "attr.h"
 #include "gemm.h"
 #include "ops.h"
+#include "par.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     !defined(__SANITIZE_ADDRESS__)
@@ -741,6 +742,10 @@ struct conv_job {
 	const struct win *g;
 	int64_t cin, m, group, K;
 	int pointwise;
+	/* how conv_packed splits the work */
+	float *buf;			/* bsz floats of scratch per thread */
+	int64_t bsz, tw, ntiles, P, panels, ni, gi;
+	int threads;
 };
 
 /* Output channels [i0, i1) and positions [j0, j1) of image ni, group gi. */
@@ -761,6 +766,32 @@ conv_block(const struct conv_job *cb, int64_t ni, int64_t gi, int64_t i0,
 	    cb->pointwise ? (void *)&rows : (void *)&u,
 	    cb->bias ? cb->bias + gi * mg : NULL, 0,
 	    cb->y + (ni * cb->m + gi * mg) * P, P, scratch);
+}
+
+/* par_for chunk it: a tile of tw positions of one image and group. */
+static void
+conv_tile(void *ctx, int64_t it, int w)
+{
+	const struct conv_job *cb = ctx;
+	int64_t ni = it / (cb->group * cb->ntiles);
+	int64_t gi = it / cb->ntiles % cb->group, t = it % cb->ntiles;
+	int64_t j1 = (t + 1) * cb->tw < cb->P ? (t + 1) * cb->tw : cb->P;
+
+	conv_block(cb, ni, gi, 0, cb->m / cb->group, t * cb->tw, j1,
+	    cb->buf + cb->bsz * w);
+}
+
+/* par_for chunk t of threads: its range of output channels, all positions. */
+static void
+conv_rows(void *ctx, int64_t t, int w)
+{
+	const struct conv_job *cb = ctx;
+	int64_t i0 = cb->panels * t / cb->threads * GEMM_MR;
+	int64_t i1 = cb->panels * (t + 1) / cb->threads * GEMM_MR;
+
+	if (i0 < i1)
+		conv_block(cb, cb->ni, cb->gi, i0, i1, 0, cb->P,
+		    cb->buf + cb->bsz * w);
 }
 
 /*
@@ -797,35 +828,16 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw > 4096 ? 4096 : tw;
 	ntiles = (P + tw - 1) / tw;
 	items = n * group * ntiles;
+	cb.buf = buf, cb.bsz = bsz, cb.tw = tw, cb.ntiles = ntiles;
+	cb.P = P, cb.threads = threads;
 	if (items >= threads || mg <= GEMM_MR) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t it = 0; it < items; it++) {
-			int64_t ni = it / (group * ntiles);
-			int64_t gi = it / ntiles % group, t = it % ntiles;
-			int64_t j1 = (t + 1) * tw < P ? (t + 1) * tw : P;
-
-			conv_block(&cb, ni, gi, 0, mg, t * tw, j1,
-			    buf + bsz * (int64_t)omp_get_thread_num());
-		}
+		par_for(items, threads, conv_tile, &cb);
 	} else {
 		/* Few positions: each thread takes a range of channels. */
-		int64_t panels = (mg + GEMM_MR - 1) / GEMM_MR;
-
-		for (int64_t ni = 0; ni < n; ni++)
-			for (int64_t gi = 0; gi < group; gi++) {
-#pragma omp parallel num_threads(threads)
-				{
-					int t = omp_get_thread_num();
-					int nt = omp_get_num_threads();
-					int64_t i0 = panels * t / nt * GEMM_MR;
-					int64_t i1 = panels * (t + 1) / nt *
-					    GEMM_MR;
-
-					if (i0 < i1)
-						conv_block(&cb, ni, gi, i0, i1,
-						    0, P, buf + bsz * t);
-				}
-			}
+		cb.panels = (mg + GEMM_MR - 1) / GEMM_MR;
+		for (cb.ni = 0; cb.ni < n; cb.ni++)
+			for (cb.gi = 0; cb.gi < group; cb.gi++)
+				par_for(threads, threads, conv_rows, &cb);
 	}
 	free(tmp);
 	free(ptmp);
@@ -1110,6 +1122,26 @@ dw_rows(const float *xp, int64_t ld, const float *wk, float bias, float *y,
 	}
 }
 
+struct dw_job {
+	const float *x, *w, *bias;
+	float *y;
+	const struct win *g;
+	int64_t cin, m, mult, S, P, KK, psz;
+	float *buf;			/* psz floats per thread */
+};
+
+/* par_for chunk i: output plane i (image i / m, channel i % m). */
+static void
+dw_chunk(void *ctx, int64_t i, int w)
+{
+	const struct dw_job *j = ctx;
+	int64_t ni = i / j->m, oc = i % j->m;
+
+	dw_plane(j->x + (ni * j->cin + oc / j->mult) * j->S, j->w + oc * j->KK,
+	    j->bias ? j->bias[oc] : 0, j->y + i * j->P, j->g,
+	    j->buf + j->psz * w);
+}
+
 static int
 conv_depthwise(struct op_ctx *c, const float *x, const float *w,
     const float *bias, float *y, int64_t n, int64_t cin, int64_t m,
@@ -1122,16 +1154,12 @@ conv_depthwise(struct op_ctx *c, const float *x, const float *w,
 	    c->threads > 0 ? c->threads : 1;
 	float *buf, *tmp;
 
-	if (!(buf = scratch_get(c, psz * threads, &tmp)))
-		return -1;
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < n * m; i++) {
-		int64_t ni = i / m, oc = i % m;
+	struct dw_job j = { x, w, bias, y, g, cin, m, mult, S, P, KK, psz,
+	    NULL };
 
-		dw_plane(x + (ni * cin + oc / mult) * S, w + oc * KK,
-		    bias ? bias[oc] : 0, y + i * P, g,
-		    buf + psz * (int64_t)omp_get_thread_num());
-	}
+	if (!(j.buf = buf = scratch_get(c, psz * threads, &tmp)))
+		return -1;
+	par_for(n * m, threads, dw_chunk, &j);
 	free(tmp);
 	return 0;
 }
@@ -2663,6 +2691,45 @@ avg_window(int order, const float *x, int64_t W, int64_t base, int64_t kh0,
 	return s;
 }
 
+/*
+ * pool_plane_2d's MaxPool without indices: the same taps in the same
+ * order (the first, then each greater one), and the window bounds only
+ * worked out at the edges.
+ */
+static void
+max_plane_2d(const struct win *g, const float *x, float *y)
+{
+	int64_t H = g->in[0], W = g->in[1], OW = g->out[1];
+	int64_t dh = g->dil[0], dw = g->dil[1], KW = g->k[1];
+
+	for (int64_t oh = 0; oh < g->out[0]; oh++) {
+		int64_t hs = oh * g->stride[0] - g->pb[0], kh0, kh1;
+
+		tap_range(hs, dh, g->k[0], H, &kh0, &kh1);
+		for (int64_t ow = 0; ow < OW; ow++) {
+			int64_t ws = ow * g->stride[1] - g->pb[1], kw0, kw1;
+			float best = -FLT_MAX;
+			int first = 1;
+
+			if (ws >= 0 && ws + (KW - 1) * dw < W)
+				kw0 = 0, kw1 = KW;
+			else
+				tap_range(ws, dw, KW, W, &kw0, &kw1);
+			for (int64_t kh = kh0; kh < kh1; kh++) {
+				const float *r = x + (hs + kh * dh) * W + ws;
+
+				for (int64_t kw = kw0; kw < kw1; kw++) {
+					float v = r[kw * dw];
+
+					if (v > best || first)
+						best = v, first = 0;
+				}
+			}
+			y[oh * OW + ow] = best;
+		}
+	}
+}
+
 /* The 2-D case of pool_plane, with the window bounds worked out once. */
 static void
 pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
@@ -2672,6 +2739,10 @@ pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
 	int64_t H = g->in[0], W = g->in[1], OW = g->out[1];
 	int64_t dh = g->dil[0], dw = g->dil[1];
 
+	if (pl->kind == POOL_MAX && !idx) {
+		max_plane_2d(g, x, y);
+		return;
+	}
 	for (int64_t oh = 0; oh < g->out[0]; oh++) {
 		int64_t hs = oh * g->stride[0] - g->pb[0], kh0, kh1, ph0, ph1;
 
@@ -2733,6 +2804,29 @@ pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
 	}
 }
 
+struct pool_job {
+	const struct pool *pl;
+	const float *x;
+	float *y;
+	int64_t *idx;
+	int64_t S, P;
+};
+
+/* par_for chunk i: plane i of a pool. */
+static void
+pool_chunk(void *ctx, int64_t i, int w)
+{
+	const struct pool_job *j = ctx;
+
+	(void)w;
+	if (j->pl->g.nd == 2)
+		pool_plane_2d(j->pl, j->x + i * j->S, j->y + i * j->P,
+		    j->idx ? j->idx + i * j->P : NULL, i);
+	else
+		pool_plane(j->pl, j->x + i * j->S, j->y + i * j->P,
+		    j->idx ? j->idx + i * j->P : NULL, i);
+}
+
 static int
 pool_run(struct op_ctx *c, int kind)
 {
@@ -2742,6 +2836,7 @@ pool_run(struct op_ctx *c, int kind)
 	int mode, ceil_mode, threads;
 	float *xf = NULL, *yf;
 	int64_t *idx = NULL;
+	struct pool_job pj;
 
 	memset(&pl, 0, sizeof pl);
 	pl.kind = kind;
@@ -2796,17 +2891,9 @@ pool_run(struct op_ctx *c, int kind)
 	}
 	threads = threads_for(c, planes * P * prod(pl.g.k, pl.g.nd));
 	win_to_2d(&pl.g);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < planes; i++) {
-		const float *xp = (xf ? xf : (const float *)x->data) + i * S;
-
-		if (pl.g.nd == 2)
-			pool_plane_2d(&pl, xp, yf + i * P,
-			    idx ? idx + i * P : NULL, i);
-		else
-			pool_plane(&pl, xp, yf + i * P,
-			    idx ? idx + i * P : NULL, i);
-	}
+	pj.pl = &pl, pj.x = xf ? xf : (const float *)x->data, pj.y = yf;
+	pj.idx = idx, pj.S = S, pj.P = P;
+	par_for(planes, threads, pool_chunk, &pj);
 	if (xf) {
 		for (int64_t i = 0; i < c->out[0].nelem; i++)
 			tensor_set(&c->out[0], i, yf[i]);
@@ -2820,6 +2907,16 @@ OPS_KERNEL(maxpool_run, pool_run, POOL_MAX)
 OPS_KERNEL(avgpool_run, pool_run, POOL_AVG)
 OPS_KERNEL(lppool_run, pool_run, POOL_LP)
 
+struct global_job {
+	int kind;
+	const float *x;
+	float *y;
+	int64_t S;
+	float p;
+};
+
+static void global_chunk(void *ctx, int64_t i, int w);
+
 static int
 global_pool(struct op_ctx *c, int kind)
 {
@@ -2827,6 +2924,7 @@ global_pool(struct op_ctx *c, int kind)
 	int64_t ydims[TENSOR_MAX_RANK], planes, S;
 	float p = (float)attr_int(c->node, "p", 2);
 	int threads;
+	struct global_job gj;
 
 	if (!(x = need_float(c, 0)))
 		return -1;
@@ -2844,10 +2942,25 @@ global_pool(struct op_ctx *c, int kind)
 	planes = x->dims[0] * x->dims[1];
 	S = prod(x->dims + 2, x->rank - 2);
 	threads = threads_for(c, planes * S);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < planes; i++) {
-		const float *xp = (const float *)x->data + i * S;
-		float *y = (float *)c->out[0].data + i;
+	gj.kind = kind, gj.x = x->data, gj.y = c->out[0].data;
+	gj.S = S, gj.p = p;
+	par_for(planes, threads, global_chunk, &gj);
+	return 0;
+}
+
+/* par_for chunk i: plane i of a global pool. */
+static void
+global_chunk(void *ctx, int64_t i, int w)
+{
+	const struct global_job *j = ctx;
+	int kind = j->kind;
+	int64_t S = j->S;
+	float p = j->p;
+
+	(void)w;
+	{
+		const float *xp = j->x + i * S;
+		float *y = j->y + i;
 
 		if (kind == POOL_MAX) {
 			float m = S ? xp[0] : -FLT_MAX;
@@ -2867,7 +2980,6 @@ global_pool(struct op_ctx *c, int kind)
 			*y = (float)pow(s, 1.0 / p);
 		}
 	}
-	return 0;
 }
 
 OPS_KERNEL(gavgpool_run, global_pool, POOL_AVG)
@@ -2891,6 +3003,41 @@ need_vec(struct op_ctx *c, int i, int64_t n)
 	return t;
 }
 
+/* y[j] = x[j] * a + b, j < n, vectorised (no fused multiply-add). */
+NN_SIMD static void
+affine_row(const float *restrict x, float *restrict y, float a, float b,
+    int64_t n)
+{
+#pragma omp simd
+	for (int64_t j = 0; j < n; j++)
+		y[j] = x[j] * a + b;
+}
+
+struct bn_job {
+	const float *x;
+	float *y;
+	const float *a, *b;		/* per channel, or per value */
+	int64_t C, S;
+	int spatial;
+};
+
+/* par_for chunk i: plane i (channel i % C) of a BatchNormalization. */
+static void
+bn_chunk(void *ctx, int64_t i, int w)
+{
+	const struct bn_job *j = ctx;
+	const float *xp = j->x + i * j->S;
+	float *yp = j->y + i * j->S;
+	int64_t ch = i % j->C, S = j->S;
+
+	(void)w;
+	if (j->spatial)
+		affine_row(xp, yp, j->a[ch], j->b[ch], S);
+	else
+		for (int64_t k = 0; k < S; k++)
+			yp[k] = xp[k] * j->a[ch * S + k] + j->b[ch * S + k];
+}
+
 static int
 batchnorm_run(struct op_ctx *c)
 {
@@ -2903,6 +3050,7 @@ batchnorm_run(struct op_ctx *c)
 	float *a, *bb;
 	double *bm = NULL, *bv = NULL;
 	int threads;
+	struct bn_job bj;
 
 	if (!(x = need_float(c, 0)))
 		return -1;
@@ -2958,21 +3106,9 @@ batchnorm_run(struct op_ctx *c)
 		bb[i] = (float)(((const float *)bi->data)[i] - m * s);
 	}
 	threads = threads_for(c, x->nelem);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < N * C; i++) {
-		const float *xp = (const float *)x->data + i * S;
-		float *yp = (float *)c->out[0].data + i * S;
-		int64_t ch = i % C;
-
-		if (spatial) {
-			float av = a[ch], bv2 = bb[ch];
-
-			for (int64_t j = 0; j < S; j++)
-				yp[j] = xp[j] * av + bv2;
-		} else
-			for (int64_t j = 0; j < S; j++)
-				yp[j] = xp[j] * a[ch * S + j] + bb[ch * S + j];
-	}
+	bj.x = x->data, bj.y = c->out[0].data, bj.a = a, bj.b = bb;
+	bj.C = C, bj.S = S, bj.spatial = spatial;
+	par_for(N * C, threads, bn_chunk, &bj);
 	free(a);
 	free(bb);
 	if (training) {
