@@ -1605,6 +1605,41 @@ generic_type(int dt)
 	return 0;
 }
 
+struct product_job {
+	const float *pa;
+	int64_t M, N, K;
+	gemm_fill_fn fill;
+	struct gemm_rows *r;
+	int accumulate;
+	float *y, *scratch;
+	int64_t bsz, tw, panels;
+	int threads;
+};
+
+/* par_for chunk t: columns [t * tw, (t + 1) * tw). */
+static void
+product_cols(void *ctx, int64_t t, int w)
+{
+	const struct product_job *j = ctx;
+	int64_t j1 = (t + 1) * j->tw < j->N ? (t + 1) * j->tw : j->N;
+
+	gemm_packed(j->pa, j->M, j->K, 0, j->M, t * j->tw, j1, j->fill, j->r,
+	    NULL, j->accumulate, j->y, j->N, j->scratch + j->bsz * w);
+}
+
+/* par_for chunk t of threads: its range of rows. */
+static void
+product_rows(void *ctx, int64_t t, int w)
+{
+	const struct product_job *j = ctx;
+	int64_t i0 = j->panels * t / j->threads * GEMM_MR;
+	int64_t i1 = j->panels * (t + 1) / j->threads * GEMM_MR;
+
+	if (i0 < i1)
+		gemm_packed(j->pa, j->M, j->K, i0, i1, 0, j->N, j->fill, j->r,
+		    NULL, j->accumulate, j->y, j->N, j->scratch + j->bsz * w);
+}
+
 /*
  * One product, A packed at pa, on all threads: tiles of columns, or when
  * there are too few, ranges of rows. scratch: per-thread gemm scratch.
@@ -1621,24 +1656,14 @@ product_shared(const float *pa, int64_t M, int64_t N, int64_t K,
 	tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
 	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw;
 	ntiles = (N + tw - 1) / tw;
+	struct product_job j = { pa, M, N, K, fill, r, accumulate, y,
+	    scratch, bsz, tw, panels, threads };
+
 	if (ntiles >= threads || M <= GEMM_MR) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t t = 0; t < ntiles; t++)
-			gemm_packed(pa, M, K, 0, M, t * tw, (t + 1) * tw < N ?
-			    (t + 1) * tw : N, fill, r, NULL, accumulate, y, N,
-			    scratch + bsz * omp_get_thread_num());
+		par_for(ntiles, threads, product_cols, &j);
 		return;
 	}
-#pragma omp parallel num_threads(threads)
-	{
-		int t = omp_get_thread_num(), nt = omp_get_num_threads();
-		int64_t i0 = panels * t / nt * GEMM_MR;
-		int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
-
-		if (i0 < i1)
-			gemm_packed(pa, M, K, i0, i1, 0, N, fill, r, NULL,
-			    accumulate, y, N, scratch + bsz * t);
-	}
+	par_for(threads, threads, product_rows, &j);
 }
 
 /*
@@ -1647,6 +1672,38 @@ product_shared(const float *pa, int64_t M, int64_t N, int64_t K,
  * products go one per thread; else each product's columns (or, when there
  * are few, its rows) are spread over the threads.
  */
+struct batch_job {
+	const int64_t *aoff, *boff;
+	int64_t M, N, K;
+	float alpha;
+	const float *a;
+	int64_t lda;
+	const float *b;
+	int64_t ldb;
+	int accumulate;
+	float *y;
+	gemm_fill_fn fill;
+	float *buf;			/* asz + gemm scratch per thread */
+	int64_t asz;
+};
+
+/* par_for chunk i: product i of a batch, A packed in w's scratch. */
+static void
+batch_one(void *ctx, int64_t i, int w)
+{
+	const struct batch_job *j = ctx;
+	int64_t asz = j->asz;
+	float *pa = j->buf + (asz + gemm_packed_scratch()) * w;
+	struct gemm_rows r = { j->b + j->boff[i], j->ldb };
+
+	gemm_pack_a(j->a + j->aoff[i], j->M, j->K, j->lda, pa);
+	if (j->alpha != 1)
+		for (int64_t q = 0; q < asz; q++)
+			pa[q] *= j->alpha;
+	gemm_packed(pa, j->M, j->K, 0, j->M, 0, j->N, j->fill, &r, NULL,
+	    j->accumulate, j->y + i * j->M * j->N, j->N, pa + asz);
+}
+
 static int
 batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
     const int64_t *boff, int tb, int64_t M, int64_t N, int64_t K,
@@ -1663,18 +1720,10 @@ batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 	if (!(buf = scratch_get(c, (asz + bsz) * threads, &tmp)))
 		return -1;
 	if (batch >= threads) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t i = 0; i < batch; i++) {
-			float *pa = buf + (asz + bsz) * omp_get_thread_num();
-			struct gemm_rows r = { b + boff[i], ldb };
+		struct batch_job j = { aoff, boff, M, N, K, alpha, a, lda, b,
+		    ldb, accumulate, y, fill, buf, asz };
 
-			gemm_pack_a(a + aoff[i], M, K, lda, pa);
-			if (alpha != 1)
-				for (int64_t q = 0; q < asz; q++)
-					pa[q] *= alpha;
-			gemm_packed(pa, M, K, 0, M, 0, N, fill, &r, NULL,
-			    accumulate, y + i * M * N, N, pa + asz);
-		}
+		par_for(batch, threads, batch_one, &j);
 		free(tmp);
 		return 0;
 	}
@@ -3180,6 +3229,44 @@ instnorm_run(struct op_ctx *c)
 	return 0;
 }
 
+struct ln_job {
+	const float *x;
+	float *y;
+	const float *scale, *bias;
+	float *mean, *inv;		/* NULL when not wanted */
+	int64_t D;
+	float eps;
+};
+
+/* par_for chunk r: row r of a LayerNormalization. */
+static void
+ln_row(void *ctx, int64_t r, int w)
+{
+	const struct ln_job *lj = ctx;
+	int64_t D = lj->D;
+	const float *xp = lj->x + r * D, *scale = lj->scale;
+	const float *bias = lj->bias;
+	float *yp = lj->y + r * D;
+	double m = 0, v = 0;
+	float is, mf;
+
+	(void)w;
+	for (int64_t j = 0; j < D; j++)
+		m += xp[j];
+	m = D ? m / D : 0;
+	for (int64_t j = 0; j < D; j++)
+		v += (xp[j] - m) * (xp[j] - m);
+	v = D ? v / D : 0;
+	is = (float)(1 / sqrt(v + lj->eps));
+	mf = (float)m;
+	for (int64_t j = 0; j < D; j++)
+		yp[j] = (xp[j] - mf) * is * scale[j] + bias[j];
+	if (lj->mean)
+		lj->mean[r] = mf;
+	if (lj->inv)
+		lj->inv[r] = is;
+}
+
 static int
 layernorm_run(struct op_ctx *c)
 {
@@ -3188,6 +3275,7 @@ layernorm_run(struct op_ctx *c)
 	int64_t R, D, sdims[TENSOR_MAX_RANK];
 	float *scale = NULL, *bias = NULL, *mean = NULL, *inv = NULL;
 	int axis, threads;
+	struct ln_job lj;
 
 	if (!(x = need_float(c, 0)) || !(sc = need_float(c, 1)) ||
 	    opt_float(c, 2, &bi) == -1)
@@ -3226,28 +3314,9 @@ layernorm_run(struct op_ctx *c)
 	if (bi)
 		bcast_fill(bi, x->rank - axis, x->dims + axis, bias);
 	threads = threads_for(c, x->nelem);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t r = 0; r < R; r++) {
-		const float *xp = (const float *)x->data + r * D;
-		float *yp = (float *)c->out[0].data + r * D;
-		double m = 0, v = 0;
-		float is, mf;
-
-		for (int64_t j = 0; j < D; j++)
-			m += xp[j];
-		m = D ? m / D : 0;
-		for (int64_t j = 0; j < D; j++)
-			v += (xp[j] - m) * (xp[j] - m);
-		v = D ? v / D : 0;
-		is = (float)(1 / sqrt(v + eps));
-		mf = (float)m;
-		for (int64_t j = 0; j < D; j++)
-			yp[j] = (xp[j] - mf) * is * scale[j] + bias[j];
-		if (mean)
-			mean[r] = mf;
-		if (inv)
-			inv[r] = is;
-	}
+	lj.x = x->data, lj.y = c->out[0].data, lj.scale = scale;
+	lj.bias = bias, lj.mean = mean, lj.inv = inv, lj.D = D, lj.eps = eps;
+	par_for(R, threads, ln_row, &lj);
 	free(scale);
 	free(bias);
 	return 0;
@@ -3551,6 +3620,66 @@ taps_make(struct op_ctx *c, const struct rz *r, int a, struct taps *t)
 	return 0;
 }
 
+struct gather_job {
+	const struct rz *r;
+	const struct taps *t;
+	const unsigned char *x;
+	unsigned char *y;
+	size_t es;
+	const void *extrap;
+	const int64_t *ist;		/* input strides */
+};
+
+/* par_range: output rows [r0, r1) of rz_gather. */
+static void
+gather_rows(void *ctx, int64_t r0, int64_t r1, int w)
+{
+	const struct gather_job *j = ctx;
+	const struct rz *r = j->r;
+	const struct taps *t = j->t;
+	int last = r->rank - 1;
+	int64_t W = r->out[last], prev = -1;
+	size_t es = j->es;
+
+	(void)w;
+	for (int64_t row = r0; row < r1; row++) {
+		int64_t rem = row, base = 0, ext = 0;
+		unsigned char *yr = j->y + (size_t)(row * W) * es;
+
+		for (int a = last - 1; a >= 0; a--) {
+			int64_t o = rem % r->out[a];
+
+			rem /= r->out[a];
+			base += t[a].idx[o] * j->ist[a];
+			ext |= t[a].ext[o];
+		}
+		if (ext) {
+			for (int64_t o = 0; o < W; o++)
+				memcpy(yr + o * es, j->extrap, es);
+			prev = -1;
+			continue;
+		}
+		if (base == prev && row > r0) {
+			memcpy(yr, yr - W * es, (size_t)W * es);
+			continue;
+		}
+		prev = base;
+		if (es == 4) {
+			const uint32_t *xs = (const uint32_t *)j->x + base;
+			uint32_t *yd = (uint32_t *)yr;
+
+			for (int64_t o = 0; o < W; o++)
+				yd[o] = xs[t[last].idx[o]];
+		} else
+			for (int64_t o = 0; o < W; o++)
+				memcpy(yr + o * es, j->x + (size_t)(base +
+				    t[last].idx[o]) * es, es);
+		for (int64_t o = 0; o < W; o++)
+			if (t[last].ext[o])
+				memcpy(yr + o * es, j->extrap, es);
+	}
+}
+
 /* Nearest: gather every axis at once; es bytes an element. */
 static void
 rz_gather(struct op_ctx *c, const struct rz *r, struct taps *t,
@@ -3560,73 +3689,43 @@ rz_gather(struct op_ctx *c, const struct rz *r, struct taps *t,
 	int64_t ist[TENSOR_MAX_RANK], rows = prod(r->out, last);
 	int64_t W = r->out[last];
 	int threads = threads_for(c, rows * W);
+	struct gather_job j = { r, t, x, y, es, extrap, ist };
 
 	for (int64_t a = rank - 1, s = 1; a >= 0; a--) {
 		ist[a] = s;
 		s *= r->in[a];
 	}
-#pragma omp parallel num_threads(threads)
-	{
-		int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-		int64_t r0 = rows * tid / nt, r1 = rows * (tid + 1) / nt;
-		int64_t prev = -1;
-
-		for (int64_t row = r0; row < r1; row++) {
-			int64_t rem = row, base = 0, ext = 0;
-			unsigned char *yr = y + (size_t)(row * W) * es;
-
-			for (int a = last - 1; a >= 0; a--) {
-				int64_t o = rem % r->out[a];
-
-				rem /= r->out[a];
-				base += t[a].idx[o] * ist[a];
-				ext |= t[a].ext[o];
-			}
-			if (ext) {
-				for (int64_t o = 0; o < W; o++)
-					memcpy(yr + o * es, extrap, es);
-				prev = -1;
-				continue;
-			}
-			if (base == prev && row > r0) {
-				memcpy(yr, yr - W * es, (size_t)W * es);
-				continue;
-			}
-			prev = base;
-			if (es == 4) {
-				const uint32_t *xs = (const uint32_t *)x + base;
-				uint32_t *yd = (uint32_t *)yr;
-
-				for (int64_t o = 0; o < W; o++)
-					yd[o] = xs[t[last].idx[o]];
-			} else
-				for (int64_t o = 0; o < W; o++)
-					memcpy(yr + o * es, x + (size_t)(base +
-					    t[last].idx[o]) * es, es);
-			for (int64_t o = 0; o < W; o++)
-				if (t[last].ext[o])
-					memcpy(yr + o * es, extrap, es);
-		}
-	}
+	par_range(rows, threads, gather_rows, &j);
 }
 
-/* One interpolation pass along axis a of x (dims d) into y. */
-static void
-rz_pass(struct op_ctx *c, const struct taps *t, int64_t outer, int64_t in,
-    int64_t out, int64_t inner, const float *x, float *y, float extrap,
-    int crop)
-{
-	int threads = threads_for(c, outer * out * inner * t->n);
+struct pass_job {
+	const struct taps *t;
+	int64_t in, out, inner;
+	const float *x;
+	float *y;
+	float extrap;
+	int crop;
+};
 
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < outer * out; i++) {
+/* par_range: output rows [i0, i1) of rz_pass. */
+static void
+pass_rows(void *ctx, int64_t i0, int64_t i1, int tid)
+{
+	const struct pass_job *pj = ctx;
+	const struct taps *t = pj->t;
+	int64_t in = pj->in, out = pj->out, inner = pj->inner;
+	const float *x = pj->x;
+	float *y = pj->y, extrap = pj->extrap;
+
+	(void)tid;
+	for (int64_t i = i0; i < i1; i++) {
 		int64_t ob = i / out, o = i % out;
 		const float *xs = x + ob * in * inner;
 		float *yr = y + i * inner;
 		const int64_t *ix = t->idx + o * t->n;
 		const float *w = t->w + o * t->n;
 
-		if (crop && t->ext[o]) {
+		if (pj->crop && t->ext[o]) {
 			for (int64_t j = 0; j < inner; j++)
 				yr[j] = extrap;
 			continue;
@@ -3651,6 +3750,18 @@ rz_pass(struct op_ctx *c, const struct taps *t, int64_t outer, int64_t in,
 				yr[j] += wk * xr[j];
 		}
 	}
+}
+
+/* One interpolation pass along axis a of x (dims d) into y. */
+static void
+rz_pass(struct op_ctx *c, const struct taps *t, int64_t outer, int64_t in,
+    int64_t out, int64_t inner, const float *x, float *y, float extrap,
+    int crop)
+{
+	struct pass_job pj = { t, in, out, inner, x, y, extrap, crop };
+
+	par_range(outer * out, threads_for(c, outer * out * inner * t->n),
+	    pass_rows, &pj);
 }
 
 /*
@@ -3692,19 +3803,43 @@ rz_tap2(const struct rz *r, const struct taps *t, int a, int64_t o,
 	}
 }
 
+struct bilinear_job {
+	const struct rz *r;
+	const struct taps *t;
+	const float *x;
+	float *y;
+};
+
+static void bilinear_rows(void *ctx, int64_t i0, int64_t i1, int w);
+
 static void
 rz_bilinear(struct op_ctx *c, const struct rz *r, const struct taps *t,
     const float *x, float *y)
 {
 	int a = r->rank - 2;
-	int64_t H = r->in[a], W = r->in[a + 1];
 	int64_t OH = r->out[a], OW = r->out[a + 1];
 	int64_t planes = prod(r->out, a);
-	int threads = threads_for(c, planes * OH * OW * 4);
-	const struct taps *ty = &t[a], *tx = &t[a + 1];
+	struct bilinear_job j = { r, t, x, y };
 
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < planes * OH; i++) {
+	par_range(planes * OH, threads_for(c, planes * OH * OW * 4),
+	    bilinear_rows, &j);
+}
+
+/* par_range: output rows [i0, i1) of rz_bilinear. */
+static void
+bilinear_rows(void *ctx, int64_t i0, int64_t i1, int w)
+{
+	const struct bilinear_job *j = ctx;
+	const struct rz *r = j->r;
+	const float *x = j->x;
+	float *y = j->y;
+	int a = r->rank - 2;
+	int64_t H = r->in[a], W = r->in[a + 1];
+	int64_t OH = r->out[a], OW = r->out[a + 1];
+	const struct taps *ty = &j->t[a], *tx = &j->t[a + 1];
+
+	(void)w;
+	for (int64_t i = i0; i < i1; i++) {
 		int64_t p = i / OH, oy = i % OH;
 		const float *xp = x + p * H * W, *r1, *r2;
 		float *yr = y + i * OW, dy1, dy2;

@@ -190,6 +190,36 @@ par_for(int64_t n, int threads, par_fn fn, void *ctx)
 	atomic_store(&pool.busy, 0);
 }
 
+struct range_job {
+	par_range_fn fn;
+	void *ctx;
+	int64_t n, parts;
+};
+
+static void
+range_chunk(void *ctx, int64_t k, int w)
+{
+	const struct range_job *j = ctx;
+
+	j->fn(j->ctx, j->n * k / j->parts, j->n * (k + 1) / j->parts, w);
+}
+
+void
+par_range(int64_t n, int threads, par_range_fn fn, void *ctx)
+{
+	struct range_job j = { fn, ctx, n, 4 * (int64_t)threads };
+
+	if (n <= 0)
+		return;
+	if (threads <= 1 || n == 1 || in_job) {
+		fn(ctx, 0, n, 0);
+		return;
+	}
+	if (j.parts > n)
+		j.parts = n;
+	par_for(j.parts, threads, range_chunk, &j);
+}
+
 int
 par_in_job(void)
 {

@@ -31,6 +31,15 @@ typedef void (*par_fn)(void *ctx, int64_t i, int w);
 
 void par_for(int64_t n, int threads, par_fn fn, void *ctx);
 
+/*
+ * Items 0..n-1 in contiguous ranges: fn(ctx, lo, hi, w) for ranges that
+ * cover them once (a few per thread, for balance); for loops whose items
+ * are independent. threads <= 1: one call for all.
+ */
+typedef void (*par_range_fn)(void *ctx, int64_t lo, int64_t hi, int w);
+
+void par_range(int64_t n, int threads, par_range_fn fn, void *ctx);
+
 /* Whether the calling thread is running a chunk of a par_for job. */
 int par_in_job(void);
 
