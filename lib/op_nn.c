@@ -31,7 +31,7 @@
  */
 #include <float.h>
 #include <math.h>
-#include <omp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,6 +636,38 @@ fill_bias(float *y, int64_t m, int64_t ld, int64_t p0, int64_t p1,
  * Y (mg x P) = W (mg x K) * cols (K x P), with P output positions and
  * K = cin_per_group * kernel size.
  */
+struct gemm_conv_job {
+	const float *xg, *wg;
+	float *yg;
+	const float *bg;
+	const struct win *g;
+	int64_t cg, mg, K, P, tw;
+	float *buf;			/* K x tw floats per thread */
+	int pointwise;
+};
+
+/* par_for chunk t: output positions [t * tw, ...) of conv_gemm. */
+static void
+gemm_conv_tile(void *ctx, int64_t t, int w)
+{
+	const struct gemm_conv_job *j = ctx;
+	int64_t p0 = t * j->tw, P = j->P, K = j->K;
+	int64_t p1 = p0 + j->tw < P ? p0 + j->tw : P;
+	float *col = NULL;
+	struct err e;
+
+	if (!j->pointwise) {
+		col = j->buf + K * j->tw * w;
+		im2col(j->xg, j->cg, j->g, p0, p1, col);
+	}
+	if (j->bg)
+		fill_bias(j->yg, j->mg, P, p0, p1, j->bg);
+	/* Sizes were checked by the caller: cannot fail. */
+	(void)gemm_sgemm1(0, 0, j->mg, p1 - p0, K, 1, j->wg, K,
+	    j->pointwise ? j->xg + p0 : col, j->pointwise ? P : p1 - p0,
+	    j->bg ? 1 : 0, j->yg + p0, P, &e);
+}
+
 static int
 conv_gemm(struct op_ctx *c, const float *x, const float *w,
     const float *bias, float *y, int64_t n, int64_t cin, int64_t m,
@@ -697,26 +729,10 @@ conv_gemm(struct op_ctx *c, const float *x, const float *w,
 			float *yg = y + (ni * m + gi * mg) * P;
 			const float *bg = bias ? bias + gi * mg : NULL;
 
-#pragma omp parallel for num_threads(threads) schedule(static)
-			for (int64_t t = 0; t < ntiles; t++) {
-				int64_t p0 = t * tw;
-				int64_t p1 = p0 + tw < P ? p0 + tw : P;
-				float *col = NULL;
-				struct err e;
+			struct gemm_conv_job j = { xg, wg, yg, bg, g, cg,
+			    mg, K, P, tw, buf, pointwise };
 
-				if (!pointwise) {
-					col = buf + K * tw *
-					    (int64_t)omp_get_thread_num();
-					im2col(xg, cg, g, p0, p1, col);
-				}
-				if (bg)
-					fill_bias(yg, mg, P, p0, p1, bg);
-				/* Sizes were checked above: cannot fail. */
-				(void)gemm_sgemm1(0, 0, mg, p1 - p0, K, 1, wg,
-				    K, pointwise ? xg + p0 : col,
-				    pointwise ? P : p1 - p0, bg ? 1 : 0,
-				    yg + p0, P, &e);
-			}
+			par_for(ntiles, threads, gemm_conv_tile, &j);
 		}
 out:
 	free(tmp);
@@ -781,15 +797,23 @@ conv_tile(void *ctx, int64_t it, int w)
 	    cb->buf + cb->bsz * w);
 }
 
+/* Share t of nt of `panels` row panels: rows [*i0, *i1); 0 if empty. */
+static int
+panel_share(int64_t panels, int64_t t, int nt, int64_t *i0, int64_t *i1)
+{
+	*i0 = panels * t / nt * GEMM_MR;
+	*i1 = panels * (t + 1) / nt * GEMM_MR;
+	return *i0 < *i1;
+}
+
 /* par_for chunk t of threads: its range of output channels, all positions. */
 static void
 conv_rows(void *ctx, int64_t t, int w)
 {
 	const struct conv_job *cb = ctx;
-	int64_t i0 = cb->panels * t / cb->threads * GEMM_MR;
-	int64_t i1 = cb->panels * (t + 1) / cb->threads * GEMM_MR;
+	int64_t i0, i1;
 
-	if (i0 < i1)
+	if (panel_share(cb->panels, t, cb->threads, &i0, &i1))
 		conv_block(cb, cb->ni, cb->gi, i0, i1, 0, cb->P,
 		    cb->buf + cb->bsz * w);
 }
@@ -1342,6 +1366,46 @@ col2im(const float *col, int64_t mo, const struct win *g, int64_t p0,
 	}
 }
 
+struct fold_job {
+	const float *pa;
+	int64_t K, cg;
+	const struct win *g;
+	struct gemm_rows *r;
+	int64_t p0, p1, np;
+	int threads;
+	float *col, *scratch;		/* K x tile columns; per thread */
+	int64_t bsz;
+	float *yg;
+	int64_t P;
+};
+
+/* par_for chunk t of threads: its columns of the tile's product. */
+static void
+fold_product(void *ctx, int64_t t, int w)
+{
+	const struct fold_job *j = ctx;
+	int64_t j0 = j->np * t / j->threads * GEMM_NR;
+	int64_t j1 = j->np * (t + 1) / j->threads * GEMM_NR;
+
+	if (j1 > j->p1 - j->p0)
+		j1 = j->p1 - j->p0;
+	if (j0 < j1)
+		gemm_packed(j->pa, j->K, j->cg, 0, j->K, j0, j1,
+		    gemm_fill_rows, j->r, NULL, 0, j->col, j->p1 - j->p0,
+		    j->scratch + j->bsz * w);
+}
+
+/* par_range: output channels [m0, m1) folded from the columns. */
+static void
+fold_channels(void *ctx, int64_t m0, int64_t m1, int w)
+{
+	const struct fold_job *j = ctx;
+
+	(void)w;
+	for (int64_t mo = m0; mo < m1; mo++)
+		col2im(j->col, mo, j->g, j->p0, j->p1, j->yg + mo * j->P);
+}
+
 /*
  * One tile of input positions [p0, p1) of an overlapping ConvTranspose,
  * all threads on it: the product split by columns, then the fold by
@@ -1357,23 +1421,40 @@ convt_tile_shared(const float *pa, int64_t K, int64_t cg, int64_t mg,
 	int64_t bsz = gemm_packed_scratch();
 	struct gemm_rows r = { xt, S };
 
-#pragma omp parallel num_threads(threads)
-	{
-		int th = omp_get_thread_num(), nt = omp_get_num_threads();
-		int64_t j0 = np * th / nt * GEMM_NR;
-		int64_t j1 = np * (th + 1) / nt * GEMM_NR;
+	struct fold_job j = { pa, K, cg, g, &r, p0, p1, np, threads, buf,
+	    buf + K * tw, bsz, yg, P };
 
-		if (j1 > p1 - p0)
-			j1 = p1 - p0;
-		if (j0 < j1)
-			gemm_packed(pa, K, cg, 0, K, j0, j1, gemm_fill_rows,
-			    &r, NULL, 0, buf, p1 - p0, buf + K * tw +
-			    bsz * th);
-#pragma omp barrier
-#pragma omp for schedule(static)
-		for (int64_t mo = 0; mo < mg; mo++)
-			col2im(buf, mo, g, p0, p1, yg + mo * P);
-	}
+	par_for(threads, threads, fold_product, &j);
+	par_range(mg, threads, fold_channels, &j);
+}
+
+struct convt_job {
+	const float *pa;
+	const float *x;
+	float *y;
+	const struct win *g;
+	int64_t cin, cg, mg, group, K, S, P, asz, tw, ntiles, per;
+	float *buf;			/* per floats per thread */
+};
+
+/* par_for chunk it: a tile of input positions, product and fold. */
+static void
+convt_tile(void *ctx, int64_t it, int w)
+{
+	const struct convt_job *j = ctx;
+	int64_t group = j->group, ntiles = j->ntiles, S = j->S;
+	int64_t ni = it / (group * ntiles);
+	int64_t gi = it / ntiles % group, t = it % ntiles;
+	int64_t p0 = t * j->tw, p1 = p0 + j->tw < S ? p0 + j->tw : S;
+	float *col = j->buf + j->per * w;
+	const float *xt = j->x + (ni * j->cin + gi * j->cg) * S + p0;
+	struct gemm_rows r = { xt, S };
+
+	gemm_packed(j->pa + gi * j->asz, j->K, j->cg, 0, j->K, 0, p1 - p0,
+	    gemm_fill_rows, &r, NULL, 0, col, p1 - p0, col + j->K * j->tw);
+	for (int64_t mo = 0; mo < j->mg; mo++)
+		col2im(col, mo, j->g, p0, p1,
+		    j->y + (ni * j->mg * group + gi * j->mg + mo) * j->P);
 }
 
 /*
@@ -1416,22 +1497,10 @@ convt_packed(struct op_ctx *c, const float *x, const float *w,
 		for (int64_t i = 0; i < n * m; i++)
 			fill_bias(y + i * P, 1, 0, 0, P, bias + i % m);
 	if (!overlap) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t it = 0; it < n * group * ntiles; it++) {
-			int64_t ni = it / (group * ntiles);
-			int64_t gi = it / ntiles % group, t = it % ntiles;
-			int64_t p0 = t * tw, p1 = p0 + tw < S ? p0 + tw : S;
-			float *col = buf + per * omp_get_thread_num();
-			const float *xt = x + (ni * cin + gi * cg) * S + p0;
-			struct gemm_rows r = { xt, S };
+		struct convt_job j = { pa, x, y, g, cin, cg, mg, group, K, S,
+		    P, asz, tw, ntiles, per, buf };
 
-			gemm_packed(pa + gi * asz, K, cg, 0, K, 0, p1 - p0,
-			    gemm_fill_rows, &r, NULL, 0, col, p1 - p0,
-			    col + K * tw);
-			for (int64_t mo = 0; mo < mg; mo++)
-				col2im(col, mo, g, p0, p1,
-				    y + (ni * m + gi * mg + mo) * P);
-		}
+		par_for(n * group * ntiles, threads, convt_tile, &j);
 	} else
 		for (int64_t it = 0; it < n * group * ntiles; it++) {
 			int64_t ni = it / (group * ntiles);
@@ -1459,6 +1528,7 @@ convt_run(struct op_ctx *c)
 	int mode, threads = c->threads > 0 ? c->threads : 1;
 	float *col, *tmp;
 	int rc = 0;
+	struct fold_job fj;
 
 	if (!(x = need_float(c, 0)) || !(w = need_float(c, 1)) ||
 	    opt_float(c, 2, &b) == -1)
@@ -1579,10 +1649,9 @@ convt_run(struct op_ctx *c)
 					rc = -1;
 					goto out;
 				}
-#pragma omp parallel for num_threads(th) schedule(static)
-				for (int64_t mo = 0; mo < mg; mo++)
-					col2im(col, mo, &g, p0, p1,
-					    yg + mo * P);
+				fj.col = col, fj.g = &g, fj.p0 = p0;
+				fj.p1 = p1, fj.yg = yg, fj.P = P;
+				par_range(mg, th, fold_channels, &fj);
 			}
 		}
 out:
@@ -1632,10 +1701,9 @@ static void
 product_rows(void *ctx, int64_t t, int w)
 {
 	const struct product_job *j = ctx;
-	int64_t i0 = j->panels * t / j->threads * GEMM_MR;
-	int64_t i1 = j->panels * (t + 1) / j->threads * GEMM_MR;
+	int64_t i0, i1;
 
-	if (i0 < i1)
+	if (panel_share(j->panels, t, j->threads, &i0, &i1))
 		gemm_packed(j->pa, j->M, j->K, i0, i1, 0, j->N, j->fill, j->r,
 		    NULL, j->accumulate, j->y, j->N, j->scratch + j->bsz * w);
 }
@@ -1741,6 +1809,32 @@ batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 	return 0;
 }
 
+struct sgemm_batch {
+	const int64_t *aoff, *boff;
+	int ta, tb;
+	int64_t M, N, K;
+	const float *a;
+	int64_t lda;
+	const float *b;
+	int64_t ldb;
+	float *y;
+	_Atomic int bad;		/* a product was too large */
+};
+
+/* par_for chunk i: product i of batched_sgemm, on one thread. */
+static void
+sgemm_one(void *ctx, int64_t i, int w)
+{
+	struct sgemm_batch *j = ctx;
+	struct err e;
+
+	(void)w;
+	if (gemm_sgemm1(j->ta, j->tb, j->M, j->N, j->K, 1, j->a + j->aoff[i],
+	    j->lda, j->b + j->boff[i], j->ldb, 0, j->y + i * j->M * j->N,
+	    j->N, &e) == -1)
+		atomic_store(&j->bad, 1);
+}
+
 /*
  * Batched products C[i] = A[i] * B[i] over `batch` matrices whose offsets
  * (in floats) are in aoff/boff; C is contiguous. Many small products run
@@ -1759,19 +1853,12 @@ batched_sgemm(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 
 	if (batch >= threads && M * N * K < ((int64_t)1 << 20) &&
 	    threads > 1 && batch * M * N * K >= PAR_MIN) {
-		int bad = 0;
+		struct sgemm_batch j = { aoff, boff, ta, tb, M, N, K, a, lda,
+		    b, ldb, y, 0 };
 
 		gemm_init_threads();
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t i = 0; i < batch; i++) {
-			struct err e;
-
-			if (gemm_sgemm1(ta, tb, M, N, K, 1, a + aoff[i], lda,
-			    b + boff[i], ldb, 0, y + i * M * N, N, &e) == -1)
-#pragma omp atomic write
-				bad = 1;
-		}
-		if (bad)
+		par_for(batch, threads, sgemm_one, &j);
+		if (atomic_load(&j.bad))
 			return err_set(c->err, "matrix product %lldx%lldx%lld "
 			    "is too large", (long long)M, (long long)K,
 			    (long long)N);
@@ -3188,6 +3275,42 @@ batchnorm_run(struct op_ctx *c)
 	return 0;
 }
 
+struct in_job {
+	const float *x;
+	float *y;
+	const float *scale, *bias;
+	int64_t C, S;
+	float eps;
+};
+
+/* par_range: planes [i0, i1) of an InstanceNormalization. */
+static void
+in_planes(void *ctx, int64_t i0, int64_t i1, int w)
+{
+	const struct in_job *j = ctx;
+	int64_t S = j->S;
+
+	(void)w;
+	for (int64_t i = i0; i < i1; i++) {
+		const float *xp = j->x + i * S;
+		float *yp = j->y + i * S;
+		double m = 0, v = 0, s;
+		float a, b;
+
+		for (int64_t k = 0; k < S; k++)
+			m += xp[k];
+		m = S ? m / S : 0;
+		for (int64_t k = 0; k < S; k++)
+			v += (xp[k] - m) * (xp[k] - m);
+		v = S ? v / S : 0;
+		s = j->scale[i % j->C] / sqrt(v + j->eps);
+		a = (float)s;
+		b = (float)(j->bias[i % j->C] - m * s);
+		for (int64_t k = 0; k < S; k++)
+			yp[k] = xp[k] * a + b;
+	}
+}
+
 static int
 instnorm_run(struct op_ctx *c)
 {
@@ -3207,24 +3330,11 @@ instnorm_run(struct op_ctx *c)
 	if (tensor_alloc_like(&c->out[0], DT_FLOAT, x, c->err) == -1)
 		return -1;
 	threads = threads_for(c, x->nelem);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < N * C; i++) {
-		const float *xp = (const float *)x->data + i * S;
-		float *yp = (float *)c->out[0].data + i * S;
-		double m = 0, v = 0, s;
-		float a, b;
+	{
+		struct in_job j = { x->data, c->out[0].data, sc->data,
+		    bi->data, C, S, eps };
 
-		for (int64_t j = 0; j < S; j++)
-			m += xp[j];
-		m = S ? m / S : 0;
-		for (int64_t j = 0; j < S; j++)
-			v += (xp[j] - m) * (xp[j] - m);
-		v = S ? v / S : 0;
-		s = ((const float *)sc->data)[i % C] / sqrt(v + eps);
-		a = (float)s;
-		b = (float)(((const float *)bi->data)[i % C] - m * s);
-		for (int64_t j = 0; j < S; j++)
-			yp[j] = xp[j] * a + b;
+		par_range(N * C, threads, in_planes, &j);
 	}
 	return 0;
 }
@@ -3322,6 +3432,40 @@ layernorm_run(struct op_ctx *c)
 	return 0;
 }
 
+struct lrn_job {
+	const float *x;
+	float *y;
+	int64_t C, S, lo, hi, size;
+	float alpha, beta, bias;
+};
+
+/* par_range: planes [i0, i1) of an LRN. */
+static void
+lrn_planes(void *ctx, int64_t i0, int64_t i1, int w)
+{
+	const struct lrn_job *lj = ctx;
+	int64_t C = lj->C, S = lj->S, size = lj->size;
+	float alpha = lj->alpha, beta = lj->beta, bias = lj->bias;
+
+	(void)w;
+	for (int64_t i = i0; i < i1; i++) {
+		int64_t n = i / C, ch = i % C;
+		int64_t c0 = ch - lj->lo < 0 ? 0 : ch - lj->lo;
+		int64_t c1 = ch + lj->hi >= C ? C - 1 : ch + lj->hi;
+		const float *xd = lj->x + n * C * S;
+		float *yp = lj->y + i * S;
+
+		for (int64_t j = 0; j < S; j++) {
+			double sq = 0;
+
+			for (int64_t k = c0; k <= c1; k++)
+				sq += (double)xd[k * S + j] * xd[k * S + j];
+			yp[j] = (float)(xd[ch * S + j] /
+			    pow(bias + alpha / size * sq, beta));
+		}
+	}
+}
+
 static int
 lrn_run(struct op_ctx *c)
 {
@@ -3344,22 +3488,11 @@ lrn_run(struct op_ctx *c)
 	if (tensor_alloc_like(&c->out[0], DT_FLOAT, x, c->err) == -1)
 		return -1;
 	threads = threads_for(c, x->nelem * size);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < N * C; i++) {
-		int64_t n = i / C, ch = i % C;
-		int64_t c0 = ch - lo < 0 ? 0 : ch - lo;
-		int64_t c1 = ch + hi >= C ? C - 1 : ch + hi;
-		const float *xd = (const float *)x->data + n * C * S;
-		float *yp = (float *)c->out[0].data + i * S;
+	{
+		struct lrn_job j = { x->data, c->out[0].data, C, S, lo, hi,
+		    size, alpha, beta, bias };
 
-		for (int64_t j = 0; j < S; j++) {
-			double sq = 0;
-
-			for (int64_t k = c0; k <= c1; k++)
-				sq += (double)xd[k * S + j] * xd[k * S + j];
-			yp[j] = (float)(xd[ch * S + j] /
-			    pow(bias + alpha / size * sq, beta));
-		}
+		par_range(N * C, threads, lrn_planes, &j);
 	}
 	return 0;
 }
