@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#define PAR_MAX_THREADS 64
+#define PAR_MAX_THREADS 256
 
 typedef void (*par_fn)(void *ctx, int64_t i, int w);
 
