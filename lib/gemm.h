@@ -4,7 +4,7 @@
  * Two families. gemm_sgemm() is OpenBLAS: it spreads one product over up
  * to `threads` threads (par.h) by cutting C into column (or row) panels,
  * each computed by a single-threaded cblas_sgemm; OpenBLAS's own thread
- * pool is kept at one thread so the process has a single pool (OpenMP's)
+ * pool is kept at one thread so the process has a single pool (par.h)
  * and no two pools spin against each other on few cores. Called from
  * inside a parallel region or job it runs on the calling thread only.
  *
