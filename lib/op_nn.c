@@ -759,7 +759,7 @@ struct conv_job {
 	int64_t cin, m, group, K;
 	int pointwise;
 	/* how conv_packed splits the work */
-	float *buf;			/* bsz floats of scratch per thread */
+	float *buf;			/* bsz floats per thread */
 	int64_t bsz, tw, ntiles, P, panels, ni, gi;
 	int threads;
 };

@@ -14,10 +14,10 @@
 
 #include "par.h"
 
-#define SPIN_NS 100000		/* a worker spins this long after a job */
+#define SPIN_NS 100000		/* a worker's spin after a job */
 
 static struct {
-	_Atomic uint64_t next;		/* job number << 32 | next chunk */
+	_Atomic uint64_t next;		/* job << 32 | next chunk */
 	_Atomic int64_t done;		/* chunks finished */
 	_Atomic int64_t n;
 	_Atomic int threads;
