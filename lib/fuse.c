@@ -14,6 +14,7 @@
 
 #include "attr.h"
 #include "fuse.h"
+#include "par.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     !defined(__SANITIZE_ADDRESS__)
@@ -251,20 +252,36 @@ run_block(const struct fuse_link *l, int n, const float *x,
 	}
 }
 
+struct fuse_job {
+	const struct fuse_link *l;
+	int n;
+	const float *x;
+	float *const *outs;
+	int64_t len;
+};
+
+/* par_for chunk: BLOCKS_PER_CHUNK blocks, through a buffer on the stack. */
+#define BLOCKS_PER_CHUNK 8
+static void
+fuse_chunk(void *ctx, int64_t it, int w)
+{
+	const struct fuse_job *j = ctx;
+	float buf[2 * BLOCK];
+
+	(void)w;
+	for (int64_t at = it * BLOCKS_PER_CHUNK * BLOCK, k = 0;
+	    k < BLOCKS_PER_CHUNK && at < j->len; k++, at += BLOCK)
+		run_block(j->l, j->n, j->x, j->outs, at, j->len - at <
+		    BLOCK ? j->len - at : BLOCK, buf);
+}
+
 void
 fuse_run(const struct fuse_link *l, int n, const float *x,
     float *const *outs, int64_t len, int threads)
 {
-	int64_t blocks = (len + BLOCK - 1) / BLOCK;
+	int64_t per = BLOCKS_PER_CHUNK * BLOCK;
+	struct fuse_job j = { l, n, x, outs, len };
 
 	threads = len < PAR_MIN ? 1 : threads;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-	{
-		float buf[2 * BLOCK];
-
-#pragma omp for schedule(static)
-		for (int64_t b = 0; b < blocks; b++)
-			run_block(l, n, x, outs, b * BLOCK, len - b * BLOCK <
-			    BLOCK ? len - b * BLOCK : BLOCK, buf);
-	}
+	par_for((len + per - 1) / per, threads, fuse_chunk, &j);
 }

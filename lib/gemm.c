@@ -6,6 +6,7 @@
 #include <cblas.h>
 
 #include "gemm.h"
+#include "par.h"
 
 /* Below this many multiply-adds a product is not worth a second thread. */
 #define GEMM_PARALLEL_MIN ((int64_t)1 << 17)
@@ -69,6 +70,44 @@ gemm_sgemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	    ldc, 1, e);
 }
 
+struct sgemm_job {
+	int ta, tb;
+	int64_t m, n, k;
+	float alpha;
+	const float *a;
+	int64_t lda;
+	const float *b;
+	int64_t ldb;
+	float beta;
+	float *c;
+	int64_t ldc;
+	int by_cols, nt;
+};
+
+/* par_for chunk t of nt: its panel of C. */
+static void
+sgemm_panel(void *ctx, int64_t t, int w)
+{
+	const struct sgemm_job *j = ctx;
+	int64_t len = j->by_cols ? j->n : j->m;
+	int64_t step = ((len + j->nt - 1) / j->nt + 15) / 16 * 16;
+	int64_t lo = step * t, hi = lo + step;
+
+	(void)w;
+	if (hi > len)
+		hi = len;
+	if (lo >= hi)
+		return;
+	if (j->by_cols)
+		call(j->ta, j->tb, j->m, hi - lo, j->k, j->alpha, j->a, j->lda,
+		    j->tb ? j->b + lo * j->ldb : j->b + lo, j->ldb, j->beta,
+		    j->c + lo, j->ldc);
+	else
+		call(j->ta, j->tb, hi - lo, j->n, j->k, j->alpha,
+		    j->ta ? j->a + lo : j->a + lo * j->lda, j->lda, j->b,
+		    j->ldb, j->beta, j->c + lo * j->ldc, j->ldc);
+}
+
 int
 gemm_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
     const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
@@ -86,8 +125,8 @@ gemm_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	if (check(ta, tb, m, n, k, lda, ldb, ldc, e) == -1)
 		return -1;
 	gemm_init_threads();
-	if (threads <= 1 || omp_in_parallel() || m * n * (k ? k : 1) <
-	    GEMM_PARALLEL_MIN || (m < 32 && n < 32)) {
+	if (threads <= 1 || omp_in_parallel() || par_in_job() ||
+	    m * n * (k ? k : 1) < GEMM_PARALLEL_MIN || (m < 32 && n < 32)) {
 		call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 		return 0;
 	}
@@ -96,25 +135,11 @@ gemm_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	 * of 16 so every panel keeps whole micro-kernel tiles.
 	 */
 	by_cols = n >= m;
-#pragma omp parallel num_threads(threads)
 	{
-		int t = omp_get_thread_num(), nt = omp_get_num_threads();
-		int64_t len = by_cols ? n : m;
-		int64_t step = ((len + nt - 1) / nt + 15) / 16 * 16;
-		int64_t lo = step * t, hi = lo + step;
+		struct sgemm_job j = { ta, tb, m, n, k, alpha, a, lda, b, ldb,
+		    beta, c, ldc, by_cols, threads };
 
-		if (hi > len)
-			hi = len;
-		if (lo < hi) {
-			if (by_cols)
-				call(ta, tb, m, hi - lo, k, alpha, a, lda,
-				    tb ? b + lo * ldb : b + lo, ldb, beta,
-				    c + lo, ldc);
-			else
-				call(ta, tb, hi - lo, n, k, alpha,
-				    ta ? a + lo : a + lo * lda, lda, b, ldb,
-				    beta, c + lo * ldc, ldc);
-		}
+		par_for(threads, threads, sgemm_panel, &j);
 	}
 	return 0;
 }

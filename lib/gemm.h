@@ -2,11 +2,11 @@
  * gemm: single-precision matrix products for the kernels.
  *
  * Two families. gemm_sgemm() is OpenBLAS: it spreads one product over up
- * to `threads` OpenMP threads by cutting C into column (or row) panels,
+ * to `threads` threads (par.h) by cutting C into column (or row) panels,
  * each computed by a single-threaded cblas_sgemm; OpenBLAS's own thread
- * pool is kept at one thread so the process has a single pool (OpenMP's)
+ * pool is kept at one thread so the process has a single pool (par.h)
  * and no two pools spin against each other on few cores. Called from
- * inside a parallel region it runs on the calling thread only.
+ * inside a parallel region or job it runs on the calling thread only.
  *
  * gemm_packed() is our own AVX-512 micro-kernel (12 rows by 32 columns of
  * C in registers), for CPUs that have AVX-512 (gemm_packed_ok()): Debian's

@@ -425,6 +425,32 @@ decode_constants(struct interp *ip, struct err *e)
 }
 
 /*
+ * A Constant whose one attribute is a tensor "value" in raw_data (the
+ * weights of models exported from Paddle): its value is lent from the
+ * model as an initializer's is (model.h), not copied. 0 when done.
+ */
+static int
+lend_constant(struct interp *ip, const Onnx__NodeProto *n, int v)
+{
+	const Onnx__AttributeProto *a = n->n_attribute == 1 ?
+	    n->attribute[0] : NULL;
+	struct err scratch;
+
+	if (!a || !a->name || strcmp(a->name, "value") != 0 || !a->t ||
+	    !a->t->has_raw_data || a->t->n_external_data > 0 ||
+	    (a->t->has_data_location && a->t->data_location ==
+	    ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+		return -1;
+	if (model_tensor_map(ip->m, a->t, &ip->consts[v], &ip->maps[v],
+	    &scratch) < 0 || !ip->maps[v].lent) {
+		model_map_release(&ip->maps[v], &ip->consts[v]);
+		return -1;
+	}
+	ip->is_const[v] = 1;
+	return 0;
+}
+
+/*
  * Run each Constant node now and keep its value with the initializers:
  * it is the same at every run. One whose kernel fails is left to run
  * (and fail) at run time, with the message it has always had.
@@ -444,6 +470,8 @@ fold_constants(struct interp *ip, Onnx__GraphProto *g)
 			continue;
 		n = g->node[gv->producer];
 		if (n->n_output != 1)
+			continue;
+		if (lend_constant(ip, n, v) == 0)
 			continue;
 		if (ops_run_once(def, n, opset, NULL, 0, &ip->consts[v], 1,
 		    ip->threads, &scratch) == 0 && ip->consts[v].data)

@@ -121,7 +121,9 @@ int interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
  * GOMP_SPINCOUNT=10000 (spin briefly, then sleep: fully passive waiting
  * made det 1.5x slower on a quiet machine, since a sleeping worker takes
  * ~100 us to wake) and re-executes the program (/proc/self/exe) with the
- * same arguments. Returns only when it did not re-execute.
+ * same arguments. Returns only when it did not re-execute. The kernels
+ * themselves run on par.h's pool, not OpenMP: a program that only runs
+ * models need not call it (the statistics of statkern.h use OpenMP).
  */
 void interp_reexec_bounded_spin(char *const *argv);
 

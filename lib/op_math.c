@@ -17,6 +17,7 @@
 
 #include "attr.h"
 #include "ops.h"
+#include "par.h"
 
 #define NDT 23			/* enum dtype values 0..22 */
 /*
@@ -166,11 +167,22 @@ bcast_row_next(const struct bcast *bc, int64_t *idx, int64_t *off)
 	}
 }
 
+struct bcast_job {
+	const struct bcast *bc;
+	row_fn fn;
+	void *arg;
+	int64_t n, rows, pieces, group;
+	int step[BC_MAXIN];
+};
+
+static void bcast_chunk(void *ctx, int64_t it, int w);
+
 static void
 bcast_run(const struct bcast *bc, int threads, row_fn fn, void *arg)
 {
 	int64_t n = bc->dims[bc->k - 1], rows, items, pieces, group;
 	int step[BC_MAXIN], j;
+	struct bcast_job job;
 
 	if (bc->total == 0)
 		return;
@@ -188,9 +200,26 @@ bcast_run(const struct bcast *bc, int threads, row_fn fn, void *arg)
 	}
 	if (items < 2)
 		threads = 1;
-	#pragma omp parallel for num_threads(threads) if (threads > 1) \
-	    schedule(static)
-	for (int64_t it = 0; it < items; it++) {
+	job.bc = bc, job.fn = fn, job.arg = arg, job.n = n, job.rows = rows;
+	job.pieces = pieces, job.group = group;
+	memcpy(job.step, step, sizeof step);
+	par_for(items, threads, bcast_chunk, &job);
+}
+
+/* par_for chunk it of bcast_run. */
+static void
+bcast_chunk(void *ctx, int64_t it, int w)
+{
+	const struct bcast_job *j = ctx;
+	const struct bcast *bc = j->bc;
+	row_fn fn = j->fn;
+	void *arg = j->arg;
+	int64_t n = j->n, rows = j->rows, pieces = j->pieces;
+	int64_t group = j->group;
+	const int *step = j->step;
+
+	(void)w;
+	{
 		int64_t idx[TENSOR_MAX_RANK], off[BC_MAXIN], r, r1, start, len;
 		int jj;
 
@@ -202,7 +231,7 @@ bcast_run(const struct bcast *bc, int threads, row_fn fn, void *arg)
 			for (jj = 0; jj < bc->nin; jj++)
 				off[jj] += start * step[jj];
 			fn(arg, r * n + start, off, step, len);
-			continue;
+			return;
 		}
 		r = it * group;
 		r1 = r + group < rows ? r + group : rows;
@@ -1068,6 +1097,7 @@ struct un_job {
 	const char *a;
 	size_t eo, ea;
 	const struct uparam *p;
+	int64_t n;			/* elements in all */
 };
 
 static int run_unary(struct op_ctx *, const un_fn *, const struct uparam *,
@@ -1194,9 +1224,15 @@ UN_OP(shrink, PAR_CHEAP, TAB_FLT(shrink),
     p.gamma = attr_float(c->node, "lambd", 0.5f))
 UN_OP(not, PAR_CHEAP, [DT_BOOL] = not_b, NOSETUP)
 
+/* par_for chunk it: elements [it * CHUNK, ...) of a unary op. */
 static void
-un_chunk(const struct un_job *j, int64_t start, int64_t len)
+un_chunk(void *ctx, int64_t it, int w)
 {
+	const struct un_job *j = ctx;
+	int64_t start = it * CHUNK;
+	int64_t len = j->n - start < CHUNK ? j->n - start : CHUNK;
+
+	(void)w;
 	j->f(j->o + start * j->eo, j->a + start * j->ea, len, j->p);
 }
 
@@ -1239,11 +1275,8 @@ run_unary(struct op_ctx *c, const un_fn *fns, const struct uparam *p, int odt,
 	n = ux->nelem;
 	items = (n + CHUNK - 1) / CHUNK;
 	threads = nthreads(c, n, par_min);
-	#pragma omp parallel for num_threads(threads) if (threads > 1) \
-	    schedule(static)
-	for (int64_t it = 0; it < items; it++)
-		un_chunk(&job, it * CHUNK, n - it * CHUNK < CHUNK ?
-		    n - it * CHUNK : CHUNK);
+	job.n = n;
+	par_for(items, threads, un_chunk, &job);
 	rc = store_as(&c->out[0], &res, odt ? odt : dt, c->err);
 out:
 	tensor_release(&tx);

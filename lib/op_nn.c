@@ -31,7 +31,7 @@
  */
 #include <float.h>
 #include <math.h>
-#include <omp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +39,7 @@
 #include "attr.h"
 #include "gemm.h"
 #include "ops.h"
+#include "par.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     !defined(__SANITIZE_ADDRESS__)
@@ -635,6 +636,38 @@ fill_bias(float *y, int64_t m, int64_t ld, int64_t p0, int64_t p1,
  * Y (mg x P) = W (mg x K) * cols (K x P), with P output positions and
  * K = cin_per_group * kernel size.
  */
+struct gemm_conv_job {
+	const float *xg, *wg;
+	float *yg;
+	const float *bg;
+	const struct win *g;
+	int64_t cg, mg, K, P, tw;
+	float *buf;			/* K x tw floats per thread */
+	int pointwise;
+};
+
+/* par_for chunk t: output positions [t * tw, ...) of conv_gemm. */
+static void
+gemm_conv_tile(void *ctx, int64_t t, int w)
+{
+	const struct gemm_conv_job *j = ctx;
+	int64_t p0 = t * j->tw, P = j->P, K = j->K;
+	int64_t p1 = p0 + j->tw < P ? p0 + j->tw : P;
+	float *col = NULL;
+	struct err e;
+
+	if (!j->pointwise) {
+		col = j->buf + K * j->tw * w;
+		im2col(j->xg, j->cg, j->g, p0, p1, col);
+	}
+	if (j->bg)
+		fill_bias(j->yg, j->mg, P, p0, p1, j->bg);
+	/* Sizes were checked by the caller: cannot fail. */
+	(void)gemm_sgemm1(0, 0, j->mg, p1 - p0, K, 1, j->wg, K,
+	    j->pointwise ? j->xg + p0 : col, j->pointwise ? P : p1 - p0,
+	    j->bg ? 1 : 0, j->yg + p0, P, &e);
+}
+
 static int
 conv_gemm(struct op_ctx *c, const float *x, const float *w,
     const float *bias, float *y, int64_t n, int64_t cin, int64_t m,
@@ -696,26 +729,10 @@ conv_gemm(struct op_ctx *c, const float *x, const float *w,
 			float *yg = y + (ni * m + gi * mg) * P;
 			const float *bg = bias ? bias + gi * mg : NULL;
 
-#pragma omp parallel for num_threads(threads) schedule(static)
-			for (int64_t t = 0; t < ntiles; t++) {
-				int64_t p0 = t * tw;
-				int64_t p1 = p0 + tw < P ? p0 + tw : P;
-				float *col = NULL;
-				struct err e;
+			struct gemm_conv_job j = { xg, wg, yg, bg, g, cg,
+			    mg, K, P, tw, buf, pointwise };
 
-				if (!pointwise) {
-					col = buf + K * tw *
-					    (int64_t)omp_get_thread_num();
-					im2col(xg, cg, g, p0, p1, col);
-				}
-				if (bg)
-					fill_bias(yg, mg, P, p0, p1, bg);
-				/* Sizes were checked above: cannot fail. */
-				(void)gemm_sgemm1(0, 0, mg, p1 - p0, K, 1, wg,
-				    K, pointwise ? xg + p0 : col,
-				    pointwise ? P : p1 - p0, bg ? 1 : 0,
-				    yg + p0, P, &e);
-			}
+			par_for(ntiles, threads, gemm_conv_tile, &j);
 		}
 out:
 	free(tmp);
@@ -741,6 +758,10 @@ struct conv_job {
 	const struct win *g;
 	int64_t cin, m, group, K;
 	int pointwise;
+	/* how conv_packed splits the work */
+	float *buf;			/* bsz floats per thread */
+	int64_t bsz, tw, ntiles, P, panels, ni, gi;
+	int threads;
 };
 
 /* Output channels [i0, i1) and positions [j0, j1) of image ni, group gi. */
@@ -761,6 +782,40 @@ conv_block(const struct conv_job *cb, int64_t ni, int64_t gi, int64_t i0,
 	    cb->pointwise ? (void *)&rows : (void *)&u,
 	    cb->bias ? cb->bias + gi * mg : NULL, 0,
 	    cb->y + (ni * cb->m + gi * mg) * P, P, scratch);
+}
+
+/* par_for chunk it: a tile of tw positions of one image and group. */
+static void
+conv_tile(void *ctx, int64_t it, int w)
+{
+	const struct conv_job *cb = ctx;
+	int64_t ni = it / (cb->group * cb->ntiles);
+	int64_t gi = it / cb->ntiles % cb->group, t = it % cb->ntiles;
+	int64_t j1 = (t + 1) * cb->tw < cb->P ? (t + 1) * cb->tw : cb->P;
+
+	conv_block(cb, ni, gi, 0, cb->m / cb->group, t * cb->tw, j1,
+	    cb->buf + cb->bsz * w);
+}
+
+/* Share t of nt of `panels` row panels: rows [*i0, *i1); 0 if empty. */
+static int
+panel_share(int64_t panels, int64_t t, int nt, int64_t *i0, int64_t *i1)
+{
+	*i0 = panels * t / nt * GEMM_MR;
+	*i1 = panels * (t + 1) / nt * GEMM_MR;
+	return *i0 < *i1;
+}
+
+/* par_for chunk t of threads: its range of output channels, all positions. */
+static void
+conv_rows(void *ctx, int64_t t, int w)
+{
+	const struct conv_job *cb = ctx;
+	int64_t i0, i1;
+
+	if (panel_share(cb->panels, t, cb->threads, &i0, &i1))
+		conv_block(cb, cb->ni, cb->gi, i0, i1, 0, cb->P,
+		    cb->buf + cb->bsz * w);
 }
 
 /*
@@ -797,35 +852,16 @@ conv_packed(struct op_ctx *c, const float *x, const float *w,
 	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw > 4096 ? 4096 : tw;
 	ntiles = (P + tw - 1) / tw;
 	items = n * group * ntiles;
+	cb.buf = buf, cb.bsz = bsz, cb.tw = tw, cb.ntiles = ntiles;
+	cb.P = P, cb.threads = threads;
 	if (items >= threads || mg <= GEMM_MR) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t it = 0; it < items; it++) {
-			int64_t ni = it / (group * ntiles);
-			int64_t gi = it / ntiles % group, t = it % ntiles;
-			int64_t j1 = (t + 1) * tw < P ? (t + 1) * tw : P;
-
-			conv_block(&cb, ni, gi, 0, mg, t * tw, j1,
-			    buf + bsz * (int64_t)omp_get_thread_num());
-		}
+		par_for(items, threads, conv_tile, &cb);
 	} else {
 		/* Few positions: each thread takes a range of channels. */
-		int64_t panels = (mg + GEMM_MR - 1) / GEMM_MR;
-
-		for (int64_t ni = 0; ni < n; ni++)
-			for (int64_t gi = 0; gi < group; gi++) {
-#pragma omp parallel num_threads(threads)
-				{
-					int t = omp_get_thread_num();
-					int nt = omp_get_num_threads();
-					int64_t i0 = panels * t / nt * GEMM_MR;
-					int64_t i1 = panels * (t + 1) / nt *
-					    GEMM_MR;
-
-					if (i0 < i1)
-						conv_block(&cb, ni, gi, i0, i1,
-						    0, P, buf + bsz * t);
-				}
-			}
+		cb.panels = (mg + GEMM_MR - 1) / GEMM_MR;
+		for (cb.ni = 0; cb.ni < n; cb.ni++)
+			for (cb.gi = 0; cb.gi < group; cb.gi++)
+				par_for(threads, threads, conv_rows, &cb);
 	}
 	free(tmp);
 	free(ptmp);
@@ -1110,6 +1146,26 @@ dw_rows(const float *xp, int64_t ld, const float *wk, float bias, float *y,
 	}
 }
 
+struct dw_job {
+	const float *x, *w, *bias;
+	float *y;
+	const struct win *g;
+	int64_t cin, m, mult, S, P, KK, psz;
+	float *buf;			/* psz floats per thread */
+};
+
+/* par_for chunk i: output plane i (image i / m, channel i % m). */
+static void
+dw_chunk(void *ctx, int64_t i, int w)
+{
+	const struct dw_job *j = ctx;
+	int64_t ni = i / j->m, oc = i % j->m;
+
+	dw_plane(j->x + (ni * j->cin + oc / j->mult) * j->S, j->w + oc * j->KK,
+	    j->bias ? j->bias[oc] : 0, j->y + i * j->P, j->g,
+	    j->buf + j->psz * w);
+}
+
 static int
 conv_depthwise(struct op_ctx *c, const float *x, const float *w,
     const float *bias, float *y, int64_t n, int64_t cin, int64_t m,
@@ -1122,16 +1178,12 @@ conv_depthwise(struct op_ctx *c, const float *x, const float *w,
 	    c->threads > 0 ? c->threads : 1;
 	float *buf, *tmp;
 
-	if (!(buf = scratch_get(c, psz * threads, &tmp)))
-		return -1;
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < n * m; i++) {
-		int64_t ni = i / m, oc = i % m;
+	struct dw_job j = { x, w, bias, y, g, cin, m, mult, S, P, KK, psz,
+	    NULL };
 
-		dw_plane(x + (ni * cin + oc / mult) * S, w + oc * KK,
-		    bias ? bias[oc] : 0, y + i * P, g,
-		    buf + psz * (int64_t)omp_get_thread_num());
-	}
+	if (!(j.buf = buf = scratch_get(c, psz * threads, &tmp)))
+		return -1;
+	par_for(n * m, threads, dw_chunk, &j);
 	free(tmp);
 	return 0;
 }
@@ -1314,6 +1366,46 @@ col2im(const float *col, int64_t mo, const struct win *g, int64_t p0,
 	}
 }
 
+struct fold_job {
+	const float *pa;
+	int64_t K, cg;
+	const struct win *g;
+	struct gemm_rows *r;
+	int64_t p0, p1, np;
+	int threads;
+	float *col, *scratch;		/* K x tile columns; per thread */
+	int64_t bsz;
+	float *yg;
+	int64_t P;
+};
+
+/* par_for chunk t of threads: its columns of the tile's product. */
+static void
+fold_product(void *ctx, int64_t t, int w)
+{
+	const struct fold_job *j = ctx;
+	int64_t j0 = j->np * t / j->threads * GEMM_NR;
+	int64_t j1 = j->np * (t + 1) / j->threads * GEMM_NR;
+
+	if (j1 > j->p1 - j->p0)
+		j1 = j->p1 - j->p0;
+	if (j0 < j1)
+		gemm_packed(j->pa, j->K, j->cg, 0, j->K, j0, j1,
+		    gemm_fill_rows, j->r, NULL, 0, j->col, j->p1 - j->p0,
+		    j->scratch + j->bsz * w);
+}
+
+/* par_range: output channels [m0, m1) folded from the columns. */
+static void
+fold_channels(void *ctx, int64_t m0, int64_t m1, int w)
+{
+	const struct fold_job *j = ctx;
+
+	(void)w;
+	for (int64_t mo = m0; mo < m1; mo++)
+		col2im(j->col, mo, j->g, j->p0, j->p1, j->yg + mo * j->P);
+}
+
 /*
  * One tile of input positions [p0, p1) of an overlapping ConvTranspose,
  * all threads on it: the product split by columns, then the fold by
@@ -1329,23 +1421,40 @@ convt_tile_shared(const float *pa, int64_t K, int64_t cg, int64_t mg,
 	int64_t bsz = gemm_packed_scratch();
 	struct gemm_rows r = { xt, S };
 
-#pragma omp parallel num_threads(threads)
-	{
-		int th = omp_get_thread_num(), nt = omp_get_num_threads();
-		int64_t j0 = np * th / nt * GEMM_NR;
-		int64_t j1 = np * (th + 1) / nt * GEMM_NR;
+	struct fold_job j = { pa, K, cg, g, &r, p0, p1, np, threads, buf,
+	    buf + K * tw, bsz, yg, P };
 
-		if (j1 > p1 - p0)
-			j1 = p1 - p0;
-		if (j0 < j1)
-			gemm_packed(pa, K, cg, 0, K, j0, j1, gemm_fill_rows,
-			    &r, NULL, 0, buf, p1 - p0, buf + K * tw +
-			    bsz * th);
-#pragma omp barrier
-#pragma omp for schedule(static)
-		for (int64_t mo = 0; mo < mg; mo++)
-			col2im(buf, mo, g, p0, p1, yg + mo * P);
-	}
+	par_for(threads, threads, fold_product, &j);
+	par_range(mg, threads, fold_channels, &j);
+}
+
+struct convt_job {
+	const float *pa;
+	const float *x;
+	float *y;
+	const struct win *g;
+	int64_t cin, cg, mg, group, K, S, P, asz, tw, ntiles, per;
+	float *buf;			/* per floats per thread */
+};
+
+/* par_for chunk it: a tile of input positions, product and fold. */
+static void
+convt_tile(void *ctx, int64_t it, int w)
+{
+	const struct convt_job *j = ctx;
+	int64_t group = j->group, ntiles = j->ntiles, S = j->S;
+	int64_t ni = it / (group * ntiles);
+	int64_t gi = it / ntiles % group, t = it % ntiles;
+	int64_t p0 = t * j->tw, p1 = p0 + j->tw < S ? p0 + j->tw : S;
+	float *col = j->buf + j->per * w;
+	const float *xt = j->x + (ni * j->cin + gi * j->cg) * S + p0;
+	struct gemm_rows r = { xt, S };
+
+	gemm_packed(j->pa + gi * j->asz, j->K, j->cg, 0, j->K, 0, p1 - p0,
+	    gemm_fill_rows, &r, NULL, 0, col, p1 - p0, col + j->K * j->tw);
+	for (int64_t mo = 0; mo < j->mg; mo++)
+		col2im(col, mo, j->g, p0, p1,
+		    j->y + (ni * j->mg * group + gi * j->mg + mo) * j->P);
 }
 
 /*
@@ -1388,22 +1497,10 @@ convt_packed(struct op_ctx *c, const float *x, const float *w,
 		for (int64_t i = 0; i < n * m; i++)
 			fill_bias(y + i * P, 1, 0, 0, P, bias + i % m);
 	if (!overlap) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t it = 0; it < n * group * ntiles; it++) {
-			int64_t ni = it / (group * ntiles);
-			int64_t gi = it / ntiles % group, t = it % ntiles;
-			int64_t p0 = t * tw, p1 = p0 + tw < S ? p0 + tw : S;
-			float *col = buf + per * omp_get_thread_num();
-			const float *xt = x + (ni * cin + gi * cg) * S + p0;
-			struct gemm_rows r = { xt, S };
+		struct convt_job j = { pa, x, y, g, cin, cg, mg, group, K, S,
+		    P, asz, tw, ntiles, per, buf };
 
-			gemm_packed(pa + gi * asz, K, cg, 0, K, 0, p1 - p0,
-			    gemm_fill_rows, &r, NULL, 0, col, p1 - p0,
-			    col + K * tw);
-			for (int64_t mo = 0; mo < mg; mo++)
-				col2im(col, mo, g, p0, p1,
-				    y + (ni * m + gi * mg + mo) * P);
-		}
+		par_for(n * group * ntiles, threads, convt_tile, &j);
 	} else
 		for (int64_t it = 0; it < n * group * ntiles; it++) {
 			int64_t ni = it / (group * ntiles);
@@ -1431,6 +1528,7 @@ convt_run(struct op_ctx *c)
 	int mode, threads = c->threads > 0 ? c->threads : 1;
 	float *col, *tmp;
 	int rc = 0;
+	struct fold_job fj;
 
 	if (!(x = need_float(c, 0)) || !(w = need_float(c, 1)) ||
 	    opt_float(c, 2, &b) == -1)
@@ -1551,10 +1649,9 @@ convt_run(struct op_ctx *c)
 					rc = -1;
 					goto out;
 				}
-#pragma omp parallel for num_threads(th) schedule(static)
-				for (int64_t mo = 0; mo < mg; mo++)
-					col2im(col, mo, &g, p0, p1,
-					    yg + mo * P);
+				fj.col = col, fj.g = &g, fj.p0 = p0;
+				fj.p1 = p1, fj.yg = yg, fj.P = P;
+				par_range(mg, th, fold_channels, &fj);
 			}
 		}
 out:
@@ -1577,6 +1674,40 @@ generic_type(int dt)
 	return 0;
 }
 
+struct product_job {
+	const float *pa;
+	int64_t M, N, K;
+	gemm_fill_fn fill;
+	struct gemm_rows *r;
+	int accumulate;
+	float *y, *scratch;
+	int64_t bsz, tw, panels;
+	int threads;
+};
+
+/* par_for chunk t: columns [t * tw, (t + 1) * tw). */
+static void
+product_cols(void *ctx, int64_t t, int w)
+{
+	const struct product_job *j = ctx;
+	int64_t j1 = (t + 1) * j->tw < j->N ? (t + 1) * j->tw : j->N;
+
+	gemm_packed(j->pa, j->M, j->K, 0, j->M, t * j->tw, j1, j->fill, j->r,
+	    NULL, j->accumulate, j->y, j->N, j->scratch + j->bsz * w);
+}
+
+/* par_for chunk t of threads: its range of rows. */
+static void
+product_rows(void *ctx, int64_t t, int w)
+{
+	const struct product_job *j = ctx;
+	int64_t i0, i1;
+
+	if (panel_share(j->panels, t, j->threads, &i0, &i1))
+		gemm_packed(j->pa, j->M, j->K, i0, i1, 0, j->N, j->fill, j->r,
+		    NULL, j->accumulate, j->y, j->N, j->scratch + j->bsz * w);
+}
+
 /*
  * One product, A packed at pa, on all threads: tiles of columns, or when
  * there are too few, ranges of rows. scratch: per-thread gemm scratch.
@@ -1593,24 +1724,14 @@ product_shared(const float *pa, int64_t M, int64_t N, int64_t K,
 	tw = (tw + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
 	tw = tw < 2 * GEMM_NR ? 2 * GEMM_NR : tw;
 	ntiles = (N + tw - 1) / tw;
+	struct product_job j = { pa, M, N, K, fill, r, accumulate, y,
+	    scratch, bsz, tw, panels, threads };
+
 	if (ntiles >= threads || M <= GEMM_MR) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t t = 0; t < ntiles; t++)
-			gemm_packed(pa, M, K, 0, M, t * tw, (t + 1) * tw < N ?
-			    (t + 1) * tw : N, fill, r, NULL, accumulate, y, N,
-			    scratch + bsz * omp_get_thread_num());
+		par_for(ntiles, threads, product_cols, &j);
 		return;
 	}
-#pragma omp parallel num_threads(threads)
-	{
-		int t = omp_get_thread_num(), nt = omp_get_num_threads();
-		int64_t i0 = panels * t / nt * GEMM_MR;
-		int64_t i1 = panels * (t + 1) / nt * GEMM_MR;
-
-		if (i0 < i1)
-			gemm_packed(pa, M, K, i0, i1, 0, N, fill, r, NULL,
-			    accumulate, y, N, scratch + bsz * t);
-	}
+	par_for(threads, threads, product_rows, &j);
 }
 
 /*
@@ -1619,6 +1740,38 @@ product_shared(const float *pa, int64_t M, int64_t N, int64_t K,
  * products go one per thread; else each product's columns (or, when there
  * are few, its rows) are spread over the threads.
  */
+struct batch_job {
+	const int64_t *aoff, *boff;
+	int64_t M, N, K;
+	float alpha;
+	const float *a;
+	int64_t lda;
+	const float *b;
+	int64_t ldb;
+	int accumulate;
+	float *y;
+	gemm_fill_fn fill;
+	float *buf;			/* asz + gemm scratch per thread */
+	int64_t asz;
+};
+
+/* par_for chunk i: product i of a batch, A packed in w's scratch. */
+static void
+batch_one(void *ctx, int64_t i, int w)
+{
+	const struct batch_job *j = ctx;
+	int64_t asz = j->asz;
+	float *pa = j->buf + (asz + gemm_packed_scratch()) * w;
+	struct gemm_rows r = { j->b + j->boff[i], j->ldb };
+
+	gemm_pack_a(j->a + j->aoff[i], j->M, j->K, j->lda, pa);
+	if (j->alpha != 1)
+		for (int64_t q = 0; q < asz; q++)
+			pa[q] *= j->alpha;
+	gemm_packed(pa, j->M, j->K, 0, j->M, 0, j->N, j->fill, &r, NULL,
+	    j->accumulate, j->y + i * j->M * j->N, j->N, pa + asz);
+}
+
 static int
 batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
     const int64_t *boff, int tb, int64_t M, int64_t N, int64_t K,
@@ -1635,18 +1788,10 @@ batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 	if (!(buf = scratch_get(c, (asz + bsz) * threads, &tmp)))
 		return -1;
 	if (batch >= threads) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t i = 0; i < batch; i++) {
-			float *pa = buf + (asz + bsz) * omp_get_thread_num();
-			struct gemm_rows r = { b + boff[i], ldb };
+		struct batch_job j = { aoff, boff, M, N, K, alpha, a, lda, b,
+		    ldb, accumulate, y, fill, buf, asz };
 
-			gemm_pack_a(a + aoff[i], M, K, lda, pa);
-			if (alpha != 1)
-				for (int64_t q = 0; q < asz; q++)
-					pa[q] *= alpha;
-			gemm_packed(pa, M, K, 0, M, 0, N, fill, &r, NULL,
-			    accumulate, y + i * M * N, N, pa + asz);
-		}
+		par_for(batch, threads, batch_one, &j);
 		free(tmp);
 		return 0;
 	}
@@ -1662,6 +1807,32 @@ batched_packed(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 	}
 	free(tmp);
 	return 0;
+}
+
+struct sgemm_batch {
+	const int64_t *aoff, *boff;
+	int ta, tb;
+	int64_t M, N, K;
+	const float *a;
+	int64_t lda;
+	const float *b;
+	int64_t ldb;
+	float *y;
+	_Atomic int bad;		/* a product was too large */
+};
+
+/* par_for chunk i: product i of batched_sgemm, on one thread. */
+static void
+sgemm_one(void *ctx, int64_t i, int w)
+{
+	struct sgemm_batch *j = ctx;
+	struct err e;
+
+	(void)w;
+	if (gemm_sgemm1(j->ta, j->tb, j->M, j->N, j->K, 1, j->a + j->aoff[i],
+	    j->lda, j->b + j->boff[i], j->ldb, 0, j->y + i * j->M * j->N,
+	    j->N, &e) == -1)
+		atomic_store(&j->bad, 1);
 }
 
 /*
@@ -1682,19 +1853,12 @@ batched_sgemm(struct op_ctx *c, int64_t batch, const int64_t *aoff,
 
 	if (batch >= threads && M * N * K < ((int64_t)1 << 20) &&
 	    threads > 1 && batch * M * N * K >= PAR_MIN) {
-		int bad = 0;
+		struct sgemm_batch j = { aoff, boff, ta, tb, M, N, K, a, lda,
+		    b, ldb, y, 0 };
 
 		gemm_init_threads();
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-		for (int64_t i = 0; i < batch; i++) {
-			struct err e;
-
-			if (gemm_sgemm1(ta, tb, M, N, K, 1, a + aoff[i], lda,
-			    b + boff[i], ldb, 0, y + i * M * N, N, &e) == -1)
-#pragma omp atomic write
-				bad = 1;
-		}
-		if (bad)
+		par_for(batch, threads, sgemm_one, &j);
+		if (atomic_load(&j.bad))
 			return err_set(c->err, "matrix product %lldx%lldx%lld "
 			    "is too large", (long long)M, (long long)K,
 			    (long long)N);
@@ -2663,6 +2827,45 @@ avg_window(int order, const float *x, int64_t W, int64_t base, int64_t kh0,
 	return s;
 }
 
+/*
+ * pool_plane_2d's MaxPool without indices: the same taps in the same
+ * order (the first, then each greater one), and the window bounds only
+ * worked out at the edges.
+ */
+static void
+max_plane_2d(const struct win *g, const float *x, float *y)
+{
+	int64_t H = g->in[0], W = g->in[1], OW = g->out[1];
+	int64_t dh = g->dil[0], dw = g->dil[1], KW = g->k[1];
+
+	for (int64_t oh = 0; oh < g->out[0]; oh++) {
+		int64_t hs = oh * g->stride[0] - g->pb[0], kh0, kh1;
+
+		tap_range(hs, dh, g->k[0], H, &kh0, &kh1);
+		for (int64_t ow = 0; ow < OW; ow++) {
+			int64_t ws = ow * g->stride[1] - g->pb[1], kw0, kw1;
+			float best = -FLT_MAX;
+			int first = 1;
+
+			if (ws >= 0 && ws + (KW - 1) * dw < W)
+				kw0 = 0, kw1 = KW;
+			else
+				tap_range(ws, dw, KW, W, &kw0, &kw1);
+			for (int64_t kh = kh0; kh < kh1; kh++) {
+				const float *r = x + (hs + kh * dh) * W + ws;
+
+				for (int64_t kw = kw0; kw < kw1; kw++) {
+					float v = r[kw * dw];
+
+					if (v > best || first)
+						best = v, first = 0;
+				}
+			}
+			y[oh * OW + ow] = best;
+		}
+	}
+}
+
 /* The 2-D case of pool_plane, with the window bounds worked out once. */
 static void
 pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
@@ -2672,6 +2875,10 @@ pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
 	int64_t H = g->in[0], W = g->in[1], OW = g->out[1];
 	int64_t dh = g->dil[0], dw = g->dil[1];
 
+	if (pl->kind == POOL_MAX && !idx) {
+		max_plane_2d(g, x, y);
+		return;
+	}
 	for (int64_t oh = 0; oh < g->out[0]; oh++) {
 		int64_t hs = oh * g->stride[0] - g->pb[0], kh0, kh1, ph0, ph1;
 
@@ -2733,6 +2940,29 @@ pool_plane_2d(const struct pool *pl, const float *x, float *y, int64_t *idx,
 	}
 }
 
+struct pool_job {
+	const struct pool *pl;
+	const float *x;
+	float *y;
+	int64_t *idx;
+	int64_t S, P;
+};
+
+/* par_for chunk i: plane i of a pool. */
+static void
+pool_chunk(void *ctx, int64_t i, int w)
+{
+	const struct pool_job *j = ctx;
+
+	(void)w;
+	if (j->pl->g.nd == 2)
+		pool_plane_2d(j->pl, j->x + i * j->S, j->y + i * j->P,
+		    j->idx ? j->idx + i * j->P : NULL, i);
+	else
+		pool_plane(j->pl, j->x + i * j->S, j->y + i * j->P,
+		    j->idx ? j->idx + i * j->P : NULL, i);
+}
+
 static int
 pool_run(struct op_ctx *c, int kind)
 {
@@ -2742,6 +2972,7 @@ pool_run(struct op_ctx *c, int kind)
 	int mode, ceil_mode, threads;
 	float *xf = NULL, *yf;
 	int64_t *idx = NULL;
+	struct pool_job pj;
 
 	memset(&pl, 0, sizeof pl);
 	pl.kind = kind;
@@ -2796,17 +3027,9 @@ pool_run(struct op_ctx *c, int kind)
 	}
 	threads = threads_for(c, planes * P * prod(pl.g.k, pl.g.nd));
 	win_to_2d(&pl.g);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < planes; i++) {
-		const float *xp = (xf ? xf : (const float *)x->data) + i * S;
-
-		if (pl.g.nd == 2)
-			pool_plane_2d(&pl, xp, yf + i * P,
-			    idx ? idx + i * P : NULL, i);
-		else
-			pool_plane(&pl, xp, yf + i * P,
-			    idx ? idx + i * P : NULL, i);
-	}
+	pj.pl = &pl, pj.x = xf ? xf : (const float *)x->data, pj.y = yf;
+	pj.idx = idx, pj.S = S, pj.P = P;
+	par_for(planes, threads, pool_chunk, &pj);
 	if (xf) {
 		for (int64_t i = 0; i < c->out[0].nelem; i++)
 			tensor_set(&c->out[0], i, yf[i]);
@@ -2820,6 +3043,16 @@ OPS_KERNEL(maxpool_run, pool_run, POOL_MAX)
 OPS_KERNEL(avgpool_run, pool_run, POOL_AVG)
 OPS_KERNEL(lppool_run, pool_run, POOL_LP)
 
+struct global_job {
+	int kind;
+	const float *x;
+	float *y;
+	int64_t S;
+	float p;
+};
+
+static void global_chunk(void *ctx, int64_t i, int w);
+
 static int
 global_pool(struct op_ctx *c, int kind)
 {
@@ -2827,6 +3060,7 @@ global_pool(struct op_ctx *c, int kind)
 	int64_t ydims[TENSOR_MAX_RANK], planes, S;
 	float p = (float)attr_int(c->node, "p", 2);
 	int threads;
+	struct global_job gj;
 
 	if (!(x = need_float(c, 0)))
 		return -1;
@@ -2844,10 +3078,25 @@ global_pool(struct op_ctx *c, int kind)
 	planes = x->dims[0] * x->dims[1];
 	S = prod(x->dims + 2, x->rank - 2);
 	threads = threads_for(c, planes * S);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < planes; i++) {
-		const float *xp = (const float *)x->data + i * S;
-		float *y = (float *)c->out[0].data + i;
+	gj.kind = kind, gj.x = x->data, gj.y = c->out[0].data;
+	gj.S = S, gj.p = p;
+	par_for(planes, threads, global_chunk, &gj);
+	return 0;
+}
+
+/* par_for chunk i: plane i of a global pool. */
+static void
+global_chunk(void *ctx, int64_t i, int w)
+{
+	const struct global_job *j = ctx;
+	int kind = j->kind;
+	int64_t S = j->S;
+	float p = j->p;
+
+	(void)w;
+	{
+		const float *xp = j->x + i * S;
+		float *y = j->y + i;
 
 		if (kind == POOL_MAX) {
 			float m = S ? xp[0] : -FLT_MAX;
@@ -2867,7 +3116,6 @@ global_pool(struct op_ctx *c, int kind)
 			*y = (float)pow(s, 1.0 / p);
 		}
 	}
-	return 0;
 }
 
 OPS_KERNEL(gavgpool_run, global_pool, POOL_AVG)
@@ -2891,6 +3139,41 @@ need_vec(struct op_ctx *c, int i, int64_t n)
 	return t;
 }
 
+/* y[j] = x[j] * a + b, j < n, vectorised (no fused multiply-add). */
+NN_SIMD static void
+affine_row(const float *restrict x, float *restrict y, float a, float b,
+    int64_t n)
+{
+#pragma omp simd
+	for (int64_t j = 0; j < n; j++)
+		y[j] = x[j] * a + b;
+}
+
+struct bn_job {
+	const float *x;
+	float *y;
+	const float *a, *b;		/* per channel, or per value */
+	int64_t C, S;
+	int spatial;
+};
+
+/* par_for chunk i: plane i (channel i % C) of a BatchNormalization. */
+static void
+bn_chunk(void *ctx, int64_t i, int w)
+{
+	const struct bn_job *j = ctx;
+	const float *xp = j->x + i * j->S;
+	float *yp = j->y + i * j->S;
+	int64_t ch = i % j->C, S = j->S;
+
+	(void)w;
+	if (j->spatial)
+		affine_row(xp, yp, j->a[ch], j->b[ch], S);
+	else
+		for (int64_t k = 0; k < S; k++)
+			yp[k] = xp[k] * j->a[ch * S + k] + j->b[ch * S + k];
+}
+
 static int
 batchnorm_run(struct op_ctx *c)
 {
@@ -2903,6 +3186,7 @@ batchnorm_run(struct op_ctx *c)
 	float *a, *bb;
 	double *bm = NULL, *bv = NULL;
 	int threads;
+	struct bn_job bj;
 
 	if (!(x = need_float(c, 0)))
 		return -1;
@@ -2958,21 +3242,9 @@ batchnorm_run(struct op_ctx *c)
 		bb[i] = (float)(((const float *)bi->data)[i] - m * s);
 	}
 	threads = threads_for(c, x->nelem);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < N * C; i++) {
-		const float *xp = (const float *)x->data + i * S;
-		float *yp = (float *)c->out[0].data + i * S;
-		int64_t ch = i % C;
-
-		if (spatial) {
-			float av = a[ch], bv2 = bb[ch];
-
-			for (int64_t j = 0; j < S; j++)
-				yp[j] = xp[j] * av + bv2;
-		} else
-			for (int64_t j = 0; j < S; j++)
-				yp[j] = xp[j] * a[ch * S + j] + bb[ch * S + j];
-	}
+	bj.x = x->data, bj.y = c->out[0].data, bj.a = a, bj.b = bb;
+	bj.C = C, bj.S = S, bj.spatial = spatial;
+	par_for(N * C, threads, bn_chunk, &bj);
 	free(a);
 	free(bb);
 	if (training) {
@@ -3003,6 +3275,42 @@ batchnorm_run(struct op_ctx *c)
 	return 0;
 }
 
+struct in_job {
+	const float *x;
+	float *y;
+	const float *scale, *bias;
+	int64_t C, S;
+	float eps;
+};
+
+/* par_range: planes [i0, i1) of an InstanceNormalization. */
+static void
+in_planes(void *ctx, int64_t i0, int64_t i1, int w)
+{
+	const struct in_job *j = ctx;
+	int64_t S = j->S;
+
+	(void)w;
+	for (int64_t i = i0; i < i1; i++) {
+		const float *xp = j->x + i * S;
+		float *yp = j->y + i * S;
+		double m = 0, v = 0, s;
+		float a, b;
+
+		for (int64_t k = 0; k < S; k++)
+			m += xp[k];
+		m = S ? m / S : 0;
+		for (int64_t k = 0; k < S; k++)
+			v += (xp[k] - m) * (xp[k] - m);
+		v = S ? v / S : 0;
+		s = j->scale[i % j->C] / sqrt(v + j->eps);
+		a = (float)s;
+		b = (float)(j->bias[i % j->C] - m * s);
+		for (int64_t k = 0; k < S; k++)
+			yp[k] = xp[k] * a + b;
+	}
+}
+
 static int
 instnorm_run(struct op_ctx *c)
 {
@@ -3022,26 +3330,51 @@ instnorm_run(struct op_ctx *c)
 	if (tensor_alloc_like(&c->out[0], DT_FLOAT, x, c->err) == -1)
 		return -1;
 	threads = threads_for(c, x->nelem);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < N * C; i++) {
-		const float *xp = (const float *)x->data + i * S;
-		float *yp = (float *)c->out[0].data + i * S;
-		double m = 0, v = 0, s;
-		float a, b;
+	{
+		struct in_job j = { x->data, c->out[0].data, sc->data,
+		    bi->data, C, S, eps };
 
-		for (int64_t j = 0; j < S; j++)
-			m += xp[j];
-		m = S ? m / S : 0;
-		for (int64_t j = 0; j < S; j++)
-			v += (xp[j] - m) * (xp[j] - m);
-		v = S ? v / S : 0;
-		s = ((const float *)sc->data)[i % C] / sqrt(v + eps);
-		a = (float)s;
-		b = (float)(((const float *)bi->data)[i % C] - m * s);
-		for (int64_t j = 0; j < S; j++)
-			yp[j] = xp[j] * a + b;
+		par_range(N * C, threads, in_planes, &j);
 	}
 	return 0;
+}
+
+struct ln_job {
+	const float *x;
+	float *y;
+	const float *scale, *bias;
+	float *mean, *inv;		/* NULL when not wanted */
+	int64_t D;
+	float eps;
+};
+
+/* par_for chunk r: row r of a LayerNormalization. */
+static void
+ln_row(void *ctx, int64_t r, int w)
+{
+	const struct ln_job *lj = ctx;
+	int64_t D = lj->D;
+	const float *xp = lj->x + r * D, *scale = lj->scale;
+	const float *bias = lj->bias;
+	float *yp = lj->y + r * D;
+	double m = 0, v = 0;
+	float is, mf;
+
+	(void)w;
+	for (int64_t j = 0; j < D; j++)
+		m += xp[j];
+	m = D ? m / D : 0;
+	for (int64_t j = 0; j < D; j++)
+		v += (xp[j] - m) * (xp[j] - m);
+	v = D ? v / D : 0;
+	is = (float)(1 / sqrt(v + lj->eps));
+	mf = (float)m;
+	for (int64_t j = 0; j < D; j++)
+		yp[j] = (xp[j] - mf) * is * scale[j] + bias[j];
+	if (lj->mean)
+		lj->mean[r] = mf;
+	if (lj->inv)
+		lj->inv[r] = is;
 }
 
 static int
@@ -3052,6 +3385,7 @@ layernorm_run(struct op_ctx *c)
 	int64_t R, D, sdims[TENSOR_MAX_RANK];
 	float *scale = NULL, *bias = NULL, *mean = NULL, *inv = NULL;
 	int axis, threads;
+	struct ln_job lj;
 
 	if (!(x = need_float(c, 0)) || !(sc = need_float(c, 1)) ||
 	    opt_float(c, 2, &bi) == -1)
@@ -3090,31 +3424,46 @@ layernorm_run(struct op_ctx *c)
 	if (bi)
 		bcast_fill(bi, x->rank - axis, x->dims + axis, bias);
 	threads = threads_for(c, x->nelem);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t r = 0; r < R; r++) {
-		const float *xp = (const float *)x->data + r * D;
-		float *yp = (float *)c->out[0].data + r * D;
-		double m = 0, v = 0;
-		float is, mf;
-
-		for (int64_t j = 0; j < D; j++)
-			m += xp[j];
-		m = D ? m / D : 0;
-		for (int64_t j = 0; j < D; j++)
-			v += (xp[j] - m) * (xp[j] - m);
-		v = D ? v / D : 0;
-		is = (float)(1 / sqrt(v + eps));
-		mf = (float)m;
-		for (int64_t j = 0; j < D; j++)
-			yp[j] = (xp[j] - mf) * is * scale[j] + bias[j];
-		if (mean)
-			mean[r] = mf;
-		if (inv)
-			inv[r] = is;
-	}
+	lj.x = x->data, lj.y = c->out[0].data, lj.scale = scale;
+	lj.bias = bias, lj.mean = mean, lj.inv = inv, lj.D = D, lj.eps = eps;
+	par_for(R, threads, ln_row, &lj);
 	free(scale);
 	free(bias);
 	return 0;
+}
+
+struct lrn_job {
+	const float *x;
+	float *y;
+	int64_t C, S, lo, hi, size;
+	float alpha, beta, bias;
+};
+
+/* par_range: planes [i0, i1) of an LRN. */
+static void
+lrn_planes(void *ctx, int64_t i0, int64_t i1, int w)
+{
+	const struct lrn_job *lj = ctx;
+	int64_t C = lj->C, S = lj->S, size = lj->size;
+	float alpha = lj->alpha, beta = lj->beta, bias = lj->bias;
+
+	(void)w;
+	for (int64_t i = i0; i < i1; i++) {
+		int64_t n = i / C, ch = i % C;
+		int64_t c0 = ch - lj->lo < 0 ? 0 : ch - lj->lo;
+		int64_t c1 = ch + lj->hi >= C ? C - 1 : ch + lj->hi;
+		const float *xd = lj->x + n * C * S;
+		float *yp = lj->y + i * S;
+
+		for (int64_t j = 0; j < S; j++) {
+			double sq = 0;
+
+			for (int64_t k = c0; k <= c1; k++)
+				sq += (double)xd[k * S + j] * xd[k * S + j];
+			yp[j] = (float)(xd[ch * S + j] /
+			    pow(bias + alpha / size * sq, beta));
+		}
+	}
 }
 
 static int
@@ -3139,22 +3488,11 @@ lrn_run(struct op_ctx *c)
 	if (tensor_alloc_like(&c->out[0], DT_FLOAT, x, c->err) == -1)
 		return -1;
 	threads = threads_for(c, x->nelem * size);
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < N * C; i++) {
-		int64_t n = i / C, ch = i % C;
-		int64_t c0 = ch - lo < 0 ? 0 : ch - lo;
-		int64_t c1 = ch + hi >= C ? C - 1 : ch + hi;
-		const float *xd = (const float *)x->data + n * C * S;
-		float *yp = (float *)c->out[0].data + i * S;
+	{
+		struct lrn_job j = { x->data, c->out[0].data, C, S, lo, hi,
+		    size, alpha, beta, bias };
 
-		for (int64_t j = 0; j < S; j++) {
-			double sq = 0;
-
-			for (int64_t k = c0; k <= c1; k++)
-				sq += (double)xd[k * S + j] * xd[k * S + j];
-			yp[j] = (float)(xd[ch * S + j] /
-			    pow(bias + alpha / size * sq, beta));
-		}
+		par_range(N * C, threads, lrn_planes, &j);
 	}
 	return 0;
 }
@@ -3415,6 +3753,66 @@ taps_make(struct op_ctx *c, const struct rz *r, int a, struct taps *t)
 	return 0;
 }
 
+struct gather_job {
+	const struct rz *r;
+	const struct taps *t;
+	const unsigned char *x;
+	unsigned char *y;
+	size_t es;
+	const void *extrap;
+	const int64_t *ist;		/* input strides */
+};
+
+/* par_range: output rows [r0, r1) of rz_gather. */
+static void
+gather_rows(void *ctx, int64_t r0, int64_t r1, int w)
+{
+	const struct gather_job *j = ctx;
+	const struct rz *r = j->r;
+	const struct taps *t = j->t;
+	int last = r->rank - 1;
+	int64_t W = r->out[last], prev = -1;
+	size_t es = j->es;
+
+	(void)w;
+	for (int64_t row = r0; row < r1; row++) {
+		int64_t rem = row, base = 0, ext = 0;
+		unsigned char *yr = j->y + (size_t)(row * W) * es;
+
+		for (int a = last - 1; a >= 0; a--) {
+			int64_t o = rem % r->out[a];
+
+			rem /= r->out[a];
+			base += t[a].idx[o] * j->ist[a];
+			ext |= t[a].ext[o];
+		}
+		if (ext) {
+			for (int64_t o = 0; o < W; o++)
+				memcpy(yr + o * es, j->extrap, es);
+			prev = -1;
+			continue;
+		}
+		if (base == prev && row > r0) {
+			memcpy(yr, yr - W * es, (size_t)W * es);
+			continue;
+		}
+		prev = base;
+		if (es == 4) {
+			const uint32_t *xs = (const uint32_t *)j->x + base;
+			uint32_t *yd = (uint32_t *)yr;
+
+			for (int64_t o = 0; o < W; o++)
+				yd[o] = xs[t[last].idx[o]];
+		} else
+			for (int64_t o = 0; o < W; o++)
+				memcpy(yr + o * es, j->x + (size_t)(base +
+				    t[last].idx[o]) * es, es);
+		for (int64_t o = 0; o < W; o++)
+			if (t[last].ext[o])
+				memcpy(yr + o * es, j->extrap, es);
+	}
+}
+
 /* Nearest: gather every axis at once; es bytes an element. */
 static void
 rz_gather(struct op_ctx *c, const struct rz *r, struct taps *t,
@@ -3424,73 +3822,43 @@ rz_gather(struct op_ctx *c, const struct rz *r, struct taps *t,
 	int64_t ist[TENSOR_MAX_RANK], rows = prod(r->out, last);
 	int64_t W = r->out[last];
 	int threads = threads_for(c, rows * W);
+	struct gather_job j = { r, t, x, y, es, extrap, ist };
 
 	for (int64_t a = rank - 1, s = 1; a >= 0; a--) {
 		ist[a] = s;
 		s *= r->in[a];
 	}
-#pragma omp parallel num_threads(threads)
-	{
-		int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-		int64_t r0 = rows * tid / nt, r1 = rows * (tid + 1) / nt;
-		int64_t prev = -1;
-
-		for (int64_t row = r0; row < r1; row++) {
-			int64_t rem = row, base = 0, ext = 0;
-			unsigned char *yr = y + (size_t)(row * W) * es;
-
-			for (int a = last - 1; a >= 0; a--) {
-				int64_t o = rem % r->out[a];
-
-				rem /= r->out[a];
-				base += t[a].idx[o] * ist[a];
-				ext |= t[a].ext[o];
-			}
-			if (ext) {
-				for (int64_t o = 0; o < W; o++)
-					memcpy(yr + o * es, extrap, es);
-				prev = -1;
-				continue;
-			}
-			if (base == prev && row > r0) {
-				memcpy(yr, yr - W * es, (size_t)W * es);
-				continue;
-			}
-			prev = base;
-			if (es == 4) {
-				const uint32_t *xs = (const uint32_t *)x + base;
-				uint32_t *yd = (uint32_t *)yr;
-
-				for (int64_t o = 0; o < W; o++)
-					yd[o] = xs[t[last].idx[o]];
-			} else
-				for (int64_t o = 0; o < W; o++)
-					memcpy(yr + o * es, x + (size_t)(base +
-					    t[last].idx[o]) * es, es);
-			for (int64_t o = 0; o < W; o++)
-				if (t[last].ext[o])
-					memcpy(yr + o * es, extrap, es);
-		}
-	}
+	par_range(rows, threads, gather_rows, &j);
 }
 
-/* One interpolation pass along axis a of x (dims d) into y. */
-static void
-rz_pass(struct op_ctx *c, const struct taps *t, int64_t outer, int64_t in,
-    int64_t out, int64_t inner, const float *x, float *y, float extrap,
-    int crop)
-{
-	int threads = threads_for(c, outer * out * inner * t->n);
+struct pass_job {
+	const struct taps *t;
+	int64_t in, out, inner;
+	const float *x;
+	float *y;
+	float extrap;
+	int crop;
+};
 
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < outer * out; i++) {
+/* par_range: output rows [i0, i1) of rz_pass. */
+static void
+pass_rows(void *ctx, int64_t i0, int64_t i1, int tid)
+{
+	const struct pass_job *pj = ctx;
+	const struct taps *t = pj->t;
+	int64_t in = pj->in, out = pj->out, inner = pj->inner;
+	const float *x = pj->x;
+	float *y = pj->y, extrap = pj->extrap;
+
+	(void)tid;
+	for (int64_t i = i0; i < i1; i++) {
 		int64_t ob = i / out, o = i % out;
 		const float *xs = x + ob * in * inner;
 		float *yr = y + i * inner;
 		const int64_t *ix = t->idx + o * t->n;
 		const float *w = t->w + o * t->n;
 
-		if (crop && t->ext[o]) {
+		if (pj->crop && t->ext[o]) {
 			for (int64_t j = 0; j < inner; j++)
 				yr[j] = extrap;
 			continue;
@@ -3515,6 +3883,18 @@ rz_pass(struct op_ctx *c, const struct taps *t, int64_t outer, int64_t in,
 				yr[j] += wk * xr[j];
 		}
 	}
+}
+
+/* One interpolation pass along axis a of x (dims d) into y. */
+static void
+rz_pass(struct op_ctx *c, const struct taps *t, int64_t outer, int64_t in,
+    int64_t out, int64_t inner, const float *x, float *y, float extrap,
+    int crop)
+{
+	struct pass_job pj = { t, in, out, inner, x, y, extrap, crop };
+
+	par_range(outer * out, threads_for(c, outer * out * inner * t->n),
+	    pass_rows, &pj);
 }
 
 /*
@@ -3556,19 +3936,43 @@ rz_tap2(const struct rz *r, const struct taps *t, int a, int64_t o,
 	}
 }
 
+struct bilinear_job {
+	const struct rz *r;
+	const struct taps *t;
+	const float *x;
+	float *y;
+};
+
+static void bilinear_rows(void *ctx, int64_t i0, int64_t i1, int w);
+
 static void
 rz_bilinear(struct op_ctx *c, const struct rz *r, const struct taps *t,
     const float *x, float *y)
 {
 	int a = r->rank - 2;
-	int64_t H = r->in[a], W = r->in[a + 1];
 	int64_t OH = r->out[a], OW = r->out[a + 1];
 	int64_t planes = prod(r->out, a);
-	int threads = threads_for(c, planes * OH * OW * 4);
-	const struct taps *ty = &t[a], *tx = &t[a + 1];
+	struct bilinear_job j = { r, t, x, y };
 
-#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t i = 0; i < planes * OH; i++) {
+	par_range(planes * OH, threads_for(c, planes * OH * OW * 4),
+	    bilinear_rows, &j);
+}
+
+/* par_range: output rows [i0, i1) of rz_bilinear. */
+static void
+bilinear_rows(void *ctx, int64_t i0, int64_t i1, int w)
+{
+	const struct bilinear_job *j = ctx;
+	const struct rz *r = j->r;
+	const float *x = j->x;
+	float *y = j->y;
+	int a = r->rank - 2;
+	int64_t H = r->in[a], W = r->in[a + 1];
+	int64_t OH = r->out[a], OW = r->out[a + 1];
+	const struct taps *ty = &j->t[a], *tx = &j->t[a + 1];
+
+	(void)w;
+	for (int64_t i = i0; i < i1; i++) {
 		int64_t p = i / OH, oy = i % OH;
 		const float *xp = x + p * H * W, *r1, *r2;
 		float *yr = y + i * OW, dy1, dy2;

@@ -17,6 +17,7 @@
 
 #include "attr.h"
 #include "ops.h"
+#include "par.h"
 
 #define PAR_MIN 65536		/* elements below which one thread */
 
@@ -292,6 +293,23 @@ qfast_block(const struct qfast *q, int64_t o, int64_t m)
 	}
 }
 
+struct qfast_job {
+	const struct qfast *q;
+	int64_t n;
+};
+
+/* par_for chunk b: block b of QBLOCK elements. */
+static void
+qfast_chunk(void *ctx, int64_t b, int w)
+{
+	const struct qfast_job *j = ctx;
+	int64_t n = j->n;
+
+	(void)w;
+	qfast_block(j->q, b * QBLOCK, n - b * QBLOCK < QBLOCK ?
+	    n - b * QBLOCK : QBLOCK);
+}
+
 /* Run q on n elements: 0 when done, 1 when dt has no fast loop. */
 static int
 qfast_run(const struct qfast *q, int64_t n, int threads)
@@ -301,10 +319,11 @@ qfast_run(const struct qfast *q, int64_t n, int threads)
 	if (q->dt != DT_UINT8 && q->dt != DT_UINT4 && q->dt != DT_INT8 &&
 	    q->dt != DT_INT4 && q->dt != DT_UINT16 && q->dt != DT_INT16)
 		return 1;
-	#pragma omp parallel for num_threads(threads) schedule(static)
-	for (int64_t b = 0; b < nb; b++)
-		qfast_block(q, b * QBLOCK, n - b * QBLOCK < QBLOCK ?
-		    n - b * QBLOCK : QBLOCK);
+	{
+		struct qfast_job j = { q, n };
+
+		par_for(nb, threads, qfast_chunk, &j);
+	}
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "attr.h"
 #include "ops.h"
+#include "par.h"
 #include "vexp.h"
 
 #define PAR_MIN (1 << 16)	/* fewer elements than this: one thread */
@@ -580,6 +581,34 @@ name(T *y, const T *x, int64_t o0, int64_t o1, int64_t len,		\
 SOFTMAX_FN(softmax_f32, float)
 SOFTMAX_FN(softmax_f64, double)
 
+struct sm_job {
+	void *y;
+	const void *x;
+	char *scratch;			/* 2 * inner values per part */
+	int64_t outer, len, inner, parts, es;
+	int wdt;
+	enum smkind kind;
+};
+
+/* par_for chunk p: part p of the outer iterations. */
+static void
+softmax_part(void *ctx, int64_t p, int w)
+{
+	const struct sm_job *j = ctx;
+	int64_t o0 = j->outer * p / j->parts;
+	int64_t o1 = j->outer * (p + 1) / j->parts;
+	char *mx = j->scratch + p * 2 * j->inner * j->es;
+	char *sm = mx + j->inner * j->es;
+
+	(void)w;
+	if (j->wdt == DT_FLOAT)
+		softmax_f32(j->y, j->x, o0, o1, j->len, j->inner, j->kind,
+		    (float *)mx, (float *)sm);
+	else
+		softmax_f64(j->y, j->x, o0, o1, j->len, j->inner, j->kind,
+		    (double *)mx, (double *)sm);
+}
+
 static int
 softmax(struct op_ctx *c, enum smkind kind)
 {
@@ -620,20 +649,10 @@ softmax(struct op_ctx *c, enum smkind kind)
 		goto out;
 	}
 	if (res.nelem > 0) {
-		#pragma omp parallel for num_threads((int)parts) if (parts > 1)
-		for (int64_t p = 0; p < parts; p++) {
-			int64_t o0 = outer * p / parts;
-			int64_t o1 = outer * (p + 1) / parts;
-			char *mx = scratch + p * 2 * inner * es;
-			char *sm = mx + inner * es;
+		struct sm_job j = { res.data, ux->data, scratch, outer, len,
+		    inner, parts, es, wdt, kind };
 
-			if (wdt == DT_FLOAT)
-				softmax_f32(res.data, ux->data, o0, o1, len,
-				    inner, kind, (float *)mx, (float *)sm);
-			else
-				softmax_f64(res.data, ux->data, o0, o1, len,
-				    inner, kind, (double *)mx, (double *)sm);
-		}
+		par_for(parts, (int)parts, softmax_part, &j);
 	}
 	if (store_result(c, &res, dt) < 0)
 		goto out;

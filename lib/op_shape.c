@@ -24,6 +24,7 @@
 #include "attr.h"
 #include "model.h"
 #include "ops.h"
+#include "par.h"
 #include "tensor.h"
 
 /* Tile views each axis as (repeat, dim), so a view may have twice the rank. */
@@ -410,6 +411,15 @@ copy_range(const struct copy_plan *p, char *dst, const char *src, int64_t lo,
 	}
 }
 
+struct copy_job {
+	const struct copy_plan *p;
+	char *dst;
+	const char *src;
+	int64_t nt;
+};
+
+static void copy_part(void *ctx, int64_t k, int w);
+
 /*
  * Copy the view from src into dst (strides in elements, offsets already
  * applied to the pointers). Axes of size 1 are dropped and neighbours that
@@ -480,10 +490,23 @@ copy_view(char *dst, const char *src, const struct view *in, size_t esz,
 		copy_range(&p, dst, src, 0, p.count);
 		return;
 	}
-#pragma omp parallel for num_threads(nt) schedule(static)
-	for (k = 0; k < nt; k++)
-		copy_range(&p, dst, src, p.count * k / nt,
-		    p.count * (k + 1) / nt);
+	{
+		struct copy_job j = { &p, dst, src, nt };
+
+		par_for(nt, nt, copy_part, &j);
+	}
+}
+
+/* par_for chunk k of nt: its share of the outer iterations. */
+static void
+copy_part(void *ctx, int64_t k, int w)
+{
+	const struct copy_job *j = ctx;
+	int64_t count = j->p->count;
+
+	(void)w;
+	copy_range(j->p, j->dst, j->src, count * k / j->nt,
+	    count * (k + 1) / j->nt);
 }
 
 /* Output y (contiguous) from a view of x given its dims and source strides. */

@@ -62,7 +62,7 @@ async function main() {
 		}
 		times.sort((a, b) => a - b);
 		console.log(`ort: median ${times[Math.floor(times.length / 2)]
-		    .toFixed(1)} ms per inference`);
+		    .toFixed(2)} ms per inference`);
 	}
 }
 

@@ -48,7 +48,7 @@ main(int argc, char **argv)
 			ms[r] = now_ms() - t0;
 	}
 	qsort(ms, runs, sizeof *ms, cmp_double);
-	printf("onnxq: median %.1f ms per inference\n", ms[runs / 2]);
+	printf("onnxq: median %.2f ms per inference\n", ms[runs / 2]);
 	free(ms);
 	sample_free(&smp);
 	dataset_free(ds);
