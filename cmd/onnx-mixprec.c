@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli.h"
@@ -42,6 +43,7 @@ struct opts {
 	struct mixsearch_opts search;
 	long		 limit;		/* samples; 0: all */
 	long		 threads;
+	int		 at_logits;	/* --at-logits */
 	int		 argc;
 	char		**argv;
 };
@@ -51,8 +53,9 @@ static const char usage_text[] =
     "       onnx-mixprec [-qv] [-o FILE] [--target-snr DB] "
     "[--target-agreement PCT]\n"
     "                    [--budget PCT] [--allow-float] [--type TYPE] "
-    "[--limit N]\n"
-    "                    [--threads N] -d EVAL_DIR [-d EVAL_DIR ...] MODEL\n"
+    "[--at-logits]\n"
+    "                    [--limit N] [--threads N] -d EVAL_DIR "
+    "[-d EVAL_DIR ...] MODEL\n"
     "       onnx-mixprec -h | -V\n";
 
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
@@ -60,7 +63,7 @@ static int
 parse_args(struct opts *o, int argc, char **argv)
 {
 	enum { OPT_TARGET_SNR = 256, OPT_TARGET_AGREE, OPT_BUDGET,
-	    OPT_ALLOW_FLOAT, OPT_TYPE, OPT_LIMIT, OPT_THREADS };
+	    OPT_ALLOW_FLOAT, OPT_TYPE, OPT_LIMIT, OPT_THREADS, OPT_AT_LOGITS };
 	static const struct option longopts[] = {
 		{ "target-snr",	required_argument, NULL, OPT_TARGET_SNR },
 		{ "target-agreement", required_argument, NULL, OPT_TARGET_AGREE },
@@ -69,6 +72,7 @@ parse_args(struct opts *o, int argc, char **argv)
 		{ "type",	required_argument, NULL, OPT_TYPE },
 		{ "limit",	required_argument, NULL, OPT_LIMIT },
 		{ "threads",	required_argument, NULL, OPT_THREADS },
+		{ "at-logits",	no_argument,	NULL, OPT_AT_LOGITS },
 		{ "output",	required_argument, NULL, 'o' },
 		{ "quiet",	no_argument,	NULL, 'q' },
 		{ "verbose",	no_argument,	NULL, 'v' },
@@ -125,11 +129,17 @@ parse_args(struct opts *o, int argc, char **argv)
 		case OPT_ALLOW_FLOAT:
 			so->allow_float = 1;
 			break;
+		case OPT_AT_LOGITS:
+			o->at_logits = 1;
+			break;
 		case OPT_TYPE:
-			if ((so->type = qparams_type_parse(optarg)) ==
+			if (strcasecmp(optarg, "float") == 0)
+				so->type = DT_FLOAT;
+			else if ((so->type = qparams_type_parse(optarg)) ==
 			    DT_UNDEFINED)
 				return cli_usage_error("--type: unknown type '%s' "
-				    "(uint8, int8, uint16, int16, uint4, int4)",
+				    "(uint8, int8, uint16, int16, uint4, int4, "
+				    "float)",
 				    optarg);
 			break;
 		case OPT_LIMIT:
@@ -162,10 +172,11 @@ parse_args(struct opts *o, int argc, char **argv)
 		return cli_usage_error("--target-snr and --target-agreement need "
 		    "-d EVAL_DIR");
 	if (!by_target && (o->ndirs || !isnan(so->budget) ||
-	    so->allow_float || so->type || o->limit || o->threads))
+	    so->allow_float || so->type || o->limit || o->threads ||
+	    o->at_logits))
 		return cli_usage_error("-d, --budget, --allow-float, --type, "
-		    "--limit and --threads go with --target-snr or "
-		    "--target-agreement");
+		    "--at-logits, --limit and --threads go with --target-snr "
+		    "or --target-agreement");
 	return 0;
 }
 
@@ -324,7 +335,8 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	struct mixeval_opts eo = { .name = o->model, .model = mbuf,
 	    .len = mlen, .dir = mdir, .dirs = o->dirs, .ndirs = o->ndirs,
 	    .limit = (int)o->limit, .threads = (int)o->threads,
-	    .whole_runs = getenv("ONNXQ_MIXPREC_WHOLE_RUNS") != NULL };
+	    .whole_runs = getenv("ONNXQ_MIXPREC_WHOLE_RUNS") != NULL,
+	    .at_probes = o->at_logits };
 	struct searchui ui = { .quiet = o->search.quiet };
 	struct mixsearch_opts so;
 	struct mixsearch_eval fn;

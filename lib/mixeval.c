@@ -33,6 +33,7 @@ struct mixeval {
 	int classifier;		/* some output is classifier-like */
 	int *order;		/* samples, the noisiest first (rank_samples) */
 	double *signal;		/* each output's sum of squares, all samples */
+	double *psignal;	/* the same of each probe */
 	double *sample_noise;	/* each sample's squared error, last run */
 	void *prepped;		/* the model after prep_model(), packed */
 	size_t nprepped;
@@ -87,6 +88,7 @@ evaldata_release(struct mixeval *ev)
 	free(ev->probe_ref);
 	free(ev->order);
 	free(ev->signal);
+	free(ev->psignal);
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
@@ -258,10 +260,11 @@ evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
 	ev->probe_ref = calloc(n, sizeof *ev->probe_ref);
 	ev->order = calloc((size_t)ev->nsamples + 1, sizeof *ev->order);
 	ev->signal = calloc((size_t)ev->noutputs + 1, sizeof *ev->signal);
+	ev->psignal = calloc((size_t)ev->noutputs + 1, sizeof *ev->psignal);
 	ev->sample_noise = calloc((size_t)ev->nsamples + 1,
 	    sizeof *ev->sample_noise);
 	if (!in_names || !in_dtypes || !ev->inputs || !ev->ref ||
-	    !ev->probe_ref || !ev->order || !ev->signal ||
+	    !ev->probe_ref || !ev->order || !ev->signal || !ev->psignal ||
 	    !ev->sample_noise) {
 		err_nomem(e);
 		goto out;
@@ -287,10 +290,16 @@ evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
 			    o->name);
 			goto out;
 		}
-		for (int k = 0; k < ev->noutputs; k++)
-			if (tensor_copy(&ev->probe_ref[s * ev->noutputs + k],
-			    &out[ppos[k]], e) < 0)
+		for (int k = 0; k < ev->noutputs; k++) {
+			struct tensor *pr = &ev->probe_ref[s * ev->noutputs + k];
+			struct compare c;
+
+			if (tensor_copy(pr, &out[ppos[k]], e) < 0)
 				goto out;
+			compare_init(&c);
+			compare_add(&c, pr, pr, s);
+			ev->psignal[k] += c.signal;
+		}
 		for (int k = 0; k < ev->noutputs; k++) {
 			struct compare c;
 
@@ -486,7 +495,8 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
 	    .fold_constant_nodes = 1 };
-	struct compare *cmp = NULL, *pcmp = NULL, top1;
+	struct compare *cmp = NULL, *pcmp = NULL, *judge, top1;
+	const double *sig;
 	const char **names = NULL;
 	struct qdq_plan *plan = NULL;
 	struct interp *ip = NULL;
@@ -537,6 +547,9 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		err_nomem(e);
 		goto out;
 	}
+	/* What the runs are judged by: the outputs, or the probes. */
+	judge = ev->o.at_probes ? pcmp : cmp;
+	sig = ev->o.at_probes ? ev->psignal : ev->signal;
 	for (int k = 0; k < ev->noutputs; k++) {
 		compare_init(&cmp[k]);
 		compare_init(&pcmp[k]);
@@ -567,11 +580,11 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		ev->prof.samples++;
 		ev->prof.nodes_run += (long)m->proto->graph->n_node - part;
 		ev->prof.nodes_skipped += part;
-		for (int k = 0; k < ev->noutputs; k++) {
+		for (int k = 0; k < ev->noutputs; k++)
+			before += judge[k].noise;
+		for (int k = 0; k < ev->noutputs; k++)
 			compare_add(&pcmp[k], &out[ppos[k]],
 			    &ev->probe_ref[s * ev->noutputs + k], s);
-			before += cmp[k].noise;
-		}
 		for (int k = 0; k < ev->noutputs; k++) {
 			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
 
@@ -582,9 +595,9 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		}
 		ev->sample_noise[s] = -before;
 		for (int k = 0; k < ev->noutputs; k++) {
-			ev->sample_noise[s] += cmp[k].noise;
-			partial += ev->signal[k] > 0 ? cmp[k].noise /
-			    ev->signal[k] : cmp[k].noise > 0 ? INFINITY : 0;
+			ev->sample_noise[s] += judge[k].noise;
+			partial += sig[k] > 0 ? judge[k].noise /
+			    sig[k] : judge[k].noise > 0 ? INFINITY : 0;
 			if (cmp[k].nonfinite > 0 || cmp[k].nmismatch > 0)
 				partial = INFINITY;
 		}
@@ -603,11 +616,11 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	sc->snr = INFINITY;
 	sc->noise = sc->pnoise = 0;
 	for (int k = 0; k < ev->noutputs; k++) {
-		double snr = compare_snr(&cmp[k]);
+		double snr = compare_snr(&judge[k]);
 
 		if (snr < sc->snr || isnan(snr))
 			sc->snr = snr;
-		sc->noise += relative_noise(&cmp[k]);
+		sc->noise += relative_noise(&judge[k]);
 		sc->pnoise += relative_noise(&pcmp[k]);
 	}
 	sc->agree = compare_agreement(&top1);

@@ -36,6 +36,9 @@ struct mixeval_opts {
 	int threads;			/* 0: the interpreter's default */
 	int whole_runs;			/* 1: every node of every run (the
 					   activation cache off: tests) */
+	int at_probes;			/* 1: the SNR and noise the search
+					   goes by are the probes' (the
+					   logits), not the outputs' */
 };
 
 struct mixeval;

@@ -197,8 +197,11 @@ make_candidates(struct search *S, struct err *e)
 		c->t = nv;
 		c->t[c->nt++] = i;
 	}
-	/* Float variants: the producers left in float. */
-	if (S->o->allow_float) {
+	/*
+	 * Float variants: the producers left in float (with --type float
+	 * every candidate is one already).
+	 */
+	if (S->o->allow_float && S->t16.type != DT_FLOAT) {
 		int n = S->nc;
 
 		for (int i = 0; i < n; i++) {
@@ -249,7 +252,7 @@ request_cand(struct search *S, const struct cand *c, struct config_msgs *m)
 	for (int i = 0; i < c->nt; i++) {
 		int t = c->t[i], p = mixprec_tensor_producer(mp, t), f;
 
-		if (c->to_float) {
+		if (c->to_float || S->t16.type == DT_FLOAT) {
 			if (p < 0)
 				continue;	/* a graph input stays quantized */
 			if (mixprec_request_node(mp, p, &S->tfloat, c->label,
@@ -713,7 +716,8 @@ mixsearch_run(struct mixprec *mp, const struct mixsearch_opts *o,
 	ev->rank(ev->ctx);
 	if (!o->quiet && (fp = note_start(&S)) != NULL) {
 		fprintf(fp, "%d samples, %d candidates (%s%s); as quantized: ",
-		    ev->nsamples, S.nc, qparams_type_name(S.t16.type),
+		    ev->nsamples, S.nc, S.t16.type == DT_FLOAT ? "float" :
+		    qparams_type_name(S.t16.type),
 		    o->allow_float ? " or float" : "");
 		mixsearch_put_score(fp, &res->base);
 		note_end(&S);

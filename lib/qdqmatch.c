@@ -239,6 +239,38 @@ same_tensor(const struct tensor *a, const struct tensor *b)
 }
 
 /*
+ * A DequantizeLinear that reads a QuantizeLinear's integers with another
+ * scale (onnx-qdq-insert --fold-scales: a Div or Mul by a constant c
+ * folded into it) stands for the Div's or Mul's output, x / c or x * c,
+ * not for Q's input x. Quantizing that value with the DQ's own scale and
+ * zero point gives the same integers, so the pair is measured as one
+ * with the DQ's parameters on both sides: 1 when q is such a pair (its
+ * qp replaced by a copy of dqp), 0 when not, -1 with e.
+ */
+static int
+refold(struct qdqmatch_pair *q, struct err *e)
+{
+	if (!q->qp[0].data || !q->dqp[0].data ||
+	    same_tensor(&q->qp[0], &q->dqp[0]))
+		return 0;
+	tensor_release_n(q->qp, 2);
+	for (int i = 0; i < 2; i++)
+		if (q->dqp[i].data && tensor_copy(&q->qp[i], &q->dqp[i],
+		    e) < 0)
+			return -1;
+	return 1;
+}
+
+/* The fp32 activation a refolded pair (refold()) stands for. */
+static const char *
+folded_activation(const struct qdqmatch *m, const char *dq)
+{
+	if (is_activation(m->fg, dq))
+		return dq;
+	return via_consumers(m->qg, dq, m->fg, is_activation);
+}
+
+/*
  * An activation already listed with the same fp32 source and parameters
  * (one pair per reader): reported once.
  */
@@ -439,7 +471,13 @@ match_all(struct qdqmatch *m, struct err *e)
 		q->qtype = pair_type(q, qn);
 		if (!is_constant(m->qg, qin)) {
 			q->role = QDQMATCH_ACT;
-			if (!(q->name = match_activation(m, qn, dq))) {
+			if (qn && q->has_own && (r = refold(q, e)) < 0) {
+				tensor_release_n(q->qp, 2);
+				tensor_release_n(q->dqp, 2);
+				goto fail;
+			}
+			if (!(q->name = r > 0 ? folded_activation(m, dq) :
+			    match_activation(m, qn, dq))) {
 				m->unmatched[m->nunmatched++] = dq;
 				tensor_release_n(q->qp, 2);
 				tensor_release_n(q->dqp, 2);

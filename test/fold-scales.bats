@@ -77,3 +77,26 @@ snr() {
 	    --out ort q.onnx data
 	[ "$status" -eq 0 ] || fail "ONNX Runtime: $stderr"
 }
+
+# own SNR per fp32 name from onnx-verify --per-tensor of model $1.
+own_snr() {
+	onnx-verify --per-tensor --format tsv -d data rec.onnx "$1" |
+	    awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	    $1 == "tensor" && $c["role"] == "act" {
+		print $c["name"], $c["own_snr_db"] }' | sort
+}
+
+@test "fold-scales: --per-tensor measures a folded DQ as the Div/Mul output" {
+	onnx-qdq-insert --fold-scales -o f.onnx rec.onnx all.qp
+	own_snr plain.onnx >plain.own
+	own_snr f.onnx >fold.own
+	# A DQ reading x's integers with scale s / c stands for x / c: its
+	# own error is that of the same grid on x / c in the unfolded model
+	# (before the fix it was compared with x itself: -8 dB, not 33).
+	join plain.own fold.own >both
+	[ "$(wc -l <both)" -gt 100 ] || fail "few common tensors:" "$(cat both)"
+	# (Within 3 dB: the folded grid is x's scaled, not x / c's own.)
+	awk '{ d = $2 - $3; if (d < 0) d = -d
+	    if (d > 3) { print; bad = 1 } } END { exit bad }' both ||
+	    fail "own SNR differs from the unfolded model's"
+}

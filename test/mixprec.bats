@@ -389,6 +389,29 @@ onnx-mixprec: <stdin>:5: node Op1: not in $CHAIN" ]] || fail "$stderr"
 	[[ $stderr == *"(uint16 or float)"* ]] || fail "$stderr"
 }
 
+@test "mixprec: --type float, --at-logits: float regions only, ORT runs it" {
+	run --separate-stderr onnx-mixprec -o out.qp --type float --at-logits \
+	    --target-snr 37 -d "$MD/chain-eval" "$CHAIN" <"$F/chain.qp"
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	[[ $stderr == *"candidates (float);"* ]] || fail "$stderr"
+	[[ $stderr == *" 0 tensors promoted, "[1-9]*" in float"* ]] ||
+	    fail "$stderr"
+	# No 16-bit parameters: the floated tensors lose their records.
+	! grep -q 'type=u*int16' out.qp
+	[ "$(grep -c '^qparam' out.qp)" -lt "$(grep -c '^qparam' "$F/chain.qp")" ]
+	onnx-qdq-insert -o q.onnx "$CHAIN" out.qp
+	run onnx-verify --min-snr 37 -d "$MD/chain-eval" "$CHAIN" q.onnx
+	[ "$status" -eq 0 ] || fail "$output"
+	run /usr/bin/python3 -c 'import sys, onnx
+onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' q.onnx
+	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
+	cp -r "$MD/chain-eval" ev
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" q.onnx ev
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
+	run onnx-mixprec --at-logits -c /dev/null "$CHAIN" <"$F/chain.qp"
+	[ "$status" -eq 2 ] && [[ $output == *"--at-logits"* ]] || fail "$output"
+}
+
 @test "mixprec: --target-snr: met already, out of reach, over the budget" {
 	run --separate-stderr onnx-mixprec --target-snr 30 -d "$MD/chain-eval" \
 	    "$CHAIN" <"$F/chain.qp"
