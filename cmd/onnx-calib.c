@@ -657,8 +657,6 @@ main(int argc, char **argv)
 	struct err e;
 	int rc;
 
-	/* before anything else: it may run the program again */
-	interp_reexec_bounded_spin(argv);
 	cli_init(PROG, usage_text);
 	if ((rc = parse_args(&o, argc, argv)) < 0) {
 		outfile_cleanup_on_signals();

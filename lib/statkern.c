@@ -3,10 +3,10 @@
  */
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "par.h"
 #include "statkern.h"
 
 /*
@@ -25,11 +25,9 @@
 #define CHUNK 8192
 #define LANES 16
 /*
- * Smaller tensors stay on one thread: the gain is small, and every
- * parallel region waits for the other thread, which a busy machine may
- * not run for a while (on a loaded two-core machine, splitting all
- * tensors of 32K values and up made calibration 30% slower, 1M and up
- * 10%).
+ * Smaller tensors stay on one thread: splitting them gained nothing
+ * measurable on det or rec (the calling thread would do most chunks
+ * before the other thread woke).
  */
 #define PAR_MIN ((size_t)1 << 20)
 #define NBLOCKS 512		/* sign and exponent */
@@ -514,6 +512,44 @@ collect_bins(struct worker *w, int nw, int part, int mbits)
 	}
 }
 
+/* One statkern_add_batch() call, as its par_for jobs see it. */
+struct batch_job {
+	struct statkern *k;
+	struct tstats *ts;
+	const float *x;
+	size_t n;
+	int nt;
+};
+
+/* Chunk ch of the batch, into worker w's sums and counts. */
+static void
+batch_chunk(void *ctx, int64_t ch, int t)
+{
+	const struct batch_job *j = ctx;
+	struct worker *w = &j->k->w[t];
+	const float *p = j->x + (size_t)ch * CHUNK;
+	size_t cn = j->n - (size_t)ch * CHUNK < CHUNK ?
+	    j->n - (size_t)ch * CHUNK : CHUNK;
+	struct crange cr;
+
+	if (chunk_moments(p, cn, w, j->k->simd, &cr) < 0) {
+		chunk_checked(p, cn, w);
+		if (j->ts->hist)
+			chunk_hist_marked(p, cn, j->k->mbits, w);
+	} else if (j->ts->hist)
+		chunk_hist(p, cn, j->k->mbits, w, &cr);
+}
+
+/* Part `part` of the blocks, summed over every worker. */
+static void
+batch_collect(void *ctx, int64_t part, int t)
+{
+	const struct batch_job *j = ctx;
+
+	(void)t;
+	collect_bins(j->k->w, j->nt, (int)part, j->k->mbits);
+}
+
 int
 statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
     size_t n, struct err *e)
@@ -533,28 +569,13 @@ statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
 		xsum_init(&w->sum);
 		xsum_init(&w->sumsq);
 	}
-#pragma omp parallel num_threads(nt)
 	{
-		int t = omp_get_thread_num();
-		struct worker *w = &k->w[t];
+		struct batch_job job = { k, ts, x, n, nt };
 
-#pragma omp for schedule(static)
-		for (size_t ch = 0; ch < nchunks; ch++) {
-			const float *p = x + ch * CHUNK;
-			size_t cn = n - ch * CHUNK < CHUNK ? n - ch * CHUNK :
-			    CHUNK;
-			struct crange cr;
-
-			if (chunk_moments(p, cn, w, k->simd, &cr) < 0) {
-				chunk_checked(p, cn, w);
-				if (ts->hist)
-					chunk_hist_marked(p, cn, k->mbits, w);
-			} else if (ts->hist)
-				chunk_hist(p, cn, k->mbits, w, &cr);
-		}
-		/* the loop's barrier makes every worker's counts visible */
+		par_for((int64_t)nchunks, nt, batch_chunk, &job);
+		/* par_for returns when every chunk is done: all counts seen */
 		if (ts->hist)
-			collect_bins(k->w, omp_get_num_threads(), t, k->mbits);
+			par_for(nt, nt, batch_collect, &job);
 	}
 	xsum_init(&sum);
 	xsum_init(&sumsq);

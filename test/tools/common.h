@@ -17,17 +17,13 @@
 
 /*
  * [-n RUNS] [-t THREADS] (and [-b MBITS] when mbits is not NULL), then
- * MODEL DIR; with mbits (statistics: OpenMP) also re-executes with a
- * bounded OpenMP spin. The index of MODEL in argv, or -1 on a usage
- * error.
+ * MODEL DIR. The index of MODEL in argv, or -1 on a usage error.
  */
 TOOL_FN int
 tool_args(int argc, char **argv, int *runs, int *threads, int *mbits)
 {
 	int c;
 
-	if (mbits)
-		interp_reexec_bounded_spin(argv);
 	while ((c = getopt(argc, argv, mbits ? "b:n:t:" : "n:t:")) != -1)
 		switch (c) {
 		case 'b': *mbits = atoi(optarg); break;
