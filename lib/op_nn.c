@@ -3283,6 +3283,21 @@ struct in_job {
 	float eps;
 };
 
+/* Mean and (biased) variance of x[0..n-1], in double, in order. */
+static void
+mean_var(const float *x, int64_t n, double *mean, double *var)
+{
+	double m = 0, v = 0;
+
+	for (int64_t k = 0; k < n; k++)
+		m += x[k];
+	m = n ? m / n : 0;
+	for (int64_t k = 0; k < n; k++)
+		v += (x[k] - m) * (x[k] - m);
+	*mean = m;
+	*var = n ? v / n : 0;
+}
+
 /* par_range: planes [i0, i1) of an InstanceNormalization. */
 static void
 in_planes(void *ctx, int64_t i0, int64_t i1, int w)
@@ -3294,15 +3309,10 @@ in_planes(void *ctx, int64_t i0, int64_t i1, int w)
 	for (int64_t i = i0; i < i1; i++) {
 		const float *xp = j->x + i * S;
 		float *yp = j->y + i * S;
-		double m = 0, v = 0, s;
+		double m, v, s;
 		float a, b;
 
-		for (int64_t k = 0; k < S; k++)
-			m += xp[k];
-		m = S ? m / S : 0;
-		for (int64_t k = 0; k < S; k++)
-			v += (xp[k] - m) * (xp[k] - m);
-		v = S ? v / S : 0;
+		mean_var(xp, S, &m, &v);
 		s = j->scale[i % j->C] / sqrt(v + j->eps);
 		a = (float)s;
 		b = (float)(j->bias[i % j->C] - m * s);
@@ -3357,16 +3367,11 @@ ln_row(void *ctx, int64_t r, int w)
 	const float *xp = lj->x + r * D, *scale = lj->scale;
 	const float *bias = lj->bias;
 	float *yp = lj->y + r * D;
-	double m = 0, v = 0;
+	double m, v;
 	float is, mf;
 
 	(void)w;
-	for (int64_t j = 0; j < D; j++)
-		m += xp[j];
-	m = D ? m / D : 0;
-	for (int64_t j = 0; j < D; j++)
-		v += (xp[j] - m) * (xp[j] - m);
-	v = D ? v / D : 0;
+	mean_var(xp, D, &m, &v);
 	is = (float)(1 / sqrt(v + lj->eps));
 	mf = (float)m;
 	for (int64_t j = 0; j < D; j++)
