@@ -52,7 +52,8 @@ static const char usage_text[] =
     "                    [--per-channel | --per-tensor] [--reduce-range] "
     "[--power-of-two]\n"
     "                    [--min-real-range R] [--no-bias-weight-adjust]\n"
-    "                    [--float-outputs | --quantize-outputs]\n"
+    "                    [--float-outputs | --quantize-outputs] "
+    "[--float-head PCT]\n"
     "                    [--keep-activations] [--all-ops] [--dynamic]\n"
     "                    [--include-nodes LIST] [--exclude-nodes LIST]\n"
     "                    [--include-ops LIST] [--exclude-ops LIST] "
@@ -96,6 +97,7 @@ static const struct setting_opt {
 	{ "rtn", 0, CG_BLOCK_HQQ, -1, 0 },
 	{ "float-outputs", 0, CG_FLOAT_OUTPUTS, -1, 1 },
 	{ "quantize-outputs", 0, CG_FLOAT_OUTPUTS, -1, 0 },
+	{ "float-head", 1, CG_FLOAT_HEAD, -1, 0 },
 };
 #define NSETTING_OPTS (sizeof setting_opts / sizeof setting_opts[0])
 

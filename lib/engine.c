@@ -62,6 +62,8 @@ struct act {
 	const struct config_tensor *ov;
 	int folded;		/* its Relu/Clip reader is folded away */
 	int to_output;		/* reaches only outputs (feeds_outputs) */
+	double elems;		/* of its shape; 0 when not known */
+	int64_t last;		/* its last dimension; 0 when not known */
 };
 
 /* A weight or bias record and its decision. */
@@ -336,6 +338,13 @@ read_stat(struct engine *g, const struct stream_rec *rec, struct err *e)
 	if (tstats_init(&ts, -1, e) < 0 || tstats_read_stat(&ts, rec, e) < 0)
 		return -1;
 	h = a->ts.hist;		/* hist records may come first */
+	if (ts.rank >= 0) {
+		a->elems = 1;
+		for (int k = 0; k < ts.rank; k++)
+			a->elems *= ts.dims[k] > 0 ? (double)ts.dims[k] : 0;
+		a->last = ts.rank > 0 && ts.dims[ts.rank - 1] > 0 ?
+		    ts.dims[ts.rank - 1] : 0;
+	}
 	a->ts = asum_of(&ts);
 	a->ts.hist = h;
 	tstats_release(&ts);
@@ -649,8 +658,71 @@ keep_outputs_float(struct engine *g)
 	}
 }
 
-static void
-select_nodes(struct engine *g)
+/*
+ * Multiply-accumulates of node n, from the stream's shapes: a Conv's or
+ * ConvTranspose's image (output or input) times a filter's size, a
+ * MatMul's or Gemm's output times its input's last dimension; 0 for
+ * other nodes and unknown shapes.
+ */
+static double
+node_macs(struct engine *g, const struct node_rec *n)
+{
+	const struct act *x, *y;
+	const struct wb *w;
+	double f = 1;
+
+	if (n->domain || n->nin < 2 || n->nout < 1 ||
+	    (x = act_get(g, n->in[0], 0, NULL)) == NULL ||
+	    (y = act_get(g, n->out[0], 0, NULL)) == NULL)
+		return 0;
+	if (strcmp(n->op, "MatMul") == 0 || strcmp(n->op, "Gemm") == 0)
+		return y->elems * (double)x->last;
+	if ((strcmp(n->op, "Conv") != 0 && strcmp(n->op, "ConvTranspose")) ||
+	    (w = wb_get(g, n->in[1])) == NULL || w->r.rank < 2)
+		return 0;
+	for (int k = 1; k < w->r.rank; k++)
+		f *= (double)w->r.dims[k];
+	return (strcmp(n->op, "Conv") == 0 ? y->elems : x->elems) * f;
+}
+
+/*
+ * float_head: leave in float the first nodes, in whole blocks (a node
+ * that multiplies and accumulates and the nodes after it up to the next
+ * such), until they hold that percent of the model's multiply-
+ * accumulates. Whole blocks: where the float region ends matters (on
+ * PaddleOCR rec, ending it right after a Conv, before its affine and
+ * hard-swish, cost 7 points of accuracy). Noise builds from the first
+ * layers, which hold little of the compute.
+ */
+static int
+float_head(struct engine *g, struct err *e)
+{
+	double *mac, total = 0, sum = 0;
+	size_t i;
+
+	if (!(g->s->float_head > 0) || g->ix.n == 0)
+		return 0;
+	if ((mac = calloc(g->ix.n, sizeof *mac)) == NULL)
+		return err_nomem(e);
+	for (i = 0; i < g->ix.n; i++)
+		total += mac[i] = node_macs(g, &g->ix.v[i]);
+	for (i = 0; i < g->ix.n; i++) {
+		if (100 * sum >= g->s->float_head * total && mac[i] > 0)
+			break;
+		sum += mac[i];
+		if (g->selected[i])
+			note(g, "node %s: in the float head: left in float",
+			    g->ix.v[i].name);
+		g->selected[i] = 0;
+	}
+	note(g, "float head: %zu nodes, %.1f%% of %.4g multiply-accumulates",
+	    i, total > 0 ? 100 * sum / total : 0, total);
+	free(mac);
+	return 0;
+}
+
+static int
+select_nodes(struct engine *g, struct err *e)
 {
 	for (size_t i = 0; i < g->ix.n; i++) {
 		/* By default only with a constant weight: a MatMul of two
@@ -658,6 +730,8 @@ select_nodes(struct engine *g)
 		g->selected[i] = node_selected(g, &g->ix.v[i]) &&
 		    (!g->sel_default || has_const_weight(g, &g->ix.v[i]));
 	}
+	if (float_head(g, e) < 0)
+		return -1;
 	for (size_t i = 0; i < g->nacts; i++)
 		g->acts[i].in_scope = g->ix.n == 0;
 	for (size_t i = 0; i < g->ix.n; i++) {
@@ -692,6 +766,7 @@ select_nodes(struct engine *g)
 				w->as_act = 0;
 	}
 	keep_params_float(g);
+	return 0;
 }
 
 /* One tensor's decision. */
@@ -1398,7 +1473,8 @@ decide_dynamic(struct engine *g, struct err *e)
 		if (!has_dynamic_form(ops[k]))
 			return err_set(e, "op type %s has no dynamic form "
 			    "(MatMul, Gemm, LSTM, Attention, Conv)", ops[k]);
-	select_nodes(g);
+	if (select_nodes(g, e) < 0)
+		return -1;
 	for (size_t i = 0; i < g->nacts; i++)
 		g->acts[i].in_scope = 0;
 	for (size_t i = 0; i < g->nwbs; i++)
@@ -1467,8 +1543,7 @@ engine_decide(struct engine *g, struct err *e)
 			    "need node records", str_or_empty(g->file));
 	if (g->s->dynamic)
 		return decide_dynamic(g, e);
-	select_nodes(g);
-	if (feeds_outputs(g, e) < 0)
+	if (select_nodes(g, e) < 0 || feeds_outputs(g, e) < 0)
 		return -1;
 	keep_outputs_float(g);
 	if (decide_acts(g, e) < 0 || decide_wbs(g, e) < 0 ||

@@ -53,6 +53,8 @@ const struct setting_info settings_table[CG_N] = {
 	    OFF(block_hqq) },
 	[CG_FLOAT_OUTPUTS] = { "activations", "float_outputs", SETTING_BOOL,
 	    0, 1, 0, OFF(float_outputs) },
+	[CG_FLOAT_HEAD] = { NULL, "float_head", SETTING_REAL, 0, 100, 0,
+	    OFF(float_head) },
 };
 
 #undef OFF

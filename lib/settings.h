@@ -36,6 +36,7 @@ enum config_global {
 	CG_BLOCK_SIZE,		/* weight-only (blockq.h) */
 	CG_BLOCK_HQQ,
 	CG_FLOAT_OUTPUTS,
+	CG_FLOAT_HEAD,		/* percent of the compute left float */
 	CG_N
 };
 
@@ -77,6 +78,8 @@ struct settings {
 	int dynamic;			/* weights only; activations at run time */
 	int block_size, block_hqq;
 	int float_outputs;	/* leave tensors that only reach outputs */
+	double float_head;	/* leave the first blocks holding this
+				   percent of the multiply-accumulates */
 };
 
 /* The defaults (onnx-qparams(1), DEFAULTS); nothing set. */

@@ -516,3 +516,74 @@ for f in glob.glob("raw/*/*.npy"):
 	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" --out ort m1.onnx eval
 	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
 }
+
+# head_oracle STREAM PCT: the nodes --float-head PCT leaves in float, by
+# the rule as onnx-qparams(1) states it, computed apart: multiply-
+# accumulates from the shapes of the stream's records, whole blocks.
+head_oracle() {
+	awk -F'\t' -v pct="$2" '
+	function prod(s, from,   a, n, i, p) {
+		n = split(s, a, "x")
+		p = 1
+		for (i = from; i <= n; i++)
+			p *= a[i]
+		return p
+	}
+	function field(k,   i) {
+		for (i = 3; i <= NF; i++)
+			if (index($i, k "=") == 1)
+				return substr($i, length(k) + 2)
+		return ""
+	}
+	$1 == "node" {
+		nn++; name[nn] = $2; op[nn] = field("op")
+		in_[nn] = field("in"); out[nn] = field("out")
+	}
+	$1 == "stat" || $1 == "weight" { shape[$2] = field("shape") }
+	END {
+		for (i = 1; i <= nn; i++) {
+			split(in_[i], a, ","); split(out[i], o, ",")
+			x = shape[a[1]]; w = shape[a[2]]; y = shape[o[1]]
+			m = 0
+			if (op[i] == "Conv" && w != "" && y != "")
+				m = prod(y, 1) * prod(w, 2)
+			else if ((op[i] == "MatMul" || op[i] == "Gemm") &&
+			    x != "" && y != "") {
+				k = split(x, d, "x")
+				m = prod(y, 1) * d[k]
+			}
+			mac[i] = m
+			total += m
+		}
+		for (i = 1; i <= nn && !(100 * sum >= pct * total &&
+		    mac[i] > 0); i++) {
+			sum += mac[i]
+			print name[i]
+		}
+	}' "$1"
+}
+
+@test "qparams: --float-head leaves whole blocks up to PCT of the compute float" {
+	rec_calibrated 1
+	head_oracle rec.stats 2.5 >want
+	[ "$(wc -l <want)" -ge 10 ] || fail "oracle: $(cat want)"
+	run --separate-stderr onnx-qparams -v --all-ops --float-head 2.5 \
+	    rec.stats
+	[ "$status" -eq 0 ] || fail "$stderr"
+	grep -v '^#' <<<"$output" >head.qp
+	sed -n 's/^onnx-qparams: node \(.*\): in the float head.*/\1/p' \
+	    <<<"$stderr" >got
+	cmp want got || fail "float head differs: $(diff want got)"
+	# the same as naming the nodes, and as the recipe's float_head
+	onnx-qparams --all-ops --exclude-nodes "$(paste -sd, want)" \
+	    rec.stats | grep -v '^#' >named.qp
+	cmp head.qp named.qp
+	printf 'float_head: 2.5\n' >head.yaml
+	onnx-qparams --all-ops -c head.yaml rec.stats | grep -v '^#' >recipe.qp
+	cmp head.qp recipe.qp
+	# 0 is none
+	onnx-qparams --all-ops rec.stats | grep -v '^#' >all.qp
+	onnx-qparams --all-ops --float-head 0 rec.stats | grep -v '^#' >zero.qp
+	cmp all.qp zero.qp
+	! cmp -s all.qp head.qp
+}
