@@ -677,7 +677,8 @@ node_macs(struct engine *g, const struct node_rec *n)
 		return 0;
 	if (strcmp(n->op, "MatMul") == 0 || strcmp(n->op, "Gemm") == 0)
 		return y->elems * (double)x->last;
-	if ((strcmp(n->op, "Conv") != 0 && strcmp(n->op, "ConvTranspose")) ||
+	if ((strcmp(n->op, "Conv") != 0 &&
+	    strcmp(n->op, "ConvTranspose") != 0) ||
 	    (w = wb_get(g, n->in[1])) == NULL || w->r.rank < 2)
 		return 0;
 	for (int k = 1; k < w->r.rank; k++)
