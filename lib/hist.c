@@ -246,6 +246,8 @@ hist_add_block(struct hist *h, int block, const uint64_t *counts,
 	    (block & 0xff) == 0xff)
 		return err_set(e, "histogram block %d is not one of finite "
 		    "normal values", block);
+	/* vector loops: statkern adds every block of every batch here */
+#pragma omp simd reduction(|:any)
 	for (size_t j = 0; j < nb; j++)
 		any |= counts[j];
 	if (!any)
@@ -268,6 +270,17 @@ hist_add_block(struct hist *h, int block, const uint64_t *counts,
 	if (!(b = h->block[block]) &&
 	    !(b = h->block[block] = calloc(nb, sizeof *b)))
 		return err_nomem(e);
+	/* the exact test only when a count is that large */
+#pragma omp simd reduction(|:over)
+	for (size_t j = 0; j < nb; j++)
+		over |= b[j] | counts[j];
+	if (!(over >> 62)) {
+#pragma omp simd
+		for (size_t j = 0; j < nb; j++)
+			b[j] += counts[j];
+		return 0;
+	}
+	over = 0;
 	for (size_t j = 0; j < nb; j++) {
 		over |= b[j] > UINT64_MAX - counts[j];
 		b[j] += counts[j];

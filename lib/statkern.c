@@ -9,6 +9,22 @@
 #include "par.h"
 #include "statkern.h"
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define STATKERN_SIMD __attribute__((target_clones("arch=x86-64-v4", \
+    "arch=x86-64-v3", "default")))
+#else
+#define STATKERN_SIMD
+#endif
+#ifdef __clang__
+#define SIMD
+#define SIMD_OR(v)
+#else
+#define SIMD _Pragma("omp simd")
+#define SIMD_OR(v) _Pragma(SIMD_STR(omp simd reduction(|:v)))
+#define SIMD_STR(x) #x
+#endif
+
 /*
  * The fast path for float tensors (the statistics of every activation
  * cost about as much as the inference otherwise): the tensor is cut into
@@ -20,7 +36,10 @@
  * number of threads or the order they finish in. The histogram is
  * counted in a flat array per thread indexed by the top bits of the
  * float (sign, exponent, mbits of mantissa), the blocks touched are
- * marked, and only those are moved into the tensor's histogram.
+ * marked, and only those are moved into the tensor's histogram. The
+ * AVX2 and AVX-512 code counts in the loop of the lanes, so that a chunk
+ * is read once: the counters' scalar work then runs beside the vector
+ * work of the moments, which costs next to nothing more.
  */
 #define CHUNK 8192
 #define LANES 16
@@ -71,6 +90,23 @@ struct lanes {
 	float amin;		/* the least magnitude, for the marks ... */
 	float anorm;		/* ... and the least normal one (or Inf) */
 };
+
+/*
+ * Count the 16 values of one step of the lanes at u in the four sets of
+ * counts from c (each set `set` counts apart): the counters' scalar work
+ * then runs beside the moments' vector work of the same step, so a chunk
+ * is read once for both. Inlined with a constant shift.
+ */
+static inline __attribute__((always_inline)) void
+count16(const uint32_t *u, uint32_t *c, int shift, size_t set)
+{
+	for (int k = 0; k < LANES; k += SETS) {
+		c[u[k] >> shift]++;
+		c[set + (u[k + 1] >> shift)]++;
+		c[2 * set + (u[k + 2] >> shift)]++;
+		c[3 * set + (u[k + 3] >> shift)]++;
+	}
+}
 
 __attribute__((unused)) static size_t
 lanes_plain(const float *p, size_t n, struct lanes *r)
@@ -151,9 +187,13 @@ lanes_sse2(const float *p, size_t n, struct lanes *r)
 	return i;
 }
 
-__attribute__((target("avx2,fma"))) static size_t
-lanes_avx2(const float *p, size_t n, struct lanes *r)
+/* cnt: the sets to count the values in too (NULL: none), by mbits. */
+static inline __attribute__((always_inline, target("avx2,fma"))) size_t
+lanes_avx2_body(const float *p, size_t n, struct lanes *r, uint32_t *cnt,
+    int mbits)
 {
+	const uint32_t *u = (const uint32_t *)(const void *)p;
+	size_t set = (size_t)NBLOCKS << mbits;
 	__m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
 	__m256d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
 	__m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
@@ -189,6 +229,8 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 		hi = _mm256_max_ps(_mm256_max_ps(a, b), hi);
 		amin = _mm256_min_ps(_mm256_min_ps(ma, mb), amin);
 		anorm = _mm256_min_ps(_mm256_min_ps(na, nb), anorm);
+		if (cnt)
+			count16(u + i, cnt, 23 - mbits, set);
 	}
 	_mm256_storeu_pd(r->s, s0);
 	_mm256_storeu_pd(r->s + 4, s1);
@@ -217,9 +259,12 @@ lanes_avx2(const float *p, size_t n, struct lanes *r)
 	return i;
 }
 
-__attribute__((target("avx512f"))) static size_t
-lanes_avx512(const float *p, size_t n, struct lanes *r)
+static inline __attribute__((always_inline, target("avx512f"))) size_t
+lanes_avx512_body(const float *p, size_t n, struct lanes *r, uint32_t *cnt,
+    int mbits)
 {
+	const uint32_t *u = (const uint32_t *)(const void *)p;
+	size_t set = (size_t)NBLOCKS << mbits;
 	__m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
 	__m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
 	__m512 amin = lo, anorm = lo, tiny = _mm512_set1_ps(FLT_MIN);
@@ -242,6 +287,8 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 		amin = _mm512_min_ps(m, amin);
 		anorm = _mm512_mask_min_ps(anorm, _mm512_cmp_ps_mask(m, tiny,
 		    _CMP_GE_OQ), m, anorm);
+		if (cnt)
+			count16(u + i, cnt, 23 - mbits, set);
 	}
 	_mm512_storeu_pd(r->s, s0);
 	_mm512_storeu_pd(r->s + 8, s1);
@@ -252,6 +299,32 @@ lanes_avx512(const float *p, size_t n, struct lanes *r)
 	r->amin = _mm512_reduce_min_ps(amin);
 	r->anorm = _mm512_reduce_min_ps(anorm);
 	return i;
+}
+
+/*
+ * The bodies for no counts, the default mbits and any other, each with
+ * its shift a constant.
+ */
+__attribute__((target("avx2,fma"))) static size_t
+lanes_avx2(const float *p, size_t n, struct lanes *r, uint32_t *cnt,
+    int mbits)
+{
+	if (!cnt)
+		return lanes_avx2_body(p, n, r, NULL, 0);
+	if (mbits == HIST_MBITS_DEFAULT)
+		return lanes_avx2_body(p, n, r, cnt, HIST_MBITS_DEFAULT);
+	return lanes_avx2_body(p, n, r, cnt, mbits);
+}
+
+__attribute__((target("avx512f"))) static size_t
+lanes_avx512(const float *p, size_t n, struct lanes *r, uint32_t *cnt,
+    int mbits)
+{
+	if (!cnt)
+		return lanes_avx512_body(p, n, r, NULL, 0);
+	if (mbits == HIST_MBITS_DEFAULT)
+		return lanes_avx512_body(p, n, r, cnt, HIST_MBITS_DEFAULT);
+	return lanes_avx512_body(p, n, r, cnt, mbits);
 }
 
 /*
@@ -280,14 +353,21 @@ simd_level(void)
 	return best;
 }
 
+/*
+ * The lanes of p[0..n-1] up to a multiple of LANES: how far they went.
+ * With cnt, the vector code that can also counts those values in the
+ * sets from cnt (histograms of mbits): *counted says whether it did.
+ */
 static size_t
-lanes_run(const float *p, size_t n, struct lanes *r, int simd)
+lanes_run(const float *p, size_t n, struct lanes *r, int simd,
+    uint32_t *cnt, int mbits, int *counted)
 {
+	*counted = cnt && simd >= SIMD_AVX2;
 	switch (simd) {
 	case SIMD_AVX512:
-		return lanes_avx512(p, n, r);
+		return lanes_avx512(p, n, r, cnt, mbits);
 	case SIMD_AVX2:
-		return lanes_avx2(p, n, r);
+		return lanes_avx2(p, n, r, cnt, mbits);
 	case SIMD_SSE2:
 		return lanes_sse2(p, n, r);
 	default:
@@ -302,12 +382,42 @@ simd_level(void)
 }
 
 static size_t
-lanes_run(const float *p, size_t n, struct lanes *r, int simd)
+lanes_run(const float *p, size_t n, struct lanes *r, int simd,
+    uint32_t *cnt, int mbits, int *counted)
 {
 	(void)simd;
+	(void)cnt;
+	(void)mbits;
+	*counted = 0;
 	return lanes_plain(p, n, r);
 }
 #endif
+
+/*
+ * Count a chunk's values in w's four sets (no marks). Inlined with a
+ * constant mbits, so that the shift is a constant and the loop has no
+ * stores but the counts (it runs at about the speed of a bare increment
+ * per value).
+ */
+static inline __attribute__((always_inline)) void
+hist_count(const float *p, size_t n, int mbits, struct worker *w)
+{
+	const uint32_t *u = (const uint32_t *)(const void *)p;
+	int shift = 23 - mbits;
+	size_t set = (size_t)NBLOCKS << mbits, i = 0;
+	uint32_t *c0 = w->cnt, *c1 = c0 + set, *c2 = c1 + set, *c3 = c2 + set;
+
+	for (; i + SETS <= n; i += SETS) {
+		uint32_t a = u[i], b = u[i + 1], c = u[i + 2], d = u[i + 3];
+
+		c0[a >> shift]++;
+		c1[b >> shift]++;
+		c2[c >> shift]++;
+		c3[d >> shift]++;
+	}
+	for (; i < n; i++)
+		c0[u[i] >> shift]++;
+}
 
 /* A finite chunk's least and greatest value, least magnitude, and least
  * normal magnitude (Inf when none). */
@@ -315,14 +425,37 @@ struct crange {
 	float lo, hi, amin, anorm;
 };
 
-/* One chunk's moments, when all its values are finite: 0 and *cr; else -1. */
+/*
+ * Count a chunk's values, without marks, with a constant shift for the
+ * default mbits.
+ */
+static void
+hist_count_any(const float *p, size_t n, int mbits, struct worker *w)
+{
+	if (mbits == HIST_MBITS_DEFAULT)
+		hist_count(p, n, HIST_MBITS_DEFAULT, w);
+	else
+		hist_count(p, n, mbits, w);
+}
+
+/*
+ * One chunk's moments, when all its values are finite: 0 and *cr; else
+ * -1. With mbits >= 0 its values are counted in w's sets too, whether
+ * finite or not (without marks).
+ */
 static int
 chunk_moments(const float *p, size_t n, struct worker *w, int simd,
-    struct crange *cr)
+    int mbits, struct crange *cr)
 {
 	struct lanes r = { { 0 }, { 0 }, 0, 0, 0, 0 };
 	double ss, qq;
-	size_t i = lanes_run(p, n, &r, simd);
+	int counted;
+	size_t i = lanes_run(p, n, &r, simd, mbits >= 0 ? w->cnt : NULL,
+	    mbits, &counted);
+
+	if (mbits >= 0)
+		hist_count_any(p + (counted ? i : 0), counted ? n - i : n,
+		    mbits, w);
 
 	for (int l = 0; i < n; i++, l++) {
 		double d = p[i];
@@ -383,42 +516,6 @@ chunk_checked(const float *p, size_t n, struct worker *w)
 	xsum_add(&w->sumsq, q);
 }
 
-/*
- * Count a chunk's values in w's four sets; with marks, also mark each
- * value's block. Inlined with a constant mbits and marks, so that the
- * shift is a constant and the loop without marks has no stores but the
- * counts (it runs at about the speed of a bare increment per value).
- */
-static inline __attribute__((always_inline)) void
-hist_count(const float *p, size_t n, int mbits, struct worker *w, int marks)
-{
-	const uint32_t *u = (const uint32_t *)(const void *)p;
-	int shift = 23 - mbits;
-	size_t set = (size_t)NBLOCKS << mbits, i = 0;
-	uint32_t *c0 = w->cnt, *c1 = c0 + set, *c2 = c1 + set, *c3 = c2 + set;
-	unsigned char *mark = w->mark;
-
-	for (; i + SETS <= n; i += SETS) {
-		uint32_t a = u[i], b = u[i + 1], c = u[i + 2], d = u[i + 3];
-
-		c0[a >> shift]++;
-		c1[b >> shift]++;
-		c2[c >> shift]++;
-		c3[d >> shift]++;
-		if (marks) {
-			mark[a >> 23] = 1;
-			mark[b >> 23] = 1;
-			mark[c >> 23] = 1;
-			mark[d >> 23] = 1;
-		}
-	}
-	for (; i < n; i++) {
-		c0[u[i] >> shift]++;
-		if (marks)
-			mark[u[i] >> 23] = 1;
-	}
-}
-
 static uint32_t
 exponent_of(float f)
 {
@@ -429,24 +526,19 @@ exponent_of(float f)
 }
 
 /*
- * A finite chunk's histogram: counted without marks, then the blocks its
- * values can fall in marked at once, from its range and least normal
- * magnitude (a normal value's exponent lies between theirs; zeros and
- * subnormals have exponent 0, on either sign, and show in the least
+ * The marks of a finite chunk's histogram (counted without marks): the
+ * blocks its values can fall in marked at once, from its range and least
+ * normal magnitude (a normal value's exponent lies between theirs; zeros
+ * and subnormals have exponent 0, on either sign, and show in the least
  * magnitude). A few blocks may be marked for nothing; taking the least
  * magnitude of all values instead would mark every exponent from 1 up in
  * a chunk with a zero, the usual case after a Relu or Clip.
  */
 static void
-chunk_hist(const float *p, size_t n, int mbits, struct worker *w,
-    const struct crange *cr)
+chunk_marks(struct worker *w, const struct crange *cr)
 {
 	uint32_t e0 = exponent_of(cr->anorm), e1;
 
-	if (mbits == HIST_MBITS_DEFAULT)
-		hist_count(p, n, HIST_MBITS_DEFAULT, w, 0);
-	else
-		hist_count(p, n, mbits, w, 0);
 	if (exponent_of(cr->amin) == 0)
 		w->mark[0] = w->mark[256] = 1;
 	if (cr->hi > 0 && (e1 = exponent_of(cr->hi)) >= e0)
@@ -455,54 +547,86 @@ chunk_hist(const float *p, size_t n, int mbits, struct worker *w,
 		memset(w->mark + 256 + e0, 1, e1 - e0 + 1);
 }
 
-/* A chunk with NaN or infinite values: each value marks its block. */
+/*
+ * A chunk with NaN or infinite values (counted without marks): each
+ * value marks its block.
+ */
 static void
-chunk_hist_marked(const float *p, size_t n, int mbits, struct worker *w)
+chunk_marks_each(const float *p, size_t n, struct worker *w)
 {
-	hist_count(p, n, mbits, w, 1);
+	const uint32_t *u = (const uint32_t *)(const void *)p;
+
+	for (size_t i = 0; i < n; i++)
+		w->mark[u[i] >> 23] = 1;
+}
+
+/*
+ * Block b's counts in the sets of workers w[0..nw-1], summed into sum
+ * and cleared: 1, or 0 when they are all zero (a block marked for
+ * nothing: then sum is not written and nothing needs clearing). Most
+ * marked blocks are such (the marks span exponents, the values mostly
+ * fewer), so the test comes first, a read of the sets alone; the loops
+ * are vector code.
+ */
+STATKERN_SIMD static int
+block_take(struct worker *w, int nw, int b, int mbits, uint64_t *sum)
+{
+	size_t nb = (size_t)1 << mbits, set = (size_t)NBLOCKS << mbits;
+	uint32_t any = 0;
+
+	for (int t = 0; t < nw; t++)
+		for (int k = 0; k < SETS; k++) {
+			const uint32_t *blk = w[t].cnt + k * set +
+			    ((size_t)b << mbits);
+
+			SIMD_OR(any)
+			for (size_t j = 0; j < nb; j++)
+				any |= blk[j];
+		}
+	if (!any)
+		return 0;
+	for (size_t j = 0; j < nb; j++)
+		sum[j] = 0;
+	for (int t = 0; t < nw; t++)
+		for (int k = 0; k < SETS; k++) {
+			uint32_t *blk = w[t].cnt + k * set +
+			    ((size_t)b << mbits);
+
+			SIMD
+			for (size_t j = 0; j < nb; j++) {
+				sum[j] += blk[j];
+				blk[j] = 0;
+			}
+		}
+	return 1;
 }
 
 /*
  * Collect the counts of workers w[0..nw-1] in the blocks b with
  * b % nw == part into w[part]'s block list, and clear them: per block any
- * of them touched, the sets of all workers are summed (a loop the
- * compiler vectorises). Each block belongs to one part, so the threads
- * can do this at once.
+ * of them touched, the sets of all workers are summed. Each block
+ * belongs to one part, so the threads can do this at once.
  */
 static void
 collect_bins(struct worker *w, int nw, int part, int mbits)
 {
-	size_t nb = (size_t)1 << mbits, set = (size_t)NBLOCKS << mbits;
+	size_t nb = (size_t)1 << mbits;
 	struct worker *me = &w[part];
 
 	me->nblocks = 0;
 	me->zero = 0;
 	for (int b = part; b < NBLOCKS; b += nw) {
 		int ex = b & 0xff, any = 0;
-		uint64_t *sum = me->count + me->nblocks * nb, nz = 0;
+		uint64_t *sum = me->count + me->nblocks * nb;
 
 		for (int t = 0; t < nw; t++) {
 			any |= w[t].mark[b];
 			w[t].mark[b] = 0;
 		}
-		if (!any)
-			continue;
-		memset(sum, 0, nb * sizeof *sum);
-		for (int t = 0; t < nw; t++)
-			for (int k = 0; k < SETS; k++) {
-				uint32_t *blk = w[t].cnt + k * set +
-				    ((size_t)b << mbits);
-
-				for (size_t j = 0; j < nb; j++)
-					sum[j] += blk[j];
-				memset(blk, 0, nb * sizeof *blk);
-			}
+		if (!any || !block_take(w, nw, b, mbits, sum))
+			continue;		/* marked for nothing */
 		if (ex == 0xff)
 			continue;		/* NaN, Inf are not binned */
-		for (size_t j = 0; j < nb; j++)
-			nz |= sum[j];
-		if (!nz)
-			continue;		/* marked for nothing */
 		if (ex == 0) {
 			for (size_t j = 0; j < nb; j++)
 				me->zero += sum[j];	/* zeros, subnormals */
@@ -532,12 +656,14 @@ batch_chunk(void *ctx, int64_t ch, int t)
 	    j->n - (size_t)ch * CHUNK : CHUNK;
 	struct crange cr;
 
-	if (chunk_moments(p, cn, w, j->k->simd, &cr) < 0) {
+	int mbits = j->ts->hist ? j->k->mbits : -1;
+
+	if (chunk_moments(p, cn, w, j->k->simd, mbits, &cr) < 0) {
 		chunk_checked(p, cn, w);
-		if (j->ts->hist)
-			chunk_hist_marked(p, cn, j->k->mbits, w);
-	} else if (j->ts->hist)
-		chunk_hist(p, cn, j->k->mbits, w, &cr);
+		if (mbits >= 0)
+			chunk_marks_each(p, cn, w);
+	} else if (mbits >= 0)
+		chunk_marks(w, &cr);
 }
 
 /* Part `part` of the blocks, summed over every worker. */
