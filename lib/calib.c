@@ -34,6 +34,20 @@ struct ctensor {
 	int derived;		/* its last batch's histogram was derived */
 };
 
+/*
+ * A fused chain whose links the interpreter shows block by block
+ * (interp.h): link i's statistics gather in the kernel's slot i + 1 and
+ * go to its tensor when the chain is done, as add_batch() would give
+ * them had the tensor come whole.
+ */
+struct chain {
+	int n;
+	int t[FUSE_MAX];	/* the links' positions in calib.t */
+	int hist[FUSE_MAX];	/* its histogram counted, not derived */
+	int rank;		/* the shape of every link */
+	int64_t dims[TENSOR_MAX_RANK];
+};
+
 struct calib {
 	const struct model *m;
 	struct interp *ip;
@@ -50,6 +64,8 @@ struct calib {
 	int nseen;
 	int seen_dirty;		/* a tensor was seen for the first time */
 	uint64_t run;		/* runs started */
+	struct chain ch;	/* the fused chain being seen */
+	struct interp_chain_observer cobs;
 };
 
 void
@@ -166,6 +182,7 @@ plan_derived(struct calib *c, struct err *e)
 
 static int observe(void *ctx, const char *name, const struct tensor *t,
     struct err *e);
+static const struct interp_chain_observer chain_observer;
 
 struct calib *
 calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
@@ -187,6 +204,11 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 	io.threads = o->threads;
 	io.observe = observe;
 	io.observe_ctx = c;
+	if (c->mbits >= 0 && c->mbits <= STATKERN_MBITS_MAX) {
+		c->cobs = chain_observer;
+		c->cobs.max_threads = o->threads > 0 ? o->threads : 2;
+		io.chain_observer = &c->cobs;
+	}
 	if (!(c->ip = interp_new(m, &io, e)))
 		goto fail;
 	if (list_tensors(c, e) < 0 ||
@@ -197,9 +219,10 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 		err_nomem(e);
 		goto fail;
 	}
+	/* as many threads as chains are seen on (cobs.max_threads) */
 	if (c->mbits >= 0 && c->mbits <= STATKERN_MBITS_MAX &&
-	    !(c->k = statkern_new(o->threads > 0 ? o->threads : 2, c->mbits,
-	    e)))
+	    (!(c->k = statkern_new(o->threads > 0 ? o->threads : 2, c->mbits,
+	    e)) || statkern_slots(c->k, FUSE_MAX + 1, e) < 0))
 		goto fail;
 	return c;
 fail:
@@ -297,6 +320,43 @@ hist_derivable(const struct calib *c, const struct ctensor *ct, int dt)
  * sources' batches where statderive.h says how, and kept apart as well
  * when other tensors derive from it.
  */
+/*
+ * Where a batch of ct (of type dt, DERIVE_MIN values or more) goes: its
+ * own statistics, or the batch kept apart when others derive from it.
+ */
+static struct tstats *
+batch_begin(struct ctensor *ct, int dt)
+{
+	if (!ct->feeds)
+		return &ct->ts;
+	batch_reset(&ct->batch, dt);
+	return &ct->batch;
+}
+
+/* ct's histogram of this batch, h, derived from its sources' batches. */
+static int
+hist_derive(const struct calib *c, struct ctensor *ct, struct hist *h,
+    struct err *e)
+{
+	for (int q = 0; q < ct->d.nsrc; q++)
+		if (hist_add_clamped(h, batch_of(c, ct->src[q])->hist,
+		    ct->d.lo, ct->d.hi, e) < 0)
+			return -1;
+	ct->derived = 1;
+	return 0;
+}
+
+/* After batch_begin() and the batch: the batch kept apart is merged. */
+static int
+batch_end(struct calib *c, struct ctensor *ct, struct err *e)
+{
+	if (!ct->feeds)
+		return 0;
+	ct->last = &ct->batch;
+	ct->last_run = c->run;
+	return tstats_merge(&ct->ts, &ct->batch, e);
+}
+
 static int
 add_batch(struct calib *c, struct ctensor *ct, int dt, const float *x,
     size_t n, struct err *e)
@@ -314,10 +374,7 @@ add_batch(struct calib *c, struct ctensor *ct, int dt, const float *x,
 		ct->last_run = c->run;
 		return tstats_merge(to, src, e);
 	}
-	if (ct->feeds) {
-		batch_reset(&ct->batch, dt);
-		to = &ct->batch;
-	}
+	to = batch_begin(ct, dt);
 	if (hist_derivable(c, ct, dt)) {
 		struct hist *h = to->hist;
 		int r;
@@ -326,19 +383,25 @@ add_batch(struct calib *c, struct ctensor *ct, int dt, const float *x,
 		to->hist = NULL;
 		r = add_values(c, to, x, n, e);
 		to->hist = h;
-		for (int q = 0; r == 0 && q < ct->d.nsrc; q++)
-			r = hist_add_clamped(h, batch_of(c, ct->src[q])->hist,
-			    ct->d.lo, ct->d.hi, e);
-		if (r < 0)
+		if (r < 0 || hist_derive(c, ct, h, e) < 0)
 			return -1;
-		ct->derived = 1;
 	} else if (add_values(c, to, x, n, e) < 0)
 		return -1;
-	if (!ct->feeds)
-		return 0;
-	ct->last = &ct->batch;
-	ct->last_run = c->run;
-	return tstats_merge(&ct->ts, &ct->batch, e);
+	return batch_end(c, ct, e);
+}
+
+/* ct made again, of type dt: noted, or an error when its type changed. */
+static int
+note_seen(struct calib *c, struct ctensor *ct, int dt, struct err *e)
+{
+	if (!ct->seen) {
+		ct->seen = 1;
+		ct->ts.dtype = dt;
+		c->seen_dirty = 1;
+	} else if (ct->ts.dtype != dt)
+		return err_set(e, "tensor %s: type %s, earlier %s", ct->name,
+		    dtype_name(dt), dtype_name(ct->ts.dtype));
+	return 0;
 }
 
 /* The interpreter shows us each tensor once it is made. */
@@ -353,13 +416,8 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 	if (!dtype_is_float(t->dtype) || !strmap_get(c->index, name, &i))
 		return 0;
 	ct = &c->t[i];
-	if (!ct->seen) {
-		ct->seen = 1;
-		ct->ts.dtype = t->dtype;
-		c->seen_dirty = 1;
-	} else if (ct->ts.dtype != t->dtype)
-		return err_set(e, "tensor %s: type %s, earlier %s", name,
-		    dtype_name(t->dtype), dtype_name(ct->ts.dtype));
+	if (note_seen(c, ct, t->dtype, e) < 0)
+		return -1;
 	if (t->dtype == DT_FLOAT)
 		x = t->data;
 	else {
@@ -381,6 +439,139 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 		return err_prefix(e, "tensor %s", name);
 	return 0;
 }
+
+/*
+ * Link i of the chain is derived (hist_derivable) once its links before
+ * it are done: a source among them counts as having its batch, whose
+ * infinities done() checks.
+ */
+static int
+chain_derivable(const struct calib *c, const struct ctensor *ct, int i)
+{
+	if (ct->d.kind != STATDERIVE_HIST || !ct->ts.hist)
+		return 0;
+	for (int q = 0; q < ct->d.nsrc; q++) {
+		const struct tstats *s = batch_of(c, ct->src[q]);
+		int open = ct->d.lo == -INFINITY && ct->d.hi == INFINITY, j;
+
+		for (j = 0; j < i && c->ch.t[j] != ct->src[q]; j++)
+			;
+		if (j < i)
+			continue;
+		if (!s || !s->hist || s->dtype != DT_FLOAT ||
+		    (!open && s->inf))
+			return 0;
+	}
+	return 1;
+}
+
+/* interp.h: a chain of links named names[0..n-1], like x. */
+static int
+chain_begin(void *ctx, const char *const *names, int n,
+    const struct tensor *x, struct err *e)
+{
+	struct calib *c = ctx;
+
+	(void)e;
+	if (x->nelem < DERIVE_MIN || n > FUSE_MAX)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct ctensor *ct;
+
+		if (!strmap_get(c->index, names[i], &c->ch.t[i]))
+			return 0;
+		ct = &c->t[c->ch.t[i]];
+		/* a change of type is observe()'s to report */
+		if ((ct->seen && ct->ts.dtype != DT_FLOAT) ||
+		    ct->d.kind == STATDERIVE_COPY)
+			return 0;
+		c->ch.hist[i] = ct->ts.hist && !chain_derivable(c, ct, i);
+	}
+	for (int i = 0; i < n; i++)
+		statkern_slot_reset(c->k, i + 1);
+	c->ch.n = n;
+	c->ch.rank = x->rank;
+	memcpy(c->ch.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
+	return 1;
+}
+
+static void
+chain_see(void *ctx, int link, const float *v, int64_t at, int64_t len,
+    int t)
+{
+	struct calib *c = ctx;
+
+	(void)at;
+	statkern_slot_chunk(c->k, link + 1, t, v, (size_t)len,
+	    c->ch.hist[link]);
+}
+
+/*
+ * Can the links whose histograms were to be derived be? Not when an
+ * infinity of a source among the links would become finite.
+ */
+static int
+chain_can_derive(const struct calib *c)
+{
+	for (int i = 0; i < c->ch.n; i++) {
+		const struct ctensor *ct = &c->t[c->ch.t[i]];
+
+		if (c->ch.hist[i] || !ct->ts.hist ||
+		    (ct->d.lo == -INFINITY && ct->d.hi == INFINITY))
+			continue;
+		for (int j = 0; j < i; j++)
+			for (int q = 0; q < ct->d.nsrc; q++)
+				if (c->ch.t[j] == ct->src[q] &&
+				    statkern_slot_inf(c->k, j + 1))
+					return 0;
+	}
+	return 1;
+}
+
+static int
+chain_done(void *ctx, struct err *e)
+{
+	struct calib *c = ctx;
+	int i;
+
+	if (!chain_can_derive(c)) {
+		for (i = 0; i < c->ch.n; i++)
+			statkern_slot_discard(c->k, i + 1);
+		return 1;
+	}
+	for (i = 0; i < c->ch.n; i++) {
+		struct ctensor *ct = &c->t[c->ch.t[i]];
+		struct tstats *to;
+		struct hist *h;
+		int r;
+
+		if (note_seen(c, ct, DT_FLOAT, e) < 0)
+			goto fail;
+		tstats_add_shape(&ct->ts, c->ch.rank, c->ch.dims);
+		ct->derived = 0;
+		to = batch_begin(ct, DT_FLOAT);
+		h = to->hist;
+		if (!c->ch.hist[i])
+			to->hist = NULL;
+		r = statkern_slot_commit(c->k, i + 1, to, c->ch.hist[i], e);
+		to->hist = h;
+		if (r < 0 || (!c->ch.hist[i] && h &&
+		    hist_derive(c, ct, h, e) < 0) || batch_end(c, ct, e) < 0) {
+			err_prefix(e, "tensor %s", ct->name);
+			i++;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	for (; i < c->ch.n; i++)
+		statkern_slot_discard(c->k, i + 1);
+	return -1;
+}
+
+static const struct interp_chain_observer chain_observer = {
+	chain_begin, chain_see, chain_done, STATKERN_CHUNK, 1
+};
 
 int
 calib_run(struct calib *c, const struct tensor *inputs, struct err *e)

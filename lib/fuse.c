@@ -10,6 +10,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attr.h"
@@ -284,4 +285,51 @@ fuse_run(const struct fuse_link *l, int n, const float *x,
 
 	threads = len < PAR_MIN ? 1 : threads;
 	par_for((len + per - 1) / per, threads, fuse_chunk, &j);
+}
+
+/* One fuse_run_seen() call, as its par_for chunks see it. */
+struct seen_job {
+	const struct fuse_link *l;
+	int n;
+	const float *x;
+	float *const *outs;
+	int64_t len, block;
+	float *bufs;		/* two blocks per thread */
+	fuse_see_fn see;
+	void *ctx;
+};
+
+/* Block it through all links, each link's values shown once made. */
+static void
+seen_block(void *ctx, int64_t it, int t)
+{
+	const struct seen_job *j = ctx;
+	int64_t at = it * j->block;
+	int64_t len = j->len - at < j->block ? j->len - at : j->block;
+	float *buf = j->bufs + (size_t)t * 2 * j->block;
+	const float *cur = j->x + at;
+
+	for (int i = 0; i < j->n; i++) {
+		float *o = j->outs[i] ? j->outs[i] + at : buf + (i % 2) *
+		    j->block;
+
+		run_link(&j->l[i], o, cur, j->x + at, len);
+		j->see(j->ctx, i, o, at, len, t);
+		cur = o;
+	}
+}
+
+int
+fuse_run_seen(const struct fuse_link *l, int n, const float *x,
+    float *const *outs, int64_t len, int threads, int64_t block,
+    fuse_see_fn see, void *ctx)
+{
+	struct seen_job j = { l, n, x, outs, len, block, NULL, see, ctx };
+
+	threads = len < PAR_MIN || threads < 1 ? 1 : threads;
+	if (!(j.bufs = malloc((size_t)threads * 2 * block * sizeof *j.bufs)))
+		return -1;
+	par_for((len + block - 1) / block, threads, seen_block, &j);
+	free(j.bufs);
+	return 0;
 }

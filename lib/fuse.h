@@ -66,4 +66,18 @@ int fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd,
 void fuse_run(const struct fuse_link *l, int n, const float *x,
     float *const *outs, int64_t len, int threads);
 
+/*
+ * fuse_run, each link's values shown to see() as they are made, block by
+ * block while in cache (an observer's statistics, so that the values
+ * between the links need never be written out): blocks of `block`
+ * values at multiples of it, link by link in order within a block, the
+ * blocks in any order, from par thread t < threads. -1 (nothing run)
+ * only when out of memory.
+ */
+typedef void (*fuse_see_fn)(void *ctx, int link, const float *v, int64_t at,
+    int64_t len, int t);
+int fuse_run_seen(const struct fuse_link *l, int n, const float *x,
+    float *const *outs, int64_t len, int threads, int64_t block,
+    fuse_see_fn see, void *ctx);
+
 #endif

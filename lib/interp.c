@@ -61,6 +61,7 @@ struct step {
 	int *chain_steps;		/* the chain's steps, this one first */
 	int nchain, chain_xin, chain_krank;
 	int chain_done;
+	int chain_seen;			/* its output seen block by block */
 };
 
 struct interp {
@@ -82,6 +83,7 @@ struct interp {
 	int threads;
 	interp_observe_fn observe;	/* NULL in subgraphs */
 	void *observe_ctx;
+	const struct interp_chain_observer *chain_obs;	/* or NULL */
 	const struct tensor **in_args;	/* interp_run's inputs, by pointer */
 	/* interp_run_skip(), during the run; skip NULL otherwise */
 	const unsigned char *skip;
@@ -794,6 +796,7 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	/* Only the main graph is observed; see interp.h. */
 	ip->observe = opts ? opts->observe : NULL;
 	ip->observe_ctx = opts ? opts->observe_ctx : NULL;
+	ip->chain_obs = opts ? opts->chain_observer : NULL;
 	/*
 	 * The kernels run their own OpenMP threads and keep OpenBLAS on one
 	 * (gemm.h), so two thread pools never spin against each other.
@@ -1042,10 +1045,11 @@ show_made(struct interp *ip, struct step *st, struct err *e)
 		int s = st->out[j];
 
 		if (s >= 0 && ip->observe && ip->vals[s].data &&
-		    ip->observe(ip->observe_ctx, graph_value_at(ip->gr, s)->name,
-		    &ip->vals[s], e) != 0)
+		    !st->chain_seen && ip->observe(ip->observe_ctx,
+		    graph_value_at(ip->gr, s)->name, &ip->vals[s], e) != 0)
 			return -1;
 	}
+	st->chain_seen = 0;
 	for (int r = 0; r < st->nrelease; r++) {
 		int v = st->release[r];
 
@@ -1054,6 +1058,50 @@ show_made(struct interp *ip, struct step *st, struct err *e)
 			    &ip->vals[v]);
 		tensor_release(&ip->vals[v]);
 	}
+	return 0;
+}
+
+/*
+ * run_chain with an observer that takes the chain block by block
+ * (interp.h): 0 when done and seen, 1 when it wants the steps one by
+ * one, -1 on error.
+ */
+static int
+run_chain_seen(struct interp *ip, struct step *st, const struct tensor *x,
+    struct err *e)
+{
+	const struct interp_chain_observer *co = ip->chain_obs;
+	const char *names[FUSE_MAX];
+	float *outs[FUSE_MAX];
+	struct step *last = &ip->steps[st->chain_steps[st->nchain - 1]];
+	struct tensor *y = &ip->vals[last->out[0]];
+	int threads = ip->threads < co->max_threads ? ip->threads :
+	    co->max_threads, r;
+	char label[512];
+
+	for (int i = 0; i < st->nchain; i++) {
+		names[i] = graph_value_at(ip->gr,
+		    ip->steps[st->chain_steps[i]].out[0])->name;
+		outs[i] = NULL;
+	}
+	if ((r = co->begin(ip->observe_ctx, names, st->nchain, x, e)) <= 0)
+		return r < 0 ? -1 : 1;
+	if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)
+		return err_prefix(e, "%s", node_label(last->node, last->index,
+		    label, sizeof label));
+	outs[st->nchain - 1] = y->data;
+	if (fuse_run_seen(st->chain, st->nchain, x->data, outs, x->nelem,
+	    threads, co->block, co->see, ip->observe_ctx) < 0)
+		r = err_nomem(e);
+	else
+		r = co->done(ip->observe_ctx, e);
+	if (r != 0) {
+		tensor_release(y);
+		return r;
+	}
+	for (int i = 1; i < st->nchain; i++)
+		ip->steps[st->chain_steps[i]].chain_done = 1;
+	last->chain_seen = 1;
 	return 0;
 }
 
@@ -1073,9 +1121,11 @@ run_chain(struct interp *ip, struct step *st, struct err *e)
 	struct step *last = &ip->steps[st->chain_steps[st->nchain - 1]];
 	struct tensor *y = &ip->vals[last->out[0]];
 
-	if (ip->observe || ip->keep || !x || !x->data || x->dtype != DT_FLOAT ||
-	    x->rank < st->chain_krank)
+	if ((ip->observe && !ip->chain_obs) || ip->keep || !x || !x->data ||
+	    x->dtype != DT_FLOAT || x->rank < st->chain_krank)
 		return 1;
+	if (ip->observe)
+		return run_chain_seen(ip, st, x, e);
 	for (int i = 0; i < st->nchain - 1; i++)
 		outs[i] = NULL;
 	if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)

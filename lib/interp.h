@@ -14,18 +14,43 @@
  *
  * Without an observer, chains of elementwise float nodes run in one pass
  * (fuse.h) and the values between their links are never made; the
- * outputs are bit for bit the same. ONNXQ_NO_FUSE set in the environment
- * when the interpreter is made turns this off (for comparisons).
+ * outputs are bit for bit the same. With one, they run so only when it
+ * takes chains block by block (struct interp_chain_observer); else node
+ * by node, each tensor observed whole. ONNXQ_NO_FUSE set in the
+ * environment when the interpreter is made turns this off (for
+ * comparisons).
  */
 #ifndef ONNXQ_INTERP_H
 #define ONNXQ_INTERP_H
 
 #include "err.h"
+#include "fuse.h"
 #include "model.h"
 #include "tensor.h"
 
 typedef int (*interp_observe_fn)(void *ctx, const char *name,
     const struct tensor *t, struct err *e);
+
+/*
+ * An observer that can take a fused chain's tensors block by block
+ * (fuse_run_seen), so that the chain still runs in one pass and the
+ * values between its links are never written out. All take the
+ * observer's ctx. begin: the chain's outputs, link by link, are named
+ * names[0..n-1], each of x's shape and type: 1 to see them so, 0 to
+ * have the nodes run and observed one by one, -1 error. see: fuse.h,
+ * blocks of `block` values, threads t < max_threads. done, after all
+ * blocks: 0, or 1 to have the nodes run and observed one by one after
+ * all (the observer dropped what it saw), -1 error. The tensors seen
+ * so are not shown to observe.
+ */
+struct interp_chain_observer {
+	int (*begin)(void *ctx, const char *const *names, int n,
+	    const struct tensor *x, struct err *e);
+	fuse_see_fn see;
+	int (*done)(void *ctx, struct err *e);
+	int64_t block;
+	int max_threads;
+};
 
 struct interp_opts {
 	int threads;			/* 0 means 2 */
@@ -43,6 +68,8 @@ struct interp_opts {
 	 * Results are the same; the observer still sees every tensor.
 	 */
 	int fold_constant_nodes;
+	/* with observe: how it takes fused chains; NULL: it does not */
+	const struct interp_chain_observer *chain_observer;
 };
 
 struct interp;

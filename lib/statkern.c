@@ -41,7 +41,7 @@
  * is read once: the counters' scalar work then runs beside the vector
  * work of the moments, which costs next to nothing more.
  */
-#define CHUNK 8192
+#define CHUNK STATKERN_CHUNK
 #define LANES 16
 /*
  * Smaller tensors stay on one thread: splitting them gained nothing
@@ -64,13 +64,15 @@ struct worker {
 	size_t nblocks;
 	uint64_t zero;		/* zeros and subnormals collected */
 	uint64_t n, nan, inf;
+	int used;		/* a slot's chunk came to this thread */
 	float min, max;
 	struct xsum sum, sumsq;
 };
 
 struct statkern {
-	struct worker *w;	/* one per thread */
+	struct worker *w;	/* slot s's thread t: w[s * nw + t] */
 	int nw;
+	int nslots;		/* slot 0 is statkern_add_batch()'s */
 	int mbits;
 	int simd;		/* the vector code this CPU runs */
 };
@@ -636,34 +638,55 @@ collect_bins(struct worker *w, int nw, int part, int mbits)
 	}
 }
 
-/* One statkern_add_batch() call, as its par_for jobs see it. */
+/* One chunk's values p[0..n-1] into worker w; histogram of mbits or none. */
+static void
+chunk_into(const float *p, size_t n, struct worker *w, int simd, int mbits)
+{
+	struct crange cr;
+
+	if (chunk_moments(p, n, w, simd, mbits, &cr) < 0) {
+		chunk_checked(p, n, w);
+		if (mbits >= 0)
+			chunk_marks_each(p, n, w);
+	} else if (mbits >= 0)
+		chunk_marks(w, &cr);
+}
+
+/* Empty the sums of workers w[0..nt-1] for a new batch. */
+static void
+workers_reset(struct worker *w, int nt)
+{
+	for (int t = 0; t < nt; t++) {
+		w[t].n = w[t].nan = w[t].inf = 0;
+		w[t].used = 0;
+		w[t].min = INFINITY;
+		w[t].max = -INFINITY;
+		xsum_init(&w[t].sum);
+		xsum_init(&w[t].sumsq);
+	}
+}
+
+/* One statkern_add_batch() call, or a slot's commit, as its par_for jobs
+ * see it. */
 struct batch_job {
 	struct statkern *k;
+	struct worker *w;	/* the slot's workers */
 	struct tstats *ts;
 	const float *x;
 	size_t n;
 	int nt;
 };
 
-/* Chunk ch of the batch, into worker w's sums and counts. */
+/* Chunk ch of the batch, into worker t's sums and counts. */
 static void
 batch_chunk(void *ctx, int64_t ch, int t)
 {
 	const struct batch_job *j = ctx;
-	struct worker *w = &j->k->w[t];
-	const float *p = j->x + (size_t)ch * CHUNK;
 	size_t cn = j->n - (size_t)ch * CHUNK < CHUNK ?
 	    j->n - (size_t)ch * CHUNK : CHUNK;
-	struct crange cr;
 
-	int mbits = j->ts->hist ? j->k->mbits : -1;
-
-	if (chunk_moments(p, cn, w, j->k->simd, mbits, &cr) < 0) {
-		chunk_checked(p, cn, w);
-		if (mbits >= 0)
-			chunk_marks_each(p, cn, w);
-	} else if (mbits >= 0)
-		chunk_marks(w, &cr);
+	chunk_into(j->x + (size_t)ch * CHUNK, cn, &j->w[t], j->k->simd,
+	    j->ts->hist ? j->k->mbits : -1);
 }
 
 /* Part `part` of the blocks, summed over every worker. */
@@ -673,41 +696,27 @@ batch_collect(void *ctx, int64_t part, int t)
 	const struct batch_job *j = ctx;
 
 	(void)t;
-	collect_bins(j->k->w, j->nt, (int)part, j->k->mbits);
+	collect_bins(j->w, j->nt, (int)part, j->k->mbits);
 }
 
-int
-statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
-    size_t n, struct err *e)
+/*
+ * The batch counted in workers w[0..nt-1] into ts: its histogram when
+ * hist (the blocks collected and cleared), its counts, range and sums.
+ */
+static int
+batch_done(struct statkern *k, struct worker *w, int nt, struct tstats *ts,
+    int hist, struct err *e)
 {
-	size_t nchunks = (n + CHUNK - 1) / CHUNK;
-	int nt = n >= PAR_MIN ? k->nw : 1;
+	struct batch_job job = { k, w, ts, NULL, 0, nt };
 	uint64_t tn = 0, tnan = 0, tinf = 0;
 	float mn = INFINITY, mx = -INFINITY;
 	struct xsum sum, sumsq;
 
-	for (int t = 0; t < nt; t++) {
-		struct worker *w = &k->w[t];
-
-		w->n = w->nan = w->inf = 0;
-		w->min = INFINITY;
-		w->max = -INFINITY;
-		xsum_init(&w->sum);
-		xsum_init(&w->sumsq);
-	}
-	{
-		struct batch_job job = { k, ts, x, n, nt };
-
-		par_for((int64_t)nchunks, nt, batch_chunk, &job);
-		/* par_for returns when every chunk is done: all counts seen */
-		if (ts->hist)
-			par_for(nt, nt, batch_collect, &job);
-	}
+	if (hist)
+		par_for(nt, nt, batch_collect, &job);
 	xsum_init(&sum);
 	xsum_init(&sumsq);
-	for (int t = 0; t < nt; t++) {
-		struct worker *w = &k->w[t];
-
+	for (int t = 0; t < nt; t++, w++) {
 		tn += w->n;
 		tnan += w->nan;
 		tinf += w->inf;
@@ -715,12 +724,12 @@ statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
 		mx = w->max > mx ? w->max : mx;
 		xsum_add_xsum(&sum, &w->sum);
 		xsum_add_xsum(&sumsq, &w->sumsq);
-		for (size_t i = 0; ts->hist && i < w->nblocks; i++)
+		for (size_t i = 0; hist && ts->hist && i < w->nblocks; i++)
 			if (hist_add_block(ts->hist, w->block[i], w->count +
 			    (i << k->mbits), e) < 0)
 				return -1;
-		if (ts->hist && w->zero && hist_add_bin(ts->hist, 0, w->zero,
-		    e) < 0)
+		if (hist && ts->hist && w->zero && hist_add_bin(ts->hist, 0,
+		    w->zero, e) < 0)
 			return -1;
 	}
 	ts->nan += tnan;
@@ -737,6 +746,114 @@ statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
 	return tstats_add_sums(ts, mn, mx, &sum, &sumsq, e);
 }
 
+int
+statkern_add_batch(struct statkern *k, struct tstats *ts, const float *x,
+    size_t n, struct err *e)
+{
+	int nt = n >= PAR_MIN ? k->nw : 1;
+	struct batch_job job = { k, k->w, ts, x, n, nt };
+
+	workers_reset(k->w, nt);
+	par_for((int64_t)((n + CHUNK - 1) / CHUNK), nt, batch_chunk, &job);
+	/* par_for returns when every chunk is done: all counts seen */
+	return batch_done(k, k->w, nt, ts, ts->hist != NULL, e);
+}
+
+/* Allocate worker w's work space: -1 when out of memory. */
+static int
+worker_alloc(struct worker *w, int mbits)
+{
+	w->cnt = calloc((size_t)SETS * NBLOCKS << mbits, sizeof *w->cnt);
+	w->block = malloc(NBLOCKS * sizeof *w->block);
+	w->count = malloc(((size_t)NBLOCKS << mbits) * sizeof *w->count);
+	return w->cnt && w->block && w->count ? 0 : -1;
+}
+
+static void
+worker_free(struct worker *w)
+{
+	free(w->cnt);
+	free(w->block);
+	free(w->count);
+}
+
+int
+statkern_slots(struct statkern *k, int nslots, struct err *e)
+{
+	struct worker *w;
+
+	if (nslots <= k->nslots)
+		return 0;
+	if (!(w = realloc(k->w, (size_t)nslots * k->nw * sizeof *w)))
+		return err_nomem(e);
+	k->w = w;
+	memset(w + (size_t)k->nslots * k->nw, 0, (size_t)(nslots - k->nslots) *
+	    k->nw * sizeof *w);
+	for (; k->nslots < nslots; k->nslots++)
+		for (int t = 0; t < k->nw; t++)
+			if (worker_alloc(&w[k->nslots * k->nw + t], k->mbits) <
+			    0) {
+				/* freed with the slot's others */
+				k->nslots++;
+				return err_nomem(e);
+			}
+	return 0;
+}
+
+int
+statkern_threads(const struct statkern *k)
+{
+	return k->nw;
+}
+
+void
+statkern_slot_reset(struct statkern *k, int slot)
+{
+	workers_reset(&k->w[slot * k->nw], k->nw);
+}
+
+void
+statkern_slot_chunk(struct statkern *k, int slot, int t, const float *p,
+    size_t n, int hist)
+{
+	k->w[slot * k->nw + t].used = 1;
+	chunk_into(p, n, &k->w[slot * k->nw + t], k->simd,
+	    hist ? k->mbits : -1);
+}
+
+uint64_t
+statkern_slot_inf(const struct statkern *k, int slot)
+{
+	uint64_t inf = 0;
+
+	for (int t = 0; t < k->nw; t++)
+		inf += k->w[slot * k->nw + t].inf;
+	return inf;
+}
+
+int
+statkern_slot_commit(struct statkern *k, int slot, struct tstats *ts,
+    int hist, struct err *e)
+{
+	struct worker *w = &k->w[slot * k->nw];
+	int nt = k->nw;
+
+	/* the threads that took none have nothing to collect */
+	while (nt > 1 && !w[nt - 1].used)
+		nt--;
+	return batch_done(k, w, nt, ts, hist, e);
+}
+
+void
+statkern_slot_discard(struct statkern *k, int slot)
+{
+	struct batch_job job = { k, &k->w[slot * k->nw], NULL, NULL, 0,
+	    k->nw };
+
+	for (int part = 0; part < k->nw; part++)
+		batch_collect(&job, part, 0);
+}
+
 struct statkern *
 statkern_new(int nthreads, int mbits, struct err *e)
 {
@@ -748,15 +865,11 @@ statkern_new(int nthreads, int mbits, struct err *e)
 		return NULL;
 	}
 	k->nw = nthreads;
+	k->nslots = 1;
 	k->mbits = mbits;
 	k->simd = simd_level();
 	for (int t = 0; t < k->nw; t++)
-		if (!(k->w[t].cnt = calloc((size_t)SETS * NBLOCKS << mbits,
-		    sizeof *k->w[t].cnt)) ||
-		    !(k->w[t].block = malloc(NBLOCKS *
-		    sizeof *k->w[t].block)) ||
-		    !(k->w[t].count = malloc(((size_t)NBLOCKS << mbits) *
-		    sizeof *k->w[t].count))) {
+		if (worker_alloc(&k->w[t], mbits) < 0) {
 			statkern_free(k);
 			err_nomem(e);
 			return NULL;
@@ -769,11 +882,8 @@ statkern_free(struct statkern *k)
 {
 	if (!k)
 		return;
-	for (int t = 0; t < k->nw; t++) {
-		free(k->w[t].cnt);
-		free(k->w[t].block);
-		free(k->w[t].count);
-	}
+	for (int t = 0; t < k->nslots * k->nw; t++)
+		worker_free(&k->w[t]);
 	free(k->w);
 	free(k);
 }

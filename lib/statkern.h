@@ -45,4 +45,36 @@ void statkern_free(struct statkern *k);
 int statkern_add_batch(struct statkern *k, struct tstats *ts,
     const float *x, size_t n, struct err *e);
 
+/*
+ * Slots: batches whose values come chunk by chunk, from the caller's
+ * threads, several at once (the links of a fused chain, each block of
+ * values seen while in cache and never written out). A batch is cut
+ * into chunks of STATKERN_CHUNK values at multiples of it from its
+ * start, each given to statkern_slot_chunk() once, in any order, from
+ * any thread t < statkern_threads(); the statistics committed are those
+ * statkern_add_batch() gives for the whole batch, bit for bit. Slot 0
+ * is statkern_add_batch()'s own; the others are made by
+ * statkern_slots() (-1 only when out of memory).
+ */
+#define STATKERN_CHUNK 8192
+
+int statkern_slots(struct statkern *k, int nslots, struct err *e);
+int statkern_threads(const struct statkern *k);
+/* Empty a slot for a new batch. */
+void statkern_slot_reset(struct statkern *k, int slot);
+/* One chunk of the batch; its histogram counted when hist. */
+void statkern_slot_chunk(struct statkern *k, int slot, int t, const float *p,
+    size_t n, int hist);
+/* The infinities the slot's chunks held so far. */
+uint64_t statkern_slot_inf(const struct statkern *k, int slot);
+/*
+ * Add the slot's batch to ts, as statkern_add_batch() would (hist: as
+ * the chunks were given; ts's histogram, if any, of the kernel's mbits);
+ * the slot is left empty. -1 only when out of memory.
+ */
+int statkern_slot_commit(struct statkern *k, int slot, struct tstats *ts,
+    int hist, struct err *e);
+/* Drop the slot's batch (its counts cleared for the next). */
+void statkern_slot_discard(struct statkern *k, int slot);
+
 #endif

@@ -125,24 +125,14 @@ test_matches_tstats(void)
 		}
 }
 
+static char *slot_stream(const float *x, size_t n, int nthreads, int slot,
+    int hist);
+
 /* The stream of two batches of x through a kernel of nthreads. */
 static char *
 fast_stream(const float *x, size_t n, int nthreads)
 {
-	struct statkern *k;
-	struct tstats ts;
-	struct err e;
-	char *s;
-
-	if (!(k = statkern_new(nthreads, HIST_MBITS_DEFAULT, &e)) ||
-	    tstats_init(&ts, HIST_MBITS_DEFAULT, &e) < 0)
-		abort();
-	if (add_two(k, &ts, x, n, &e) < 0)
-		abort();
-	s = stream_of(&ts);
-	tstats_release(&ts);
-	statkern_free(k);
-	return s;
+	return slot_stream(x, n, nthreads, -1, 1);
 }
 
 static void
@@ -171,4 +161,91 @@ test_same_bytes_everywhere(void)
 	free(x);
 }
 
-UNIT_MAIN(test_matches_tstats, test_same_bytes_everywhere)
+/*
+ * The stream of two batches of x (n values each, the second from x + n)
+ * through a kernel of nthreads: by statkern_add_batch() when slot < 0,
+ * else given to that slot chunk by chunk, backwards, from the threads in
+ * turn (hist: counted, else no histogram kept).
+ */
+static char *
+slot_stream(const float *x, size_t n, int nthreads, int slot, int hist)
+{
+	struct statkern *k;
+	struct tstats ts;
+	struct err e;
+	char *s;
+
+	if (!(k = statkern_new(nthreads, HIST_MBITS_DEFAULT, &e)) ||
+	    statkern_slots(k, slot + 1, &e) < 0 ||
+	    tstats_init(&ts, hist ? HIST_MBITS_DEFAULT : -1, &e) < 0)
+		abort();
+	CHECK_EQ_INT(statkern_threads(k), nthreads);
+	if (slot < 0 && add_two(k, &ts, x, n, &e) < 0)
+		abort();
+	for (int b = 0; slot >= 0 && b < 2; b++) {
+		size_t nch = (n + STATKERN_CHUNK - 1) / STATKERN_CHUNK;
+
+		statkern_slot_reset(k, slot);
+		for (size_t c = nch; c-- > 0;) {
+			size_t at = c * STATKERN_CHUNK;
+
+			statkern_slot_chunk(k, slot, (int)(c % nthreads),
+			    x + b * n + at, n - at < STATKERN_CHUNK ? n - at :
+			    STATKERN_CHUNK, hist);
+		}
+		if (statkern_slot_commit(k, slot, &ts, hist, &e) < 0)
+			abort();
+	}
+	s = stream_of(&ts);
+	tstats_release(&ts);
+	statkern_free(k);
+	return s;
+}
+
+/* A batch given chunk by chunk to a slot is the batch given whole. */
+static void
+test_slots_as_batches(void)
+{
+	static const size_t sizes[] = { 17, 8192, 40000, (size_t)1 << 19 | 9 };
+
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		for (int kind = 0; kind < 2; kind++) {
+			size_t n = sizes[i];
+			float *x = values(2 * n, kind);
+			struct statkern *k;
+			struct err e;
+			char *want, *got;
+			size_t m, ninf;
+
+			REQUIRE(x != NULL);
+			want = fast_stream(x, n, 1);
+			got = slot_stream(x, n, 2, 3, 1);
+			CHECK_EQ_STR(got, want);
+			free(got);
+			got = slot_stream(x, n, 1, 0, 1);
+			CHECK_EQ_STR(got, want);
+			free(got);
+			free(want);
+			/* without a histogram, and a slot whose batch is dropped */
+			want = slot_stream(x, n, 1, -1, 0);
+			REQUIRE((k = statkern_new(1, HIST_MBITS_DEFAULT,
+			    &e)) != NULL);
+			REQUIRE(statkern_slots(k, 2, &e) == 0);
+			statkern_slot_reset(k, 1);
+			m = n < STATKERN_CHUNK ? n : STATKERN_CHUNK;
+			statkern_slot_chunk(k, 1, 0, x, m, 1);
+			for (size_t j = ninf = 0; j < m; j++)
+				ninf += isinf(x[j]) != 0;
+			CHECK_EQ_INT(statkern_slot_inf(k, 1), ninf);
+			statkern_slot_discard(k, 1);
+			statkern_free(k);
+			got = slot_stream(x, n, 2, 1, 0);
+			CHECK_EQ_STR(got, want);
+			free(got);
+			free(want);
+			free(x);
+		}
+}
+
+UNIT_MAIN(test_matches_tstats, test_same_bytes_everywhere,
+    test_slots_as_batches)

@@ -19,6 +19,13 @@ one has 32768 values, enough to be derived) through
   Add(x, 6) -> a6, Mul(x, w) -> mw (not copies).
 clip10.onnx (opset 10): Clip(x, min=-2, max=3 attributes) -> c;
   Relu(c) -> r.
+chains.onnx (opset 13): chains the interpreter runs fused (lib/fuse.c),
+  whose links the calibration sees block by block: hard-swish as Paddle
+  exports it, Add(x, 3) -> Clip(0, 6) -> Mul(x, .) -> Div(., 6) -> h
+  (Clip derived from the Add in the chain, unless it held infinities);
+  Relu(x) -> Mul(., 0.5) -> HardSigmoid -> Sub(2, .) -> y (Relu derived
+  from x, outside the chain); Clip(x, -1.5, 2.75) -> Relu -> Mul(., x)
+  -> z (a Relu derived from a Clip derived from x).
 in/s0 .. in/s3: samples of x (1x4x64x128) for onnx-calib: uniform
   values, 30% of them -0, the Clip bounds, their neighbours, a
   subnormal, a huge one; from s2 on also NaN and infinities (so s0 and
@@ -84,6 +91,23 @@ save('derive.onnx', [
     const('hi2', 2.75), const('half', 0.5),
     const('shape3', [0, 4, -1], np.int64), const('axes0', [0], np.int64),
     const('w', np.linspace(-3, 3, 4 * 64 * 128).reshape(1, 4, 64, 128)),
+], 13)
+save('chains.onnx', [
+    N('Add', ['x', 'three'], ['ha']),
+    N('Clip', ['ha', 'zero', 'six'], ['hb']),
+    N('Mul', ['x', 'hb'], ['hm']),
+    N('Div', ['hm', 'six'], ['h']),
+    N('Relu', ['x'], ['yr']),
+    N('Mul', ['yr', 'half'], ['ym']),
+    N('HardSigmoid', ['ym'], ['ys'], alpha=0.2, beta=0.5),
+    N('Sub', ['two', 'ys'], ['y']),
+    N('Clip', ['x', 'lo2', 'hi2'], ['zc']),
+    N('Relu', ['zc'], ['zr']),
+    N('Mul', ['zr', 'x'], ['z']),
+], ['h', 'y', 'z'], [
+    const('zero', 0), const('three', 3), const('six', 6),
+    const('half', 0.5), const('two', [2]), const('lo2', -1.5),
+    const('hi2', 2.75),
 ], 13)
 save('clip10.onnx', [
     N('Clip', ['x'], ['c'], min=-2.0, max=3.0),
