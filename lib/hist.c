@@ -10,6 +10,14 @@
 
 #include "hist.h"
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_ADDRESS__)
+/* statkern adds every block of every batch: its loops in vector code */
+#define HIST_SIMD __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define HIST_SIMD
+#endif
+
 #define NBLOCKS 512	/* sign << 8 | biased exponent; 0, 255, 256, 511 unused */
 /*
  * A histogram starts sparse: up to SPARSE_MAX (bin, count) pairs in an
@@ -235,7 +243,7 @@ hist_add_bin(struct hist *h, float edge, uint64_t count, struct err *e)
 	return add_count(c, count, e);
 }
 
-int
+HIST_SIMD int
 hist_add_block(struct hist *h, int block, const uint64_t *counts,
     struct err *e)
 {
@@ -270,20 +278,13 @@ hist_add_block(struct hist *h, int block, const uint64_t *counts,
 	if (!(b = h->block[block]) &&
 	    !(b = h->block[block] = calloc(nb, sizeof *b)))
 		return err_nomem(e);
-	/* the exact test only when a count is that large */
+	/* the sum wraps where it overflows (vector code) */
 #pragma omp simd reduction(|:over)
-	for (size_t j = 0; j < nb; j++)
-		over |= b[j] | counts[j];
-	if (!(over >> 62)) {
-#pragma omp simd
-		for (size_t j = 0; j < nb; j++)
-			b[j] += counts[j];
-		return 0;
-	}
-	over = 0;
 	for (size_t j = 0; j < nb; j++) {
-		over |= b[j] > UINT64_MAX - counts[j];
-		b[j] += counts[j];
+		uint64_t sum = b[j] + counts[j];
+
+		over |= sum < b[j];
+		b[j] = sum;
 	}
 	return over ? err_set(e, "histogram bin count overflows") : 0;
 }

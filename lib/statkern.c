@@ -17,10 +17,8 @@
 #define STATKERN_SIMD
 #endif
 #ifdef __clang__
-#define SIMD
 #define SIMD_OR(v)
 #else
-#define SIMD _Pragma("omp simd")
 #define SIMD_OR(v) _Pragma(SIMD_STR(omp simd reduction(|:v)))
 #define SIMD_STR(x) #x
 #endif
@@ -565,10 +563,8 @@ chunk_marks_each(const float *p, size_t n, struct worker *w)
 /*
  * Block b's counts in the sets of workers w[0..nw-1], summed into sum
  * and cleared: 1, or 0 when they are all zero (a block marked for
- * nothing: then sum is not written and nothing needs clearing). Most
- * marked blocks are such (the marks span exponents, the values mostly
- * fewer), so the test comes first, a read of the sets alone; the loops
- * are vector code.
+ * nothing, about one in five: then nothing needs clearing). One pass
+ * over the sets, in vector code.
  */
 STATKERN_SIMD static int
 block_take(struct worker *w, int nw, int b, int mbits, uint64_t *sum)
@@ -581,25 +577,26 @@ block_take(struct worker *w, int nw, int b, int mbits, uint64_t *sum)
 			const uint32_t *blk = w[t].cnt + k * set +
 			    ((size_t)b << mbits);
 
+			if (t == 0 && k == 0) {
+				SIMD_OR(any)
+				for (size_t j = 0; j < nb; j++) {
+					sum[j] = blk[j];
+					any |= blk[j];
+				}
+				continue;
+			}
 			SIMD_OR(any)
-			for (size_t j = 0; j < nb; j++)
+			for (size_t j = 0; j < nb; j++) {
+				sum[j] += blk[j];
 				any |= blk[j];
+			}
 		}
 	if (!any)
 		return 0;
-	for (size_t j = 0; j < nb; j++)
-		sum[j] = 0;
 	for (int t = 0; t < nw; t++)
-		for (int k = 0; k < SETS; k++) {
-			uint32_t *blk = w[t].cnt + k * set +
-			    ((size_t)b << mbits);
-
-			SIMD
-			for (size_t j = 0; j < nb; j++) {
-				sum[j] += blk[j];
-				blk[j] = 0;
-			}
-		}
+		for (int k = 0; k < SETS; k++)
+			memset(w[t].cnt + k * set + ((size_t)b << mbits), 0,
+			    nb * sizeof *w[t].cnt);
 	return 1;
 }
 
