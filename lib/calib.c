@@ -221,8 +221,8 @@ calib_new(const struct model *m, const struct calib_opts *o, struct err *e)
 	}
 	/* as many threads as chains are seen on (cobs.max_threads) */
 	if (c->mbits >= 0 && c->mbits <= STATKERN_MBITS_MAX &&
-	    (!(c->k = statkern_new(o->threads > 0 ? o->threads : 2, c->mbits,
-	    e)) || statkern_slots(c->k, FUSE_MAX + 1, e) < 0))
+	    !(c->k = statkern_new(o->threads > 0 ? o->threads : 2, c->mbits,
+	    e)))
 		goto fail;
 	return c;
 fail:
@@ -472,9 +472,10 @@ chain_begin(void *ctx, const char *const *names, int n,
 {
 	struct calib *c = ctx;
 
-	(void)e;
 	if (x->nelem < DERIVE_MIN || n > FUSE_MAX)
 		return 0;
+	if (statkern_slots(c->k, n + 1, e) < 0)
+		return -1;
 	for (int i = 0; i < n; i++) {
 		struct ctensor *ct;
 
