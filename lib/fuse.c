@@ -10,7 +10,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "attr.h"
@@ -294,19 +293,22 @@ struct seen_job {
 	const float *x;
 	float *const *outs;
 	int64_t len, block;
-	float *bufs;		/* two blocks per thread */
 	fuse_see_fn see;
 	void *ctx;
 };
 
-/* Block it through all links, each link's values shown once made. */
+/*
+ * Block it through all links, each link's values shown once made; the
+ * values between links in a buffer on the stack (no allocation per run:
+ * a buffer this size would be mapped and unmapped each time).
+ */
 static void
 seen_block(void *ctx, int64_t it, int t)
 {
 	const struct seen_job *j = ctx;
 	int64_t at = it * j->block;
 	int64_t len = j->len - at < j->block ? j->len - at : j->block;
-	float *buf = j->bufs + (size_t)t * 2 * j->block;
+	float buf[2 * FUSE_SEEN_MAX];
 	const float *cur = j->x + at;
 
 	for (int i = 0; i < j->n; i++) {
@@ -324,12 +326,11 @@ fuse_run_seen(const struct fuse_link *l, int n, const float *x,
     float *const *outs, int64_t len, int threads, int64_t block,
     fuse_see_fn see, void *ctx)
 {
-	struct seen_job j = { l, n, x, outs, len, block, NULL, see, ctx };
+	struct seen_job j = { l, n, x, outs, len, block, see, ctx };
 
-	threads = len < PAR_MIN || threads < 1 ? 1 : threads;
-	if (!(j.bufs = malloc((size_t)threads * 2 * block * sizeof *j.bufs)))
+	if (block < 1 || block > FUSE_SEEN_MAX)
 		return -1;
+	threads = len < PAR_MIN || threads < 1 ? 1 : threads;
 	par_for((len + block - 1) / block, threads, seen_block, &j);
-	free(j.bufs);
 	return 0;
 }

@@ -71,9 +71,10 @@ void fuse_run(const struct fuse_link *l, int n, const float *x,
  * block while in cache (an observer's statistics, so that the values
  * between the links need never be written out): blocks of `block`
  * values at multiples of it, link by link in order within a block, the
- * blocks in any order, from par thread t < threads. -1 (nothing run)
- * only when out of memory.
+ * blocks in any order, from par thread t < threads; block at most
+ * FUSE_SEEN_MAX (-1, nothing run, when not).
  */
+#define FUSE_SEEN_MAX 8192
 typedef void (*fuse_see_fn)(void *ctx, int link, const float *v, int64_t at,
     int64_t len, int t);
 int fuse_run_seen(const struct fuse_link *l, int n, const float *x,

@@ -1092,7 +1092,8 @@ run_chain_seen(struct interp *ip, struct step *st, const struct tensor *x,
 	outs[st->nchain - 1] = y->data;
 	if (fuse_run_seen(st->chain, st->nchain, x->data, outs, x->nelem,
 	    threads, co->block, co->see, ip->observe_ctx) < 0)
-		r = err_nomem(e);
+		r = err_set(e, "chain observer: blocks of %lld values, more "
+		    "than %d", (long long)co->block, FUSE_SEEN_MAX);
 	else
 		r = co->done(ip->observe_ctx, e);
 	if (r != 0) {
