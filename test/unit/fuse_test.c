@@ -5,7 +5,8 @@
  * across threads; and the interpreter on the generated fuse/ models
  * (test/data/fuse/make-fixtures.py) fused and not (ONNXQ_NO_FUSE):
  * the same outputs, and with an observer the same tensors observed in
- * the same order with the same bytes.
+ * the same order with the same bytes; fuse_run_seen shows every link's
+ * blocks in order with those values.
  */
 #include <float.h>
 #include <stdio.h>
@@ -125,6 +126,80 @@ test_run(void)
 	}
 }
 
+/* What fuse_run_seen showed: each link's values, by block the links seen. */
+struct shown {
+	float *vals;		/* FUSE_MAX x n */
+	int64_t n, block;
+	int *next;		/* per block: the link it expects next */
+	int bad;		/* a block out of place or order, a bad thread */
+	int threads;
+};
+
+static void
+show(void *ctx, int link, const float *v, int64_t at, int64_t len, int t)
+{
+	struct shown *sh = ctx;
+	int64_t b = at / sh->block;
+
+	if (at % sh->block || len != (sh->n - at < sh->block ? sh->n - at :
+	    sh->block) || sh->next[b] != link || t < 0 || t >= sh->threads) {
+		sh->bad = 1;
+		return;
+	}
+	sh->next[b]++;
+	memcpy(sh->vals + link * sh->n + at, v, (size_t)len * sizeof *v);
+}
+
+/*
+ * fuse_run_seen shows every link's every block once, in link order,
+ * with the values of the links one at a time; the last link is written.
+ */
+static void
+test_run_seen(void)
+{
+	struct fuse_link l[4] = {
+		bin('+', FUSE_CUR, FUSE_K, 3),
+		{ .kind = FUSE_CLIP, .lo = 0, .hi = 6 },
+		bin('*', FUSE_X, FUSE_CUR, 0),
+		bin('/', FUSE_CUR, FUSE_K, 6),
+	};
+	static const int64_t lens[] = { 1, 8192, 8193, 300001 };
+	uint64_t st = 7;
+
+	for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
+		int64_t n = lens[t];
+		float *x = malloc((size_t)n * sizeof *x);
+		float *ref = malloc((size_t)n * 4 * sizeof *ref);
+		float *last = malloc((size_t)n * sizeof *last);
+		float *outs[4] = { NULL, NULL, NULL, last };
+		struct shown sh = { malloc((size_t)n * 4 * sizeof *ref), n,
+		    FUSE_SEEN_MAX, calloc((size_t)n / FUSE_SEEN_MAX + 1,
+		    sizeof *sh.next), 0, 2 };
+
+		REQUIRE(x && ref && last && sh.vals && sh.next);
+		for (int64_t i = 0; i < n; i++)
+			x[i] = rand_value(&st);
+		for (int i = 0; i < 4; i++)
+			ref_link(&l[i], ref + i * n, i ? ref + (i - 1) * n : x,
+			    x, n);
+		CHECK(fuse_run_seen(l, 4, x, outs, n, 2, FUSE_SEEN_MAX, show,
+		    &sh) == 0);
+		CHECK(!sh.bad);
+		for (int64_t b = 0; b * FUSE_SEEN_MAX < n; b++)
+			CHECK_EQ_INT(sh.next[b], 4);
+		CHECK(memcmp(sh.vals, ref, (size_t)n * 4 * sizeof *ref) == 0);
+		CHECK(memcmp(last, ref + 3 * n, (size_t)n * sizeof *last) ==
+		    0);
+		CHECK(fuse_run_seen(l, 4, x, outs, n, 2, FUSE_SEEN_MAX + 1,
+		    show, &sh) == -1);
+		free(x);
+		free(ref);
+		free(last);
+		free(sh.vals);
+		free(sh.next);
+	}
+}
+
 /* What an observer saw: names and an FNV-1a hash of each tensor. */
 struct seen {
 	char names[32][16];
@@ -222,4 +297,4 @@ test_models(void)
 	check_model("fuse/clip10.onnx", 1);
 }
 
-UNIT_MAIN(test_run, test_models)
+UNIT_MAIN(test_run, test_run_seen, test_models)
