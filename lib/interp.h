@@ -38,10 +38,10 @@ typedef int (*interp_observe_fn)(void *ctx, const char *name,
  * observer's ctx. begin: the chain's outputs, link by link, are named
  * names[0..n-1], each of x's shape and type: 1 to see them so, 0 to
  * have the nodes run and observed one by one, -1 error. see: fuse.h,
- * blocks of `block` (<= FUSE_SEEN_MAX) values, threads t < max_threads. done, after all
- * blocks: 0, or 1 to have the nodes run and observed one by one after
- * all (the observer dropped what it saw), -1 error. The tensors seen
- * so are not shown to observe.
+ * blocks of `block` (<= FUSE_SEEN_MAX) values, threads t < max_threads.
+ * done, after all blocks: 0, or 1 to have the nodes run and observed
+ * one by one after all (the observer dropped what it saw), -1 error.
+ * The tensors seen so are not shown to observe.
  */
 struct interp_chain_observer {
 	int (*begin)(void *ctx, const char *const *names, int n,

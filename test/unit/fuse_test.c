@@ -131,7 +131,7 @@ struct shown {
 	float *vals;		/* FUSE_MAX x n */
 	int64_t n, block;
 	int *next;		/* per block: the link it expects next */
-	int bad;		/* a block out of place or order, a bad thread */
+	int bad;		/* a block out of place or order, or thread */
 	int threads;
 };
 

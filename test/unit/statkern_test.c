@@ -226,7 +226,7 @@ test_slots_as_batches(void)
 			CHECK_EQ_STR(got, want);
 			free(got);
 			free(want);
-			/* without a histogram, and a slot whose batch is dropped */
+			/* no histogram; a slot whose batch is dropped */
 			want = slot_stream(x, n, 1, -1, 0);
 			REQUIRE((k = statkern_new(1, HIST_MBITS_DEFAULT,
 			    &e)) != NULL);
