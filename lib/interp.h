@@ -27,6 +27,8 @@
 typedef int (*interp_observe_fn)(void *ctx, const char *name,
     const struct tensor *t, struct err *e);
 
+struct foldcache;
+
 struct interp_opts {
 	int threads;			/* 0 means 2 */
 	interp_observe_fn observe;	/* may be NULL */
@@ -43,6 +45,12 @@ struct interp_opts {
 	 * Results are the same; the observer still sees every tensor.
 	 */
 	int fold_constant_nodes;
+	/*
+	 * With fold_constant_nodes: values folded by earlier interpreters,
+	 * taken when a node and its inputs are the same, and given the new
+	 * ones (foldcache.h); NULL: none.
+	 */
+	struct foldcache *fold_cache;
 };
 
 struct interp;

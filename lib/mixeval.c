@@ -7,6 +7,7 @@
 
 #include "compare.h"
 #include "dataset.h"
+#include "foldcache.h"
 #include "interp.h"
 #include "mixcache.h"
 #include "mixeval.h"
@@ -38,6 +39,7 @@ struct mixeval {
 	void *prepped;		/* the model after prep_model(), packed */
 	size_t nprepped;
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
+	struct foldcache *folded;	/* and dequantized once */
 	struct mixcache *cache;		/* the reference run's activations */
 	struct strmap *qp_ix;		/* read_once()'s records */
 	struct qparam_rec *qp;
@@ -98,6 +100,7 @@ evaldata_release(struct mixeval *ev)
 	free(ev->qp);
 	strmap_free(ev->qp_ix);
 	qdq_wcache_free(ev->wcache);
+	foldcache_free(ev->folded);
 	mixcache_free(ev->cache);
 }
 
@@ -494,7 +497,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct watch w = { ev, 0 };
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
-	    .fold_constant_nodes = 1 };
+	    .fold_constant_nodes = 1, .fold_cache = ev->folded };
 	struct compare *cmp = NULL, *pcmp = NULL, *judge, top1;
 	const double *sig;
 	const char **names = NULL;
@@ -702,6 +705,7 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 	}
 	ev->o = *o;
 	if ((ev->wcache = qdq_wcache_new()) == NULL ||
+	    (ev->folded = foldcache_new()) == NULL ||
 	    (ev->qp_ix = strmap_new()) == NULL) {
 		err_nomem(e);
 		mixeval_free(ev);
