@@ -516,10 +516,16 @@ struct moments {
 	long double n, s1, s2;
 };
 
+/*
+ * The bins and their prefix moments. A search evaluates thousands of
+ * nearby grids: where each of mse_of's four bounds fell last time (hint)
+ * is where the next one's search starts.
+ */
 struct msetab {
 	const struct hist_bin *bins;
 	size_t nbins;
 	struct moments *pre;	/* pre[k]: bins 0..k-1 */
+	size_t hint[4];
 };
 
 static int
@@ -527,6 +533,7 @@ msetab_init(struct msetab *t, const struct rangesel_stats *st, struct err *e)
 {
 	t->bins = st->bins;
 	t->nbins = st->nbins;
+	memset(t->hint, 0, sizeof t->hint);
 	if (st->nbins >= SIZE_MAX / sizeof *t->pre ||
 	    (t->pre = malloc((st->nbins + 1) * sizeof *t->pre)) == NULL)
 		return err_nomem(e);
@@ -543,13 +550,36 @@ msetab_init(struct msetab *t, const struct rangesel_stats *st, struct err *e)
 	return 0;
 }
 
-static struct moments
-below(const struct msetab *t, double x)
+/*
+ * The number of bins with lo < x (lo ascends, so they come first):
+ * galloping from *hint, to bound it, then halving; *hint set to it.
+ * The count is the same from any hint.
+ */
+static size_t
+bins_below(const struct msetab *t, double x, size_t *hint)
 {
-	size_t lo = 0, hi = t->nbins;
-	struct moments m;
+	size_t h = *hint < t->nbins ? *hint : t->nbins, lo = 0, hi = t->nbins;
+	size_t step;
 
-	/* k = number of bins with lo < x. */
+	if (h < t->nbins && t->bins[h].lo < x) {
+		lo = h + 1;
+		for (step = 1; h + step < t->nbins; step *= 2) {
+			if (!(t->bins[h + step].lo < x)) {
+				hi = h + step;
+				break;
+			}
+			lo = h + step + 1;
+		}
+	} else {
+		hi = h;
+		for (step = 1; step <= h; step *= 2) {
+			if (t->bins[h - step].lo < x) {
+				lo = h - step + 1;
+				break;
+			}
+			hi = h - step;
+		}
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -558,6 +588,16 @@ below(const struct msetab *t, double x)
 		else
 			hi = mid;
 	}
+	*hint = lo;
+	return lo;
+}
+
+static struct moments
+below(const struct msetab *t, double x, size_t *hint)
+{
+	size_t lo = bins_below(t, x, hint);
+	struct moments m;
+
 	if (lo == 0)
 		return t->pre[0];
 	m = t->pre[lo - 1];
@@ -578,7 +618,7 @@ below(const struct msetab *t, double x)
 
 /* Expected squared error per value of the grid chosen for [a, b]. */
 static int
-mse_of(const struct msetab *t, const struct qparams_opts *q, float a,
+mse_of(struct msetab *t, const struct qparams_opts *q, float a,
     float b, double *out, struct err *e)
 {
 	struct moments lo, hi, clo, chi, all = t->pre[t->nbins];
@@ -593,15 +633,15 @@ mse_of(const struct msetab *t, const struct qparams_opts *q, float a,
 	L = dlo;
 	U = dhi;
 	s = scale;
-	lo = below(t, (double)L);
-	hi = below(t, (double)U);
+	lo = below(t, (double)L, &t->hint[0]);
+	hi = below(t, (double)U, &t->hint[1]);
 	/* Values at or above U (U itself clips to nothing: error 0). */
 	n = all.n - hi.n;
 	err = lo.n * L * L - 2 * L * lo.s1 + lo.s2;
 	err += (all.s2 - hi.s2) - 2 * U * (all.s1 - hi.s1) + n * U * U;
 	/* Values in the cell around zero round to zero: error x^2. */
-	clo = below(t, (double)fmaxl(L, -s / 2));
-	chi = below(t, (double)fminl(U, s / 2));
+	clo = below(t, (double)fmaxl(L, -s / 2), &t->hint[2]);
+	chi = below(t, (double)fminl(U, s / 2), &t->hint[3]);
 	if (chi.n < clo.n)
 		chi = clo;
 	err += chi.s2 - clo.s2;
@@ -615,7 +655,7 @@ mse_of(const struct msetab *t, const struct qparams_opts *q, float a,
 }
 
 static int
-mse_try(const struct msetab *t, const struct qparams_opts *q, double a,
+mse_try(struct msetab *t, const struct qparams_opts *q, double a,
     double b, double *best, float *ba, float *bb, struct err *e)
 {
 	double m;
