@@ -325,15 +325,6 @@ struct profile {
 	struct mixeval_profile ev;
 };
 
-static double
-cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void
 put_profile(const struct profile *p)
 {
@@ -396,9 +387,9 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		    now() - t0);
 	}
 	mixeval_profile(ev, &prof->ev);
-	prof->search = cpu_now();
+	prof->search = mixeval_cpu_seconds();
 	rc = write_out(o, mp, e);
-	prof->write = cpu_now();
+	prof->write = mixeval_cpu_seconds();
 out:
 	mixeval_free(ev);
 	return rc;
@@ -432,7 +423,7 @@ run(const struct opts *o)
 	char hex[65], *mdir = NULL;
 	const char *sha = NULL;
 	struct profile prof = { .on = getenv("ONNXQ_MIXPREC_PROFILE") != NULL,
-	    .start = cpu_now() };
+	    .start = mixeval_cpu_seconds() };
 	struct err e;
 	int rc = 1;
 
@@ -454,7 +445,7 @@ run(const struct opts *o)
 		goto fail;
 	if (o->search.verbose)
 		mixprec_set_note(mp, print_note, NULL);
-	prof.read = cpu_now();
+	prof.read = mixeval_cpu_seconds();
 	if (o->regions ? by_hand(o, mp, &e) < 0 :
 	    by_target(o, mp, mbuf, mlen, mdir, &prof, &e) < 0)
 		goto fail;
@@ -468,7 +459,7 @@ done:
 	stream_reader_free(r);
 	free(mbuf);
 	free(mdir);
-	prof.done = cpu_now();
+	prof.done = mixeval_cpu_seconds();
 	if (prof.on && !o->regions)
 		put_profile(&prof);
 	return rc;

@@ -800,7 +800,11 @@ fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 			ip->ptr[s] = &ip->consts[s];
 			st->folded = 1;
 		}
-		release_run(ip);
+		/* a chain's first step writes the others' values too */
+		if (st->nchain)
+			release_run(ip);
+		else
+			tensor_release(&ip->vals[s]);
 	}
 	ip->observe = observe;
 }

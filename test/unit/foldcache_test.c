@@ -121,17 +121,19 @@ run(const struct model *m, struct foldcache *c, const struct tensor *x,
 	return rc;
 }
 
-/* a and b (2 each) the same, bit for bit; both released. */
+/* The outputs a and b (2 each) the same, bit for bit; both released. */
 static void
 check_same(struct tensor *a, struct tensor *b)
 {
-	for (int j = 0; j < 2; j++) {
-		CHECK(a[j].nelem == b[j].nelem && a[j].dtype == b[j].dtype &&
-		    memcmp(a[j].data, b[j].data, (size_t)a[j].nelem *
-		    dtype_size(a[j].dtype)) == 0);
-		tensor_release(&a[j]);
-		tensor_release(&b[j]);
-	}
+	int same = 1;
+
+	for (int j = 0; j < 2; j++)
+		same = same && shape_equal(&a[j], &b[j]) &&
+		    a[j].dtype == b[j].dtype && !memcmp(a[j].data, b[j].data,
+		    (size_t)a[j].nelem * dtype_size(a[j].dtype));
+	CHECK(same);
+	tensor_release_n(a, 2);
+	tensor_release_n(b, 2);
 }
 
 static void
