@@ -532,7 +532,8 @@ brute_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 		cb = brute_b;
 		for (int ia = na ? -R : 0; ia <= (na ? R : 0); ia++)
 			for (int ib = nb ? -R : 0; ib <= (nb ? R : 0); ib++) {
-				double a = ca + sa * ia / R, b = cb + sb * ib / R;
+				double a = ca + sa * ia / R;
+				double b = cb + sb * ib / R;
 
 				if (a > 0 || a < amin || b < 0 || b > amax ||
 				    (a == 0 && b == 0))
@@ -546,21 +547,29 @@ brute_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 	    (float)st->max : brute_b;
 }
 
+/* Uniform in (0, 1). */
+static double
+uniform(uint64_t *r)
+{
+	return ((double)(unit_rand64_r(r) >> 11) + 0.5) / 9007199254740992.0;
+}
+
 /* n values of shape k (0 normal, 1 heavy tails, 2 one-sided, 3 shifted). */
 static void
 make_values(float *x, int n, int k, uint64_t *r)
 {
 	for (int i = 0; i < n; i++) {
-		double u = ((double)(unit_rand64_r(r) >> 11) + 0.5) / 9007199254740992.0;
-		double v = ((double)(unit_rand64_r(r) >> 11) + 0.5) / 9007199254740992.0;
+		double u = uniform(r), v = uniform(r);
 		double g = sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 
-		switch (k) {
-		case 0: x[i] = (float)g; break;
-		case 1: x[i] = (float)(g * g * g); break;
-		case 2: x[i] = (float)(g > 0 ? g : 0); break;
-		default: x[i] = (float)(3 + g * 0.5 - (u < 0.01 ? 8 : 0)); break;
-		}
+		if (k == 0)
+			x[i] = (float)g;
+		else if (k == 1)
+			x[i] = (float)(g * g * g);
+		else if (k == 2)
+			x[i] = (float)(g > 0 ? g : 0);
+		else
+			x[i] = (float)(3 + g * 0.5 - (u < 0.01 ? 8 : 0));
 	}
 }
 
@@ -568,7 +577,8 @@ static void
 test_mse_search_exact(void)
 {
 	static const int types[][2] = {
-		{ DT_UINT8, 0 }, { DT_INT8, 1 }, { DT_UINT16, 0 }, { DT_UINT4, 0 },
+		{ DT_UINT8, 0 }, { DT_INT8, 1 }, { DT_UINT16, 0 },
+		{ DT_UINT4, 0 },
 	};
 	enum { N = 20000 };
 	static float x[N];
