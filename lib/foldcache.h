@@ -10,11 +10,11 @@
  * (its serialized NodeProto and opset) and its inputs (element type,
  * shape and bytes): a value is found again only for a node serialized
  * the same, at the same opset, whose inputs hold the same bytes. It is
- * then a copy of what the kernel made, bit for bit what it would make
- * again (the kernels are deterministic). One entry per name: a new value
- * replaces the old entry.
+ * then what the kernel made, bit for bit what it would make again (the
+ * kernels are deterministic), lent rather than copied. One entry per
+ * name: a new value replaces the old entry.
  *
- * Memory: the kept values and inputs are tensors (tensor.h), counted
+ * Memory: the kept values and inputs are copies (tensor.h), counted
  * against the memory limit; a copy that does not fit is not kept.
  */
 #ifndef ONNXQ_FOLDCACHE_H
@@ -30,7 +30,13 @@ struct foldcache *foldcache_new(void);
 void foldcache_free(struct foldcache *c);
 /*
  * The value node n (at opset) made from inputs in[0..nin) (NULL for an
- * absent one): 1 with *out a copy, 0 when none is kept (or no memory).
+ * absent one): 1 with *out the kept value, lent, 0 when none is kept.
+ * A lent tensor's data is the cache's (out->counted is 0): valid until
+ * the entry is replaced (a foldcache_put of that name) or the cache
+ * freed; not to be written nor released (forget it with memset; the
+ * interpreter marks it lent, as model.h's struct model_map does). So
+ * an interpreter that takes values from a cache must be freed before
+ * another one puts into it: one at a time.
  */
 int foldcache_get(struct foldcache *c, const Onnx__NodeProto *n, int opset,
     const struct tensor *const *in, int nin, struct tensor *out);

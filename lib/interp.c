@@ -796,6 +796,8 @@ fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 				foldcache_put(cache, st->node, st->opset,
 				    st->args, st->nin, &ip->vals[s], &scratch);
 			tensor_move(&ip->consts[s], &ip->vals[s]);
+			/* the cache's: not freed with the interpreter */
+			ip->maps[s].lent = hit;
 			ip->is_const[s] = 1;
 			ip->ptr[s] = &ip->consts[s];
 			st->folded = 1;

@@ -47,8 +47,9 @@ struct interp_opts {
 	int fold_constant_nodes;
 	/*
 	 * With fold_constant_nodes: values folded by earlier interpreters,
-	 * taken when a node and its inputs are the same, and given the new
-	 * ones (foldcache.h); NULL: none.
+	 * taken (lent: the cache must outlive this interpreter) when a node
+	 * and its inputs are the same, and given the new ones (foldcache.h);
+	 * NULL: none.
 	 */
 	struct foldcache *fold_cache;
 };
