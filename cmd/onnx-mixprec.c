@@ -314,23 +314,36 @@ search_progress(void *ctx, int done, int total)
 	ui->active = 0;
 }
 
-/* ONNXQ_MIXPREC_PROFILE: where the evaluator's CPU time went. */
-static void
-put_profile(const struct mixeval *ev)
-{
-	struct mixeval_profile p;
+/*
+ * ONNXQ_MIXPREC_PROFILE: where the CPU time went, all of it from run()'s
+ * start: the evaluator's parts (mixeval.h), then the rest of the search
+ * (choosing parameters and candidates), reading, writing and freeing.
+ */
+struct profile {
+	int on;
+	double start, read, search, write, done;	/* CPU clock */
+	struct mixeval_profile ev;
+};
 
-	mixeval_profile(ev, &p);
+static void
+put_profile(const struct profile *p)
+{
+	const struct mixeval_profile *v = &p->ev;
+
 	fprintf(stderr, "%s: profile: fp32 runs %.2f s, model runs %.2f s, "
 	    "model making %.2f s (CPU); %d evaluations, %ld samples, "
-	    "%ld nodes run, %ld taken from the reference run\n", PROG,
-	    p.reference, p.run, p.build, p.evaluations, p.samples,
-	    p.nodes_run, p.nodes_skipped);
+	    "%ld nodes run, %ld taken from the reference run; reading "
+	    "%.2f s, choosing parameters %.2f s, writing %.2f s, freeing "
+	    "%.2f s, in all %.2f s (CPU)\n", PROG, v->reference, v->run,
+	    v->build, v->evaluations, v->samples, v->nodes_run,
+	    v->nodes_skipped, p->read - p->start, p->search - p->read -
+	    v->reference - v->run - v->build, p->write - p->search,
+	    p->done - p->write, p->done - p->start);
 }
 
 static int
 by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
-    size_t mlen, const char *mdir, struct err *e)
+    size_t mlen, const char *mdir, struct profile *prof, struct err *e)
 {
 	struct mixeval_opts eo = { .name = o->model, .model = mbuf,
 	    .len = mlen, .dir = mdir, .dirs = o->dirs, .ndirs = o->ndirs,
@@ -373,9 +386,10 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 		    100 * sum.elems_promoted / sum.elems : 0.0, res.runs,
 		    now() - t0);
 	}
-	if (getenv("ONNXQ_MIXPREC_PROFILE"))
-		put_profile(ev);
+	mixeval_profile(ev, &prof->ev);
+	prof->search = mixeval_cpu_seconds();
 	rc = write_out(o, mp, e);
+	prof->write = mixeval_cpu_seconds();
 out:
 	mixeval_free(ev);
 	return rc;
@@ -408,6 +422,8 @@ run(const struct opts *o)
 	size_t mlen = 0;
 	char hex[65], *mdir = NULL;
 	const char *sha = NULL;
+	struct profile prof = { .on = getenv("ONNXQ_MIXPREC_PROFILE") != NULL,
+	    .start = mixeval_cpu_seconds() };
 	struct err e;
 	int rc = 1;
 
@@ -429,18 +445,23 @@ run(const struct opts *o)
 		goto fail;
 	if (o->search.verbose)
 		mixprec_set_note(mp, print_note, NULL);
+	prof.read = mixeval_cpu_seconds();
 	if (o->regions ? by_hand(o, mp, &e) < 0 :
-	    by_target(o, mp, mbuf, mlen, mdir, &e) < 0)
+	    by_target(o, mp, mbuf, mlen, mdir, &prof, &e) < 0)
 		goto fail;
 	rc = 0;
 	goto done;
 fail:
+	prof.on = 0;
 	cli_warn("%s", e.msg);
 done:
 	mixprec_free(mp);
 	stream_reader_free(r);
 	free(mbuf);
 	free(mdir);
+	prof.done = mixeval_cpu_seconds();
+	if (prof.on && !o->regions)
+		put_profile(&prof);
 	return rc;
 }
 

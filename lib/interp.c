@@ -22,6 +22,7 @@
 #include <malloc.h>
 #endif
 
+#include "foldcache.h"
 #include "fuse.h"
 #include "gemm.h"
 #include "graph.h"
@@ -747,11 +748,35 @@ is_random(const char *op)
  * with the constants. One whose kernel fails is left to run (and fail)
  * at run time, with the message it has always had.
  */
+/*
+ * A step the fold cache may hold (not in a chain of fused nodes, whose
+ * first step computes the others'): 1 with st->args its inputs.
+ */
+static int
+fold_args(struct interp *ip, struct step *st, struct foldcache *cache)
+{
+	if (cache == NULL || st->nchain || st->chain_done)
+		return 0;
+	for (int j = 0; j < st->nin; j++)
+		st->args[j] = st->in[j] >= 0 ? ip->ptr[st->in[j]] : NULL;
+	return 1;
+}
+
+/* Step st's value from the fold cache, into slot s: 1 when found. */
+static int
+fold_cached(struct interp *ip, struct step *st, struct foldcache *cache,
+    int s)
+{
+	return fold_args(ip, st, cache) && foldcache_get(cache, st->node,
+	    st->opset, st->args, st->nin, &ip->vals[s]);
+}
+
 static void
-fold_constant_nodes(struct interp *ip)
+fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 {
 	interp_observe_fn observe = ip->observe;
 	struct err scratch;
+	int hit;
 
 	ip->observe = NULL;	/* observed at each run, as before */
 	for (int v = 0; v < ip->nvalues; v++)
@@ -767,13 +792,23 @@ fold_constant_nodes(struct interp *ip)
 			ok = st->in[j] < 0 || ip->is_const[st->in[j]];
 		if (!ok)
 			continue;
-		if (run_step(ip, st, &scratch) == 0 && ip->vals[s].data) {
+		if ((hit = fold_cached(ip, st, cache, s)) ||
+		    (run_step(ip, st, &scratch) == 0 && ip->vals[s].data)) {
+			if (!hit && fold_args(ip, st, cache))
+				foldcache_put(cache, st->node, st->opset,
+				    st->args, st->nin, &ip->vals[s], &scratch);
 			tensor_move(&ip->consts[s], &ip->vals[s]);
+			/* the cache's: not freed with the interpreter */
+			ip->maps[s].lent = hit;
 			ip->is_const[s] = 1;
 			ip->ptr[s] = &ip->consts[s];
 			st->folded = 1;
 		}
-		release_run(ip);
+		/* a chain's first step writes the others' values too */
+		if (st->nchain)
+			release_run(ip);
+		else
+			tensor_release(&ip->vals[s]);
 	}
 	ip->observe = observe;
 }
@@ -814,7 +849,7 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
 	if (opts && opts->fold_constant_nodes)
-		fold_constant_nodes(ip);
+		fold_constant_nodes(ip, opts->fold_cache);
 	return ip;
 }
 

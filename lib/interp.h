@@ -52,6 +52,8 @@ struct interp_chain_observer {
 	int max_threads;
 };
 
+struct foldcache;
+
 struct interp_opts {
 	int threads;			/* 0 means 2 */
 	interp_observe_fn observe;	/* may be NULL */
@@ -70,6 +72,13 @@ struct interp_opts {
 	int fold_constant_nodes;
 	/* with observe: how it takes fused chains; NULL: it does not */
 	const struct interp_chain_observer *chain_observer;
+	/*
+	 * With fold_constant_nodes: values folded by earlier interpreters,
+	 * taken (lent: the cache must outlive this interpreter) when a node
+	 * and its inputs are the same, and given the new ones (foldcache.h);
+	 * NULL: none.
+	 */
+	struct foldcache *fold_cache;
 };
 
 struct interp;

@@ -7,6 +7,7 @@
 
 #include "compare.h"
 #include "dataset.h"
+#include "foldcache.h"
 #include "interp.h"
 #include "mixcache.h"
 #include "mixeval.h"
@@ -27,6 +28,7 @@ struct mixeval {
 	char **out_names;
 	char **probe_names;	/* noutputs */
 	char **probe_nodes;	/* the Softmax writing the output, or NULL */
+	size_t *probe_at;	/* its index in the last model (probes_in) */
 	struct tensor *inputs;	/* nsamples * ninputs */
 	struct tensor *ref;	/* nsamples * noutputs */
 	struct tensor *probe_ref;	/* nsamples * noutputs */
@@ -38,6 +40,7 @@ struct mixeval {
 	void *prepped;		/* the model after prep_model(), packed */
 	size_t nprepped;
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
+	struct foldcache *folded;	/* and dequantized once */
 	struct mixcache *cache;		/* the reference run's activations */
 	struct strmap *qp_ix;		/* read_once()'s records */
 	struct qparam_rec *qp;
@@ -46,9 +49,8 @@ struct mixeval {
 	struct mixeval_profile prof;
 };
 
-/* CPU seconds of the process so far. */
-static double
-cpu_seconds(void)
+double
+mixeval_cpu_seconds(void)
 {
 	struct timespec ts;
 
@@ -83,6 +85,7 @@ evaldata_release(struct mixeval *ev)
 			free(ev->probe_nodes[i]);
 	}
 	free(ev->probe_nodes);
+	free(ev->probe_at);
 	free(ev->inputs);
 	free(ev->ref);
 	free(ev->probe_ref);
@@ -98,6 +101,7 @@ evaldata_release(struct mixeval *ev)
 	free(ev->qp);
 	strmap_free(ev->qp_ix);
 	qdq_wcache_free(ev->wcache);
+	foldcache_free(ev->folded);
 	mixcache_free(ev->cache);
 }
 
@@ -154,7 +158,9 @@ find_probes(struct mixeval *ev, const struct model *m, struct err *e)
 	if ((ev->probe_names = calloc((size_t)ev->noutputs + 1,
 	    sizeof *ev->probe_names)) == NULL ||
 	    (ev->probe_nodes = calloc((size_t)ev->noutputs + 1,
-	    sizeof *ev->probe_nodes)) == NULL)
+	    sizeof *ev->probe_nodes)) == NULL ||
+	    (ev->probe_at = calloc((size_t)ev->noutputs + 1,
+	    sizeof *ev->probe_at)) == NULL)
 		return err_nomem(e);
 	for (int k = 0; k < ev->noutputs; k++) {
 		const char *name = ev->out_names[k];
@@ -179,21 +185,41 @@ find_probes(struct mixeval *ev, const struct model *m, struct err *e)
 	return 0;
 }
 
-/* The probes' names in model m (names[k] points into m or ev). */
+/* Is node i of g the probe node named so (with an input)? */
+static int
+is_probe_node(const Onnx__GraphProto *g, size_t i, const char *name)
+{
+	return i < g->n_node && g->node[i]->name &&
+	    strcmp(g->node[i]->name, name) == 0 && g->node[i]->n_input > 0;
+}
+
+/*
+ * The probes' names in model m (names[k] points into m or ev): the
+ * input of the last node named as the probe node. Where it was in the
+ * last model (ev->probe_at) is tried first: then only the nodes after
+ * it are looked at.
+ */
 static void
-probes_in(const struct mixeval *ev, const struct model *m,
-    const char **names)
+probes_in(struct mixeval *ev, const struct model *m, const char **names)
 {
 	const Onnx__GraphProto *g = m->proto->graph;
 
 	for (int k = 0; k < ev->noutputs; k++) {
+		const char *name = ev->probe_nodes[k];
+		size_t at = ev->probe_at[k], found = g->n_node, i = 0;
+
 		names[k] = ev->probe_names[k];
-		if (ev->probe_nodes[k] == NULL)
+		if (name == NULL)
 			continue;
-		for (size_t i = 0; i < g->n_node; i++)
-			if (g->node[i]->name && strcmp(g->node[i]->name,
-			    ev->probe_nodes[k]) == 0 && g->node[i]->n_input > 0)
-				names[k] = g->node[i]->input[0];
+		if (is_probe_node(g, at, name))
+			found = at, i = at + 1;
+		for (; i < g->n_node; i++)
+			if (is_probe_node(g, i, name))
+				found = i;
+		if (found < g->n_node) {
+			names[k] = g->node[found]->input[0];
+			ev->probe_at[k] = found;
+		}
 	}
 }
 
@@ -448,6 +474,13 @@ read_once(struct mixeval *ev, const struct stream_rec *rec,
 }
 
 static int
+read_qparam(void *ctx, const struct stream_rec *rec, struct qparam_rec *r,
+    struct err *e)
+{
+	return read_once(((struct planning *)ctx)->ev, rec, r, e);
+}
+
+static int
 add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 {
 	struct planning *pl = ctx;
@@ -465,7 +498,8 @@ static struct qdq_plan *
 plan_of(struct mixeval *ev, const struct mixprec *mp, struct err *e)
 {
 	struct planning pl = { ev, NULL };
-	struct mixprec_sink s = { &pl, add_qparam, add_convert, add_rec };
+	struct mixprec_sink s = { &pl, add_qparam, add_convert, add_rec,
+	    read_qparam };
 
 	if ((pl.p = qdq_plan_new()) == NULL) {
 		err_nomem(e);
@@ -494,7 +528,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct watch w = { ev, 0 };
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
-	    .fold_constant_nodes = 1 };
+	    .fold_constant_nodes = 1, .fold_cache = ev->folded };
 	struct compare *cmp = NULL, *pcmp = NULL, *judge, top1;
 	const double *sig;
 	const char **names = NULL;
@@ -505,7 +539,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	unsigned char *skip = NULL;
 	int *pos = NULL, *ppos = NULL, nout = 0, nskip = 0, rc = -1;
 	int record = ev->record && !ev->o.whole_runs, part;
-	double t0 = cpu_seconds(), t1 = 0;
+	double t0 = mixeval_cpu_seconds(), t1 = 0, t2 = 0;
 
 	ev->prof.evaluations++;
 	if (nsamples <= 0 || nsamples > ev->nsamples)
@@ -565,7 +599,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		}
 	}
 	compare_init(&top1);
-	t1 = cpu_seconds();
+	t1 = mixeval_cpu_seconds();
 	ev->prof.build += t1 - t0;
 	sc->samples = 0;
 	for (int i = 0; i < nsamples; i++) {
@@ -630,7 +664,7 @@ out:
 		for (int j = 0; j < nout; j++)
 			tensor_release(&out[j]);
 	if (t1 > 0)
-		ev->prof.run += cpu_seconds() - t1;
+		ev->prof.run += (t2 = mixeval_cpu_seconds()) - t1;
 	free(out);
 	free(cmp);
 	free(pcmp);
@@ -641,6 +675,9 @@ out:
 	free(names);
 	model_free(m);
 	qdq_plan_free(plan);
+	/* freeing the model and interpreter is part of making them */
+	if (t1 > 0)
+		ev->prof.build += mixeval_cpu_seconds() - t2;
 	return rc;
 }
 
@@ -702,17 +739,18 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 	}
 	ev->o = *o;
 	if ((ev->wcache = qdq_wcache_new()) == NULL ||
+	    (ev->folded = foldcache_new()) == NULL ||
 	    (ev->qp_ix = strmap_new()) == NULL) {
 		err_nomem(e);
 		mixeval_free(ev);
 		return NULL;
 	}
-	ev->prof.reference = cpu_seconds();
+	ev->prof.reference = mixeval_cpu_seconds();
 	if (evaldata_init(ev, o, e) < 0 || prepare(ev, e) < 0) {
 		mixeval_free(ev);
 		return NULL;
 	}
-	ev->prof.reference = cpu_seconds() - ev->prof.reference;
+	ev->prof.reference = mixeval_cpu_seconds() - ev->prof.reference;
 	/*
 	 * The reference activations (a few samples of the quantized model)
 	 * take at most a quarter of the memory limit (tensor.h): past that,

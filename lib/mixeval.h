@@ -58,7 +58,8 @@ void mixeval_bind(struct mixeval *ev, struct mixsearch_eval *fn);
  */
 struct mixeval_profile {
 	double reference;	/* the fp32 runs, loading samples and model */
-	double build;		/* each evaluation's model and interpreter */
+	double build;		/* each evaluation's model and interpreter,
+				   made and freed */
 	double run;		/* running them and comparing the outputs */
 	int evaluations;
 	long samples;		/* samples run, over all evaluations */
@@ -66,5 +67,7 @@ struct mixeval_profile {
 	long nodes_skipped;	/* taken from the reference run instead */
 };
 void mixeval_profile(const struct mixeval *ev, struct mixeval_profile *p);
+/* CPU seconds of the process so far: the profile's clock. */
+double mixeval_cpu_seconds(void);
 
 #endif

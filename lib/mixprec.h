@@ -209,6 +209,14 @@ struct mixprec_sink {
 	int (*qparam)(void *ctx, struct qparam_rec *r, struct err *e);
 	int (*convert)(void *ctx, struct convert_rec *c, struct err *e);
 	int (*rec)(void *ctx, const struct stream_rec *rec, struct err *e);
+	/*
+	 * How a weight's or bias's qparam record, given new scales, is read
+	 * first (as qparam_rec_read(), into r, which the sink then takes);
+	 * NULL: qparam_rec_read(). A caller emitting many results of one
+	 * stream reads each record once.
+	 */
+	int (*read_qparam)(void *ctx, const struct stream_rec *rec,
+	    struct qparam_rec *r, struct err *e);
 };
 
 int mixprec_emit(const struct mixprec *mp, const struct mixprec_sink *s,

@@ -245,7 +245,8 @@ emit_scales(const struct mixprec_sink *s, const struct stream_rec *rec,
 {
 	struct qparam_rec r;
 
-	if (qparam_rec_read(&r, rec, e) < 0)
+	if ((s->read_qparam ? s->read_qparam(s->ctx, rec, &r, e) :
+	    qparam_rec_read(&r, rec, e)) < 0)
 		return -1;
 	if (r.q.n != n) {
 		qparam_rec_release(&r);

@@ -13,6 +13,7 @@
 #include "attr.h"
 #include "dynwrite.h"
 #include "graph.h"
+#include "nameuses.h"
 #include "opinfo.h"
 #include "opset.h"
 #include "qdq.h"
@@ -407,6 +408,8 @@ struct ctx {
 	struct strmap *gone;	/* tensors folded away */
 	char *skip;		/* per qp: left alone */
 	char *weight;		/* per qp: a constant */
+	/* who reads what, while the graph stays (classify, the weights) */
+	struct nameuses *uses;
 };
 
 /* Control bytes of names from the model or stream become '?'. */
@@ -551,6 +554,18 @@ readers(struct ctx *c, const char *name, size_t limit, int **out, size_t *n,
 
 	if ((v = malloc((limit ? limit : 1) * sizeof *v)) == NULL)
 		return err_nomem(e);
+	if (c->uses) {
+		const struct name_use *u = nameuses_of(c->uses, name, &i);
+
+		/* in node order: each node once */
+		for (; i > 0; i--, u++)
+			if ((size_t)u->node < limit &&
+			    (k == 0 || v[k - 1] != u->node))
+				v[k++] = u->node;
+		*out = v;
+		*n = k;
+		return 0;
+	}
 	for (i = 0; i < limit && i < c->g->n_node; i++)
 		if (node_reads(c->g->node[i], name))
 			v[k++] = (int)i;
@@ -887,6 +902,19 @@ apply_folds(struct ctx *c, struct err *e)
 static const Onnx__NodeProto *
 read_as_param(const struct ctx *c, const char *name)
 {
+	if (c->uses) {
+		size_t n;
+		const struct name_use *u = nameuses_of(c->uses, name, &n);
+
+		for (; n > 0; n--, u++) {
+			const Onnx__NodeProto *nd = c->g->node[u->node];
+
+			if (u->slot < 32 && !opinfo_is_data(nd->domain,
+			    nd->op_type, u->slot))
+				return nd;
+		}
+		return NULL;
+	}
 	for (size_t i = 0; i < c->g->n_node; i++) {
 		const Onnx__NodeProto *n = c->g->node[i];
 
@@ -1213,6 +1241,7 @@ apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct er
 {
 	struct graph_value *v = graph_value(c->gr, qp->name);
 	struct tensor t = { 0 }, q = { 0 };
+	struct model_map map = { 0 };
 	char *sname = NULL, *zname = NULL, *qname = NULL, *dq = NULL;
 	char *name = NULL;
 	int bias = qp->role == ROLE_BIAS, axis = -1, rc = -1;
@@ -1231,7 +1260,8 @@ apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct er
 		rc = 0;
 		goto done;
 	}
-	if (model_tensor_read(c->m, v->init, &t, e) != 0)
+	/* read only: lent from the model when it can be, not copied */
+	if (model_tensor_map(c->m, v->init, &t, &map, e) != 0)
 		goto done;
 	/*
 	 * Per axis when there are several channels (classify() checked them
@@ -1287,7 +1317,7 @@ apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct er
 		c->rep->weights++;
 	rc = 0;
 done:
-	tensor_release(&t);
+	model_map_release(&map, &t);
 	tensor_release(&q);
 	free(rd);
 	free(sname);
@@ -1642,8 +1672,14 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 			goto done;
 		}
 	}
-	if (apply_folds(&c, e) != 0 || classify(&c, &need, e) != 0 ||
-	    choose_domain(&c, need, e) != 0)
+	if (apply_folds(&c, e) != 0 ||
+	    (c.uses = nameuses_new(c.g, e)) == NULL ||
+	    classify(&c, &need, e) != 0)
+		goto done;
+	nameuses_free(c.uses);
+	c.uses = NULL;
+	if (choose_domain(&c, need, e) != 0 ||
+	    (c.uses = nameuses_new(c.g, e)) == NULL)
 		goto done;
 	limit = c.g->n_node;
 	for (i = 0; i < p->nqp; i++) {
@@ -1654,6 +1690,9 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 		if (c.weight[i] && apply_weight(&c, &p->qp[i], limit, e) != 0)
 			goto fail_node;
 	}
+	/* what apply_act() asks is of the graph as the weights left it */
+	nameuses_free(c.uses);
+	c.uses = NULL;
 	if (graph_reindex(c.gr, e) != 0)
 		goto done;
 	for (i = 0; i < p->nqp; i++)
@@ -1672,6 +1711,7 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 fail_node:
 	err_prefix(e, "%s", m->path);
 done:
+	nameuses_free(c.uses);
 	graph_free(c.gr);
 	free(c.names);
 	free(c.nodes);

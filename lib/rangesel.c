@@ -516,10 +516,18 @@ struct moments {
 	long double n, s1, s2;
 };
 
+/*
+ * The bins and their prefix moments. A search evaluates thousands of
+ * nearby grids: where each of mse_of's four bounds fell last time (hint)
+ * is where the next one's search starts.
+ */
 struct msetab {
 	const struct hist_bin *bins;
 	size_t nbins;
 	struct moments *pre;	/* pre[k]: bins 0..k-1 */
+	size_t hint[4];
+	struct coarse *coarse;	/* the search's bounds, or NULL */
+	double seed;		/* some grid's error, to skip by; or inf */
 };
 
 static int
@@ -527,6 +535,9 @@ msetab_init(struct msetab *t, const struct rangesel_stats *st, struct err *e)
 {
 	t->bins = st->bins;
 	t->nbins = st->nbins;
+	memset(t->hint, 0, sizeof t->hint);
+	t->coarse = NULL;
+	t->seed = INFINITY;
 	if (st->nbins >= SIZE_MAX / sizeof *t->pre ||
 	    (t->pre = malloc((st->nbins + 1) * sizeof *t->pre)) == NULL)
 		return err_nomem(e);
@@ -543,13 +554,36 @@ msetab_init(struct msetab *t, const struct rangesel_stats *st, struct err *e)
 	return 0;
 }
 
-static struct moments
-below(const struct msetab *t, double x)
+/*
+ * The number of bins with lo < x (lo ascends, so they come first):
+ * galloping from *hint, to bound it, then halving; *hint set to it.
+ * The count is the same from any hint.
+ */
+static size_t
+bins_below(const struct msetab *t, double x, size_t *hint)
 {
-	size_t lo = 0, hi = t->nbins;
-	struct moments m;
+	size_t h = *hint < t->nbins ? *hint : t->nbins, lo = 0, hi = t->nbins;
+	size_t step;
 
-	/* k = number of bins with lo < x. */
+	if (h < t->nbins && t->bins[h].lo < x) {
+		lo = h + 1;
+		for (step = 1; h + step < t->nbins; step *= 2) {
+			if (!(t->bins[h + step].lo < x)) {
+				hi = h + step;
+				break;
+			}
+			lo = h + step + 1;
+		}
+	} else {
+		hi = h;
+		for (step = 1; step <= h; step *= 2) {
+			if (t->bins[h - step].lo < x) {
+				lo = h - step + 1;
+				break;
+			}
+			hi = h - step;
+		}
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -558,6 +592,16 @@ below(const struct msetab *t, double x)
 		else
 			hi = mid;
 	}
+	*hint = lo;
+	return lo;
+}
+
+static struct moments
+below(const struct msetab *t, double x, size_t *hint)
+{
+	size_t lo = bins_below(t, x, hint);
+	struct moments m;
+
 	if (lo == 0)
 		return t->pre[0];
 	m = t->pre[lo - 1];
@@ -576,13 +620,15 @@ below(const struct msetab *t, double x)
 	return m;
 }
 
-/* Expected squared error per value of the grid chosen for [a, b]. */
+/* The grid qparams_compute() chooses for [a, b]: its bounds and step. */
+struct grid {
+	long double L, U, s;
+};
+
 static int
-mse_of(const struct msetab *t, const struct qparams_opts *q, float a,
-    float b, double *out, struct err *e)
+grid_of(const struct qparams_opts *q, float a, float b, struct grid *g,
+    struct err *e)
 {
-	struct moments lo, hi, clo, chi, all = t->pre[t->nbins];
-	long double L, U, s, err, nin, n;
 	double dlo, dhi;
 	float scale;
 	int32_t zp;
@@ -590,18 +636,28 @@ mse_of(const struct msetab *t, const struct qparams_opts *q, float a,
 	if (qparams_compute(q, a, b, &scale, &zp, e) < 0)
 		return -1;
 	qparams_represented(q, scale, zp, &dlo, &dhi);
-	L = dlo;
-	U = dhi;
-	s = scale;
-	lo = below(t, (double)L);
-	hi = below(t, (double)U);
+	g->L = dlo;
+	g->U = dhi;
+	g->s = scale;
+	return 0;
+}
+
+/* Expected squared error per value of grid g. */
+static double
+mse_of(struct msetab *t, const struct grid *g)
+{
+	struct moments lo, hi, clo, chi, all = t->pre[t->nbins];
+	long double L = g->L, U = g->U, s = g->s, err, nin, n;
+
+	lo = below(t, (double)L, &t->hint[0]);
+	hi = below(t, (double)U, &t->hint[1]);
 	/* Values at or above U (U itself clips to nothing: error 0). */
 	n = all.n - hi.n;
 	err = lo.n * L * L - 2 * L * lo.s1 + lo.s2;
 	err += (all.s2 - hi.s2) - 2 * U * (all.s1 - hi.s1) + n * U * U;
 	/* Values in the cell around zero round to zero: error x^2. */
-	clo = below(t, (double)fmaxl(L, -s / 2));
-	chi = below(t, (double)fminl(U, s / 2));
+	clo = below(t, (double)fmaxl(L, -s / 2), &t->hint[2]);
+	chi = below(t, (double)fminl(U, s / 2), &t->hint[3]);
 	if (chi.n < clo.n)
 		chi = clo;
 	err += chi.s2 - clo.s2;
@@ -610,18 +666,135 @@ mse_of(const struct msetab *t, const struct qparams_opts *q, float a,
 		err += nin * s * s / 12;
 	if (err < 0)
 		err = 0;	/* rounding in the sums */
-	*out = all.n > 0 ? (double)(err / all.n) : 0;
-	return 0;
+	return all.n > 0 ? (double)(err / all.n) : 0;
+}
+
+/*
+ * A lower bound of mse_of() (mse_past), from the moments at COARSE + 1
+ * points c[]
+ * spread over the data's range: the error of the values clipped below
+ * L is at least that below the last point at or below L (it shrinks as
+ * L does), above U at least that above the first point at or above U;
+ * the values inside between the points inside [L, U), less those of the
+ * zero cell widened to the points around it, take at least s^2/12 each.
+ * The search skips a grid whose bound is past the best error found plus
+ * `slack`, far more than the sums' rounding (so it never skips a grid
+ * mse_of() would rate below the best: the result is the same).
+ */
+#define COARSE 4096
+
+struct coarse {
+	double c[COARSE + 1];
+	double x0, step, inv;
+	long double n[COARSE + 1];	/* values below c[j] */
+	long double elo[COARSE + 1];	/* error of those clipped at c[j] */
+	long double ehi[COARSE + 1];	/* of those at or above c[j] */
+	long double total;
+	double slack;
+};
+
+static void
+coarse_init(struct coarse *k, struct msetab *t, double lo, double hi)
+{
+	struct moments all = t->pre[t->nbins], m;
+	size_t hint = 0;
+
+	k->x0 = lo;
+	k->step = (hi - lo) / COARSE;
+	k->inv = COARSE / (hi - lo);
+	k->total = all.n;
+	for (int j = 0; j <= COARSE; j++) {
+		long double c;
+
+		k->c[j] = j == COARSE ? hi : lo + k->step * j;
+		c = k->c[j];
+		m = below(t, k->c[j], &hint);
+		k->n[j] = m.n;
+		k->elo[j] = m.n * c * c - 2 * c * m.s1 + m.s2;
+		k->ehi[j] = (all.s2 - m.s2) - 2 * c * (all.s1 - m.s1) +
+		    (all.n - m.n) * c * c;
+	}
+	k->slack = 1e-12 * fmax(lo * lo, hi * hi);
+}
+
+/* The last point at or below x, -1 when none. */
+static int
+coarse_at(const struct coarse *k, double x)
+{
+	double f = (x - k->x0) * k->inv;	/* a guess, made good below */
+	int j;
+
+	if (!(x >= k->c[0]))
+		return -1;
+	j = f >= COARSE ? COARSE : (int)f;
+	while (j < COARSE && k->c[j + 1] <= x)
+		j++;
+	while (j > 0 && k->c[j] > x)
+		j--;
+	return j;
+}
+
+/* The first point at or above x, COARSE + 1 when none. */
+static int
+coarse_from(const struct coarse *k, double x)
+{
+	int j = coarse_at(k, x);
+
+	return j >= 0 && k->c[j] == x ? j : j + 1;
+}
+
+/* 1 when the bound for grid g is past `cut` (+ slack). */
+static int
+mse_past(const struct coarse *k, const struct grid *g, double cut)
+{
+	double L = (double)g->L, U = (double)g->U;
+	long double s = g->s, zlo = -s / 2, zhi = s / 2;
+	long double lim = ((long double)cut + k->slack) * k->total;
+	long double err = 0, nin = 0, zero;
+	int jl, ju, i1, i2, z1, z2;
+	double zl, zh;
+
+	if (k->total <= 0)
+		return 0;
+	/* the clipped values first: often enough alone */
+	jl = coarse_at(k, L);
+	ju = coarse_from(k, U);
+	if (jl >= 0)
+		err += k->elo[jl];
+	if (ju <= COARSE)
+		err += k->ehi[ju];
+	if (err > lim)
+		return 1;
+	/* as mse_of()'s zero cell: fmaxl(L, -s/2), fminl(U, s/2) */
+	zl = (double)(g->L > zlo ? g->L : zlo);
+	zh = (double)(g->U < zhi ? g->U : zhi);
+	i1 = jl >= 0 && k->c[jl] == L ? jl : jl + 1;
+	i2 = ju <= COARSE && k->c[ju] == U ? ju : ju - 1;
+	z1 = coarse_at(k, zl);
+	z2 = coarse_from(k, zh);
+	if (i1 < i2)
+		nin = k->n[i2] - k->n[i1];
+	zero = (z2 <= COARSE ? k->n[z2] : k->total) - (z1 >= 0 ? k->n[z1] : 0);
+	if (zero > 0)
+		nin -= zero;
+	if (nin > 0)
+		err += nin * s * s / 12;
+	return err > lim;
 }
 
 static int
-mse_try(const struct msetab *t, const struct qparams_opts *q, double a,
+mse_try(struct msetab *t, const struct qparams_opts *q, double a,
     double b, double *best, float *ba, float *bb, struct err *e)
 {
-	double m;
+	struct grid g;
+	double m, cut;
 
-	if (mse_of(t, q, (float)a, (float)b, &m, e) < 0)
+	if (grid_of(q, (float)a, (float)b, &g, e) < 0)
 		return -1;
+	cut = *best < t->seed ? *best : t->seed;
+	if (t->coarse && cut < INFINITY && mse_past(t->coarse, &g, cut))
+		return 0;
+	m = mse_of(t, &g);
 	if (m < *best) {
 		*best = m;
 		*ba = (float)a;
@@ -629,6 +802,28 @@ mse_try(const struct msetab *t, const struct qparams_opts *q, double a,
 	}
 	return 0;
 }
+
+/*
+ * Lower t->seed to the error of grid [a, b], one the search will try:
+ * the search then skips, from its start, the grids bounded past the
+ * least of these (the first minimum it finds stays the same).
+ */
+static int
+mse_seed(struct msetab *t, const struct qparams_opts *q, double a,
+    double b, struct err *e)
+{
+	struct grid g;
+	double m;
+
+	if (grid_of(q, (float)a, (float)b, &g, e) < 0)
+		return -1;
+	if ((m = mse_of(t, &g)) < t->seed)
+		t->seed = m;
+	return 0;
+}
+
+/* Seeds taken every SEED_STEP grids of the search's first pass. */
+#define SEED_STEP 8
 
 static int
 sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
@@ -648,11 +843,17 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 	}
 	if (msetab_init(&t, st, e) < 0)
 		return -1;
+	/* Bounds to skip most grids by, when there is memory for them. */
+	if ((t.coarse = malloc(sizeof *t.coarse)) != NULL)
+		coarse_init(t.coarse, &t, amin, amax);
 	if (o->q.symmetric) {
 		double A = fmax(-amin, amax), step;
 		const int G = 512, R = 64;
 		int k;
 
+		for (k = SEED_STEP; t.coarse && k <= G; k += SEED_STEP)
+			if (mse_seed(&t, &o->q, -A * k / G, A * k / G, e) < 0)
+				goto out;
 		for (k = 1; k <= G; k++)
 			if (mse_try(&t, &o->q, -A * k / G, A * k / G, &best, &ba,
 			    &bb, e) < 0)
@@ -679,6 +880,11 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 		int ia, ib, na = amin < 0 ? G : 0, nbb = amax > 0 ? G : 0;
 		double sa = -amin / G, sb = amax / G, ca, cb;
 
+		for (ia = 0; t.coarse && ia <= na; ia += SEED_STEP)
+			for (ib = 0; ib <= nbb; ib += SEED_STEP)
+				if ((ia || ib) && mse_seed(&t, &o->q,
+				    amin * ia / G, amax * ib / G, e) < 0)
+					goto out;
 		for (ia = 0; ia <= na; ia++)
 			for (ib = 0; ib <= nbb; ib++) {
 				if (ia == 0 && ib == 0)
@@ -706,6 +912,7 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 	}
 	rc = 0;
 out:
+	free(t.coarse);
 	free(t.pre);
 	return rc;
 }
@@ -716,15 +923,19 @@ rangesel_mse_error(const struct rangesel_stats *st,
     struct err *e)
 {
 	struct msetab t;
-	int rc;
+	struct grid g;
 
 	if (check_bins(st, e) < 0)
 		return -1;
 	if (msetab_init(&t, st, e) < 0)
 		return -1;
-	rc = mse_of(&t, &o->q, rmin, rmax, mse, e);
+	if (grid_of(&o->q, rmin, rmax, &g, e) < 0) {
+		free(t.pre);
+		return -1;
+	}
+	*mse = mse_of(&t, &g);
 	free(t.pre);
-	return rc;
+	return 0;
 }
 
 int

@@ -58,3 +58,27 @@ both() {
 	both cls cls.qp --target-snr 25 --allow-float -d data "$OCR_CLS"
 	grep -q '^qparam' cls.inc.qp
 }
+
+@test "mixfast: ONNXQ_MIXPREC_PROFILE accounts for all the CPU" {
+	onnx-calib --quiet -d "$MD/chain-calib" "$CHAIN" >chain.stats
+	onnx-qparams --all-ops -m minmax chain.stats >chain.qp
+	ONNXQ_MIXPREC_PROFILE=1 onnx-mixprec -q -o out.qp --target-snr 37 \
+	    -d "$MD/chain-eval" "$CHAIN" <chain.qp 2>err.txt ||
+	    fail "$(cat err.txt)"
+	line=$(sed -n 's/^onnx-mixprec: profile: //p' err.txt)
+	[ -n "$line" ] || fail "no profile line" "$(cat err.txt)"
+	# the parts (fp32 runs, model runs, model making, reading, choosing
+	# parameters, writing, freeing) add up to "in all", to rounding
+	echo "$line" | awk '{
+		n = split($0, w, " "); sum = 0; parts = 0
+		for (i = 2; i <= n; i++)
+			if (w[i] ~ /^s[,;]?$/ && w[i - 1] ~ /^-?[0-9.]+$/ &&
+			    w[i - 2] != "all") {
+				sum += w[i - 1]; parts++
+				if (w[i - 1] < -0.01) exit 1
+			}
+		if (parts != 7 || !match($0, /in all [0-9.]+ s/)) exit 1
+		all = substr($0, RSTART + 7) + 0
+		exit (sum - all > 0.06 || all - sum > 0.06)
+	}' || fail "parts do not add up" "$line"
+}

@@ -1,12 +1,15 @@
 /*
  * rangesel_test: every range selection method against values computed by
  * hand (each case states its computation), for the types where the
- * method depends on the type. Needs nothing but libonnxq.
+ * method depends on the type; and the mse search (which skips the grids
+ * it can bound) against trying every grid of it, on histograms of
+ * several shapes. Needs nothing but libonnxq.
  */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "hist.h"
 #include "rangesel.h"
 #include "tensor.h"
 #include "unit.h"
@@ -471,6 +474,150 @@ test_mse_asymmetric(void)
 	CHECK(hi >= 2.97f && hi <= 3);
 }
 
+/*
+ * The mse search as rangesel.h states it, trying every grid: 512 then
+ * 64 refinements each side (symmetric), else 128 x 128 (1024 for data
+ * on one side) then 16 x 16 each side, the first least error winning.
+ */
+static double brute_best;
+static float brute_a, brute_b;
+
+static void
+brute_try(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    double a, double b)
+{
+	struct err e;
+	double m;
+
+	if (rangesel_mse_error(st, o, (float)a, (float)b, &m, &e) == 0 &&
+	    m < brute_best) {
+		brute_best = m;
+		brute_a = (float)a;
+		brute_b = (float)b;
+	}
+}
+
+static void
+brute_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
+    float *rmin, float *rmax)
+{
+	double amin = fmin(st->min, 0), amax = fmax(st->max, 0);
+
+	brute_best = INFINITY;
+	brute_a = (float)st->min;
+	brute_b = (float)st->max;
+	if (o->q.symmetric) {
+		double A = fmax(-amin, amax), c;
+
+		for (int k = 1; k <= 512; k++)
+			brute_try(st, o, -A * k / 512, A * k / 512);
+		c = brute_b;
+		for (int k = -64; k <= 64; k++) {
+			double t = c + A / 512 * k / 64;
+
+			if (t > 0 && t <= A)
+				brute_try(st, o, -t, t);
+		}
+	} else {
+		int G = (amin == 0 || amax == 0) ? 1024 : 128, R = 16;
+		int na = amin < 0 ? G : 0, nb = amax > 0 ? G : 0;
+		double sa = -amin / G, sb = amax / G, ca, cb;
+
+		for (int ia = 0; ia <= na; ia++)
+			for (int ib = 0; ib <= nb; ib++)
+				if (ia || ib)
+					brute_try(st, o, amin * ia / G,
+					    amax * ib / G);
+		ca = brute_a;
+		cb = brute_b;
+		for (int ia = na ? -R : 0; ia <= (na ? R : 0); ia++)
+			for (int ib = nb ? -R : 0; ib <= (nb ? R : 0); ib++) {
+				double a = ca + sa * ia / R;
+				double b = cb + sb * ib / R;
+
+				if (a > 0 || a < amin || b < 0 || b > amax ||
+				    (a == 0 && b == 0))
+					continue;
+				brute_try(st, o, a, b);
+			}
+	}
+	*rmin = brute_a < st->min ? (float)st->min : brute_a > st->max ?
+	    (float)st->max : brute_a;
+	*rmax = brute_b < st->min ? (float)st->min : brute_b > st->max ?
+	    (float)st->max : brute_b;
+}
+
+/* Uniform in (0, 1). */
+static double
+uniform(uint64_t *r)
+{
+	return ((double)(unit_rand64_r(r) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* n values of shape k (0 normal, 1 heavy tails, 2 one-sided, 3 shifted). */
+static void
+make_values(float *x, int n, int k, uint64_t *r)
+{
+	for (int i = 0; i < n; i++) {
+		double u = uniform(r), v = uniform(r);
+		double g = sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+
+		if (k == 0)
+			x[i] = (float)g;
+		else if (k == 1)
+			x[i] = (float)(g * g * g);
+		else if (k == 2)
+			x[i] = (float)(g > 0 ? g : 0);
+		else
+			x[i] = (float)(3 + g * 0.5 - (u < 0.01 ? 8 : 0));
+	}
+}
+
+static void
+test_mse_search_exact(void)
+{
+	static const int types[][2] = {
+		{ DT_UINT8, 0 }, { DT_INT8, 1 }, { DT_UINT16, 0 },
+		{ DT_UINT4, 0 },
+	};
+	enum { N = 20000 };
+	static float x[N];
+	uint64_t r = 42;
+
+	for (int k = 0; k < 4; k++) {
+		struct hist *h = hist_new(5);
+		struct hist_bin *b = NULL;
+		struct rangesel_stats st;
+		size_t nb = 0;
+		double lo = INFINITY, hi = -INFINITY;
+		struct err e;
+
+		REQUIRE(h != NULL);
+		make_values(x, N, k, &r);
+		for (int i = 0; i < N; i++) {
+			lo = fmin(lo, x[i]);
+			hi = fmax(hi, x[i]);
+		}
+		REQUIRE(hist_add(h, x, N) == 0);
+		REQUIRE(hist_bins(h, &b, &nb, &e) == 0);
+		st = stats(lo, hi, b, nb);
+		for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+			struct rangesel_opts o = ropts(RANGESEL_MSE,
+			    types[t][0], types[t][1]);
+			float a = 0, c = 0, ba = 1, bc = -1;
+
+			CHECK_EQ_INT(rangesel_select(&st, &o, &a, &c, &e), 0);
+			brute_mse(&st, &o, &ba, &bc);
+			if (!CHECK(a == ba && c == bc))
+				fprintf(stderr, "# shape %d type %d: [%.9g, "
+				    "%.9g], every grid: [%.9g, %.9g]\n", k,
+				    types[t][0], a, c, ba, bc);
+		}
+		free(b);
+		hist_free(h);
+	}
+}
+
 UNIT_MAIN(test_names, test_minmax, test_percentile, test_entropy_small,
     test_entropy_types, test_entropy_offset, test_distribution, test_mse_error, test_mse_select,
-    test_mse_asymmetric)
+    test_mse_asymmetric, test_mse_search_exact)

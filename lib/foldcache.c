@@ -1,0 +1,166 @@
+/* foldcache: see foldcache.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "foldcache.h"
+#include "strmap.h"
+#include "util.h"
+
+struct fentry {
+	uint8_t *node;		/* the NodeProto, serialized */
+	size_t nnode;
+	int opset;
+	int nin;
+	struct tensor *in;	/* copies; dtype DT_UNDEFINED: absent */
+	struct tensor val;
+};
+
+struct foldcache {
+	struct strmap *ix;	/* first output name -> entry */
+	struct fentry *v;
+	size_t n, cap;
+	long hits;
+};
+
+struct foldcache *
+foldcache_new(void)
+{
+	struct foldcache *c;
+
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		return NULL;
+	if ((c->ix = strmap_new()) == NULL) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void
+fentry_release(struct fentry *f)
+{
+	free(f->node);
+	for (int i = 0; i < f->nin; i++)
+		tensor_release(&f->in[i]);
+	free(f->in);
+	tensor_release(&f->val);
+	memset(f, 0, sizeof *f);
+}
+
+void
+foldcache_free(struct foldcache *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		fentry_release(&c->v[i]);
+	free(c->v);
+	strmap_free(c->ix);
+	free(c);
+}
+
+long
+foldcache_hits(const struct foldcache *c)
+{
+	return c->hits;
+}
+
+static const char *
+key_of(const Onnx__NodeProto *n)
+{
+	return n->n_output > 0 && n->output[0] ? n->output[0] : NULL;
+}
+
+/* The same element type, shape and bytes (a == NULL: b absent). */
+static int
+same_tensor(const struct tensor *a, const struct tensor *b)
+{
+	if (a == NULL || a->data == NULL)
+		return b->dtype == DT_UNDEFINED;
+	return a->dtype == b->dtype && shape_equal(a, b) &&
+	    memcmp(a->data, b->data, (size_t)a->nelem *
+	    dtype_size(a->dtype)) == 0;
+}
+
+static int
+same_node(const struct fentry *f, const Onnx__NodeProto *n, int opset)
+{
+	uint8_t *p;
+	int same;
+
+	if (f->opset != opset ||
+	    protobuf_c_message_get_packed_size(&n->base) != f->nnode ||
+	    (p = malloc(f->nnode ? f->nnode : 1)) == NULL)
+		return 0;
+	protobuf_c_message_pack(&n->base, p);
+	same = memcmp(p, f->node, f->nnode) == 0;
+	free(p);
+	return same;
+}
+
+int
+foldcache_get(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, struct tensor *out)
+{
+	const char *key = key_of(n);
+	struct fentry *f;
+	int i;
+
+	if (key == NULL || !strmap_get(c->ix, key, &i))
+		return 0;
+	f = &c->v[i];
+	if (f->nin != nin || !same_node(f, n, opset))
+		return 0;
+	for (int j = 0; j < nin; j++)
+		if (!same_tensor(in[j], &f->in[j]))
+			return 0;
+	*out = f->val;
+	out->counted = 0;
+	c->hits++;
+	return 1;
+}
+
+int
+foldcache_put(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, const struct tensor *val,
+    struct err *e)
+{
+	const char *key = key_of(n);
+	struct fentry f = { 0 };
+	int i;
+
+	if (key == NULL)
+		return 0;
+	f.opset = opset;
+	f.nnode = protobuf_c_message_get_packed_size(&n->base);
+	if ((f.node = malloc(f.nnode ? f.nnode : 1)) == NULL ||
+	    (f.in = calloc((size_t)nin + 1, sizeof *f.in)) == NULL) {
+		free(f.node);
+		return err_nomem(e);
+	}
+	protobuf_c_message_pack(&n->base, f.node);
+	for (; f.nin < nin; f.nin++) {
+		f.in[f.nin].dtype = DT_UNDEFINED;
+		if (in[f.nin] && in[f.nin]->data &&
+		    tensor_copy(&f.in[f.nin], in[f.nin], e) < 0)
+			goto fail;
+	}
+	if (tensor_copy(&f.val, val, e) < 0)
+		goto fail;
+	if (strmap_get(c->ix, key, &i)) {
+		fentry_release(&c->v[i]);
+		c->v[i] = f;
+		return 0;
+	}
+	if (array_grow(&c->v, &c->cap, c->n, sizeof *c->v) < 0 ||
+	    strmap_put(c->ix, key, (int)c->n) < 0) {
+		err_nomem(e);
+		goto fail;
+	}
+	c->v[c->n++] = f;
+	return 0;
+fail:
+	f.nin = nin;	/* the copies not made are zero: released as such */
+	fentry_release(&f);
+	return -1;
+}

@@ -1,0 +1,50 @@
+/*
+ * foldcache: the values interp_opts.fold_constant_nodes (interp.h)
+ * folded, kept across interpreters, so that a model rebuilt with a few
+ * constants changed (onnx-mixprec's candidates: the same weights, other
+ * activation parameters) does not fold the unchanged ones again (the
+ * DequantizeLinear of every weight, per candidate, was a tenth of a
+ * search's time).
+ *
+ * An entry is keyed by the node's first output name and holds the node
+ * (its serialized NodeProto and opset) and its inputs (element type,
+ * shape and bytes): a value is found again only for a node serialized
+ * the same, at the same opset, whose inputs hold the same bytes. It is
+ * then what the kernel made, bit for bit what it would make again (the
+ * kernels are deterministic), lent rather than copied. One entry per
+ * name: a new value replaces the old entry.
+ *
+ * Memory: the kept values and inputs are copies (tensor.h), counted
+ * against the memory limit; a copy that does not fit is not kept.
+ */
+#ifndef ONNXQ_FOLDCACHE_H
+#define ONNXQ_FOLDCACHE_H
+
+#include "err.h"
+#include "onnx/onnx.pb-c.h"
+#include "tensor.h"
+
+struct foldcache;
+
+struct foldcache *foldcache_new(void);
+void foldcache_free(struct foldcache *c);
+/*
+ * The value node n (at opset) made from inputs in[0..nin) (NULL for an
+ * absent one): 1 with *out the kept value, lent, 0 when none is kept.
+ * A lent tensor's data is the cache's (out->counted is 0): valid until
+ * the entry is replaced (a foldcache_put of that name) or the cache
+ * freed; not to be written nor released (forget it with memset; the
+ * interpreter marks it lent, as model.h's struct model_map does). So
+ * an interpreter that takes values from a cache must be freed before
+ * another one puts into it: one at a time.
+ */
+int foldcache_get(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, struct tensor *out);
+/* Keep a copy of val, made so; -1 with e (nothing kept). */
+int foldcache_put(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, const struct tensor *val,
+    struct err *e);
+/* Values foldcache_get() found so far (for tests and profiles). */
+long foldcache_hits(const struct foldcache *c);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * foldcache_test: lib/foldcache.c: a value is found again only for the
+ * same node (serialized), opset and input bytes; a new value replaces
+ * the entry. With the interpreter (interp_opts.fold_cache) on
+ * test/data/verify/clf-q.onnx: a second interpreter takes the folded
+ * weights from the cache, one with a weight's scale changed folds that
+ * weight again, and the outputs are bit for bit those without a cache.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "foldcache.h"
+#include "interp.h"
+#include "model.h"
+#include "unit.h"
+
+#define CLF "test/data/verify/clf-q.onnx"
+
+static void
+test_get_put(void)
+{
+	struct foldcache *c = foldcache_new();
+	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
+	char *in_names[2] = { "w", "s" }, *out_names[1] = { "y" };
+	struct tensor w, s, v, got;
+	const struct tensor *in[3];
+	int64_t d[1] = { 4 };
+	struct err e;
+
+	REQUIRE(c != NULL);
+	n.op_type = "DequantizeLinear";
+	n.n_input = 2;
+	n.input = in_names;
+	n.n_output = 1;
+	n.output = out_names;
+	REQUIRE(tensor_alloc(&w, DT_INT8, 1, d, &e) == 0);
+	REQUIRE(tensor_alloc(&s, DT_FLOAT, 0, NULL, &e) == 0);
+	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
+	((int8_t *)w.data)[1] = 3;
+	((float *)s.data)[0] = 0.5f;
+	((float *)v.data)[1] = 1.5f;
+	in[0] = &w;
+	in[1] = &s;
+	in[2] = NULL;
+
+	CHECK(foldcache_get(c, &n, 21, in, 3, &got) == 0);
+	REQUIRE(foldcache_put(c, &n, 21, in, 3, &v, &e) == 0);
+	REQUIRE(foldcache_get(c, &n, 21, in, 3, &got) == 1);
+	/* lent: the cache's copy, uncounted */
+	CHECK(got.data != v.data && got.dtype == DT_FLOAT &&
+	    got.counted == 0 && shape_equal(&got, &v) &&
+	    memcmp(got.data, v.data, sizeof(float) * 4) == 0);
+	CHECK_EQ_INT(foldcache_hits(c), 1);
+	/* Another opset, input byte, absent input or node: no. */
+	CHECK(foldcache_get(c, &n, 19, in, 3, &got) == 0);
+	((int8_t *)w.data)[2] = 1;
+	CHECK(foldcache_get(c, &n, 21, in, 3, &got) == 0);
+	((int8_t *)w.data)[2] = 0;
+	in[2] = &s;
+	CHECK(foldcache_get(c, &n, 21, in, 3, &got) == 0);
+	in[2] = NULL;
+	CHECK(foldcache_get(c, &n, 21, in, 2, &got) == 0);
+	n.op_type = "QuantizeLinear";
+	CHECK(foldcache_get(c, &n, 21, in, 3, &got) == 0);
+	n.op_type = "DequantizeLinear";
+	/* A new value for y replaces the old one. */
+	((float *)s.data)[0] = 0.25f;
+	((float *)v.data)[1] = 0.75f;
+	REQUIRE(foldcache_put(c, &n, 21, in, 3, &v, &e) == 0);
+	REQUIRE(foldcache_get(c, &n, 21, in, 3, &got) == 1);
+	CHECK(((float *)got.data)[1] == 0.75f);
+	((float *)s.data)[0] = 0.5f;
+	CHECK(foldcache_get(c, &n, 21, in, 3, &got) == 0);
+	CHECK_EQ_INT(foldcache_hits(c), 2);
+	tensor_release(&w);
+	tensor_release(&s);
+	tensor_release(&v);
+	foldcache_free(c);
+}
+
+/* Multiply the float initializer name by f. */
+static void
+scale_init(struct model *m, const char *name, float f)
+{
+	Onnx__GraphProto *g = m->proto->graph;
+
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		Onnx__TensorProto *t = g->initializer[i];
+		float v;
+
+		if (strcmp(t->name, name) != 0)
+			continue;
+		for (size_t k = 0; k + sizeof v <= t->raw_data.len;
+		    k += sizeof v) {
+			memcpy(&v, t->raw_data.data + k, sizeof v);
+			v *= f;
+			memcpy(t->raw_data.data + k, &v, sizeof v);
+		}
+		for (size_t k = 0; k < t->n_float_data; k++)
+			t->float_data[k] *= f;
+	}
+}
+
+/* m's outputs for x, run with cache c (NULL: none), into out[2]. */
+static int
+run(const struct model *m, struct foldcache *c, const struct tensor *x,
+    struct tensor *out)
+{
+	struct interp_opts o = { .threads = 1, .fold_constant_nodes = 1,
+	    .fold_cache = c };
+	struct interp *ip;
+	struct err e;
+	int rc;
+
+	if ((ip = interp_new(m, &o, &e)) == NULL)
+		return -1;
+	rc = interp_run(ip, x, out, &e);
+	interp_free(ip);
+	return rc;
+}
+
+/* The outputs a and b (2 each) the same, bit for bit; both released. */
+static void
+check_same(struct tensor *a, struct tensor *b)
+{
+	int same = 1;
+
+	for (int j = 0; j < 2; j++)
+		same = same && shape_equal(&a[j], &b[j]) &&
+		    a[j].dtype == b[j].dtype && !memcmp(a[j].data, b[j].data,
+		    (size_t)a[j].nelem * dtype_size(a[j].dtype));
+	CHECK(same);
+	tensor_release_n(a, 2);
+	tensor_release_n(b, 2);
+}
+
+static void
+test_interp(void)
+{
+	struct model *m = fixture_model(CLF);
+	struct foldcache *c = foldcache_new();
+	struct tensor x, a[2], b[2];
+	int64_t d[2] = { 1, 16 };
+	long hits;
+	struct err e;
+
+	REQUIRE(m != NULL && c != NULL);
+	REQUIRE(tensor_alloc(&x, DT_FLOAT, 2, d, &e) == 0);
+	for (int64_t i = 0; i < x.nelem; i++)
+		((float *)x.data)[i] = (float)(i % 5) / 2 - 1;
+	REQUIRE(run(m, NULL, &x, a) == 0);
+	REQUIRE(run(m, c, &x, b) == 0);
+	check_same(a, b);
+	CHECK_EQ_INT(foldcache_hits(c), 0);
+	REQUIRE(run(m, c, &x, b) == 0);
+	REQUIRE(run(m, NULL, &x, a) == 0);
+	check_same(a, b);
+	/* W1, b1, W2: their DequantizeLinear nodes, at least. */
+	hits = foldcache_hits(c);
+	CHECK(hits >= 3);
+	/* W1's scales changed: W1 folds again, the others do not. */
+	scale_init(m, "W1_scale", 1.5f);
+	REQUIRE(run(m, c, &x, b) == 0);
+	REQUIRE(run(m, NULL, &x, a) == 0);
+	check_same(a, b);
+	CHECK_EQ_INT(foldcache_hits(c), 2 * hits - 1);
+	tensor_release(&x);
+	foldcache_free(c);
+	model_free(m);
+}
+
+UNIT_MAIN(test_get_put, test_interp)
