@@ -26,9 +26,12 @@
  * "floor" is a third run, inference with the least any exact histogram
  * must do: one counter increment per float value whose histogram the
  * calibration counts (M of them: not those of the tensors whose
- * histogram it derives from others', calib.h), on one thread, as each
- * tensor is made (no range, no moments, no merge): what statistics
- * cost can never go below.
+ * histogram it derives from others', calib.h), as each tensor is made
+ * (no range, no moments, no merge): what statistics cost can never go
+ * below. It runs as fast as the calibration's inference can: fused
+ * chains of elementwise nodes stay fused, their links counted block by
+ * block in cache on the chain's threads (interp_chain_observer, as
+ * calib.c does); the other tensors whole, on one thread.
  * Exit 0 on success, 1 on error, 2 on usage.
  */
 #include <stdint.h>
@@ -39,35 +42,76 @@
 #include "common.h"
 #include "model.h"
 #include "prep.h"
+#include "statkern.h"
 
 /*
  * The floor: each float tensor's values counted by their top 16 bits
  * (sign, exponent, 7 mantissa bits: onnx-calib's bins) in four sets of
- * counters, so that equal neighbours do not wait on one counter.
+ * counters, so that equal neighbours do not wait on one counter; one
+ * such array per thread a chain is seen on.
  */
-static uint32_t floor_counts[4][1 << 16];
-static double floor_values;	/* counted in all runs */
+#define FLOOR_THREADS_MAX 64
+typedef uint32_t floor_counts_t[4][1 << 16];
+static floor_counts_t *floor_counts;	/* [threads] */
+static double floor_values[FLOOR_THREADS_MAX];	/* counted by each thread */
+
+static void
+floor_count(int t, const uint32_t *u, size_t n)
+{
+	uint32_t (*k)[1 << 16] = floor_counts[t];
+	size_t i = 0;
+
+	floor_values[t] += (double)n;
+	for (; i + 4 <= n; i += 4) {
+		k[0][u[i] >> 16]++;
+		k[1][u[i + 1] >> 16]++;
+		k[2][u[i + 2] >> 16]++;
+		k[3][u[i + 3] >> 16]++;
+	}
+	for (; i < n; i++)
+		k[0][u[i] >> 16]++;
+}
 
 /* ctx: the calibration engine, whose last run says which to skip. */
 static int
 floor_observe(void *ctx, const char *name, const struct tensor *t,
     struct err *e)
 {
-	const uint32_t *u = t->data;
-	size_t n = (size_t)t->nelem, i = 0;
-
 	(void)e;
-	if (t->dtype != DT_FLOAT || calib_tensor_derived(ctx, name))
-		return 0;
-	floor_values += (double)n;
-	for (; i + 4 <= n; i += 4) {
-		floor_counts[0][u[i] >> 16]++;
-		floor_counts[1][u[i + 1] >> 16]++;
-		floor_counts[2][u[i + 2] >> 16]++;
-		floor_counts[3][u[i + 3] >> 16]++;
-	}
-	for (; i < n; i++)
-		floor_counts[0][u[i] >> 16]++;
+	if (t->dtype == DT_FLOAT && !calib_tensor_derived(ctx, name))
+		floor_count(0, t->data, (size_t)t->nelem);
+	return 0;
+}
+
+/* The chain being seen: its links counted as calib counts them. */
+static unsigned char floor_link_counted[FUSE_MAX];
+
+static int
+floor_chain_begin(void *ctx, const char *const *names, int n,
+    const struct tensor *x, struct err *e)
+{
+	(void)x;
+	(void)e;
+	for (int i = 0; i < n; i++)
+		floor_link_counted[i] = !calib_tensor_derived(ctx, names[i]);
+	return 1;
+}
+
+static void
+floor_chain_see(void *ctx, int link, const float *v, int64_t at,
+    int64_t len, int t)
+{
+	(void)ctx;
+	(void)at;
+	if (floor_link_counted[link])
+		floor_count(t, (const uint32_t *)v, (size_t)len);
+}
+
+static int
+floor_chain_done(void *ctx, struct err *e)
+{
+	(void)ctx;
+	(void)e;
 	return 0;
 }
 
@@ -83,6 +127,10 @@ int
 main(int argc, char **argv)
 {
 	struct interp_opts io = { .threads = 2 }, fo;
+	struct interp_chain_observer fcobs = {
+		floor_chain_begin, floor_chain_see, floor_chain_done,
+		STATKERN_CHUNK, 2
+	};
 	struct calib_opts co;
 	struct err e;
 	struct model *m;
@@ -91,15 +139,23 @@ main(int argc, char **argv)
 	struct dataset *ds;
 	struct sample smp;
 	double *iw, *ic, *cw, *cc, *rw, *rc, *fw, *fc, *gw, *gc;
-	double nelem = 0;
+	double nelem = 0, counted = 0;
 	int runs = 5, arg;
 
 	calib_opts_init(&co);
 	if ((arg = tool_args(argc, argv, &runs, &io.threads, &co.mbits)) < 0)
 		goto usage;
 	co.threads = io.threads;
+	fcobs.max_threads = io.threads > 0 ? io.threads : 2;
+	if (fcobs.max_threads > FLOOR_THREADS_MAX ||
+	    !(floor_counts = calloc((size_t)fcobs.max_threads,
+	    sizeof *floor_counts))) {
+		fputs("onnxq-calibtime: too many threads\n", stderr);
+		return 1;
+	}
 	fo = io;
 	fo.observe = floor_observe;
+	fo.chain_observer = &fcobs;
 	if (!(m = model_load(argv[arg], &e)) ||
 	    prep_model(m, NULL, &e) < 0 ||
 	    !(ip = interp_new(m, &io, &e)) ||
@@ -165,7 +221,9 @@ main(int argc, char **argv)
 		nelem += (double)(ts->n + ts->nan + ts->inf);
 	}
 	printf("values %.0f per run\n", nelem / (runs + 1));
-	printf("counted %.0f per run\n", floor_values / (runs + 1));
+	for (int t = 0; t < FLOOR_THREADS_MAX; t++)
+		counted += floor_values[t];
+	printf("counted %.0f per run\n", counted / (runs + 1));
 	sample_free(&smp);
 	free(iw);
 	free(ic);
@@ -177,6 +235,7 @@ main(int argc, char **argv)
 	free(fc);
 	free(gw);
 	free(gc);
+	free(floor_counts);
 	dataset_free(ds);
 	calib_free(cal);
 	interp_free(fip);
