@@ -497,6 +497,26 @@ chain_const(void *ctx, const char *name)
 }
 
 /*
+ * How many of the n links may form a chain: up to a QUANT link not
+ * followed by its DEQUANT, or a DEQUANT not after its QUANT (fuse.h),
+ * so that no chain ends in integers or reads them.
+ */
+static int
+paired_links(const struct fuse_link *l, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (l[i].kind == FUSE_QUANT && (i + 1 == n ||
+		    l[i + 1].kind != FUSE_DEQUANT ||
+		    l[i + 1].qtype != l[i].qtype))
+			return i;
+		if (l[i].kind == FUSE_DEQUANT && (i == 0 ||
+		    l[i - 1].kind != FUSE_QUANT))
+			return i;
+	}
+	return n;
+}
+
+/*
  * Find chains of elementwise nodes (fuse.h) from step k on: each link's
  * value read by the next link alone, never a graph output. The steps
  * between the links run as before. Graphs with subgraphs are left alone
@@ -535,7 +555,7 @@ chain_from(struct interp *ip, int k, const int *pos, unsigned char *member,
 			break;
 		at[n++] = c;
 	}
-	if (n < 2)
+	if ((n = paired_links(links, n)) < 2)
 		return 0;
 	if (!(st->chain = malloc((size_t)n * sizeof *st->chain)) ||
 	    !(st->chain_steps = malloc((size_t)n * sizeof *st->chain_steps)))
@@ -987,6 +1007,8 @@ run_widened(struct step *st, struct op_ctx *c, int half)
 			if (tensor_cast(&wide[j], orig[j], DT_FLOAT, c->err) != 0)
 				goto out;
 			in[j] = &wide[j];
+			if (j < 64)	/* a copy made for this run */
+				c->const_in &= ~(1ULL << j);
 		}
 	}
 	c->in = in;
@@ -1076,6 +1098,10 @@ run_chain(struct interp *ip, struct step *st, struct err *e)
 	if (ip->observe || ip->keep || !x || !x->data || x->dtype != DT_FLOAT ||
 	    x->rank < st->chain_krank)
 		return 1;
+	/* interp_run_skip(): a link taken from the earlier run, one by one */
+	for (int i = 1; ip->skip && i < st->nchain; i++)
+		if (ip->skip[ip->steps[st->chain_steps[i]].index])
+			return 1;
 	for (int i = 0; i < st->nchain - 1; i++)
 		outs[i] = NULL;
 	if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)
@@ -1122,6 +1148,10 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.state = &st->state;
 	c.graphs = st->graphs;
 	c.err = e;
+	c.const_in = 0;
+	for (int j = 0; j < st->nin && j < 64; j++)
+		if (st->args[j] && ip->is_const[st->in[j]])
+			c.const_in |= 1ULL << j;
 	e->msg[0] = '\0';
 	r = run_kernel(st, &c, e);
 	/* A node that lists no outputs still gets its first one computed

@@ -13,9 +13,10 @@
  * keep the pointer. A non-zero return stops the run with that error.
  *
  * Without an observer, chains of elementwise float nodes run in one pass
- * (fuse.h) and the values between their links are never made; the
- * outputs are bit for bit the same. ONNXQ_NO_FUSE set in the environment
- * when the interpreter is made turns this off (for comparisons).
+ * (fuse.h), QuantizeLinear -> DequantizeLinear pairs among them, and the
+ * values between their links are never made; the outputs are bit for
+ * bit the same. ONNXQ_NO_FUSE set in the environment when the
+ * interpreter is made turns this off (for comparisons).
  */
 #ifndef ONNXQ_INTERP_H
 #define ONNXQ_INTERP_H
