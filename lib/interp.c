@@ -791,7 +791,12 @@ fold_constant_nodes(struct interp *ip)
 			ip->ptr[s] = &ip->consts[s];
 			st->folded = 1;
 		}
-		release_run(ip);
+		/* what it made and did not keep: its output, or its chain's
+		 * (not release_run(): every slot, for every node folded) */
+		tensor_release(&ip->vals[s]);
+		if (st->nchain)
+			tensor_release(&ip->vals[ip->steps[st->chain_steps[
+			    st->nchain - 1]].out[0]]);
 	}
 	ip->observe = observe;
 }
