@@ -1352,11 +1352,21 @@ interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
 void
 interp_reexec_bounded_spin(char *const *argv)
 {
+	int again = 0;
+
 	/* A short spin (about the gap between two kernels) keeps wake-ups
 	 * cheap on a quiet machine without starving a busy one. */
-	if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") ||
-	    setenv("GOMP_SPINCOUNT", "10000", 1) < 0)
-		return;
-	execv("/proc/self/exe", argv);
-	/* No /proc: run on; spinning threads are only slower. */
+	if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
+	    setenv("GOMP_SPINCOUNT", "10000", 1) == 0)
+		again = 1;
+#ifdef __GLIBC__
+	/* glibc reads it at start-up only; older ones ignore it */
+	if (!getenv("GLIBC_TUNABLES") &&
+	    setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) == 0)
+		again = 1;
+#endif
+	if (again)
+		execv("/proc/self/exe", argv);
+	/* No /proc: run on; spinning threads and small pages are only
+	 * slower. */
 }
