@@ -1,10 +1,31 @@
 /*
  * compare: see compare.h.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "compare.h"
+
+/*
+ * The float loops in vector code, compiled for AVX2 and AVX-512 too and
+ * picked at load time; the lanes are the sums and maxima the scalar
+ * code keeps, in the same order, so results do not change (no
+ * contraction into fused multiply-adds: -std=c11).
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define CMP_SIMD __attribute__((target_clones("arch=x86-64-v4", \
+    "arch=x86-64-v3", "default")))
+#else
+#define CMP_SIMD
+#endif
+
+typedef float v4f __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
 
 void
 compare_init(struct compare *c)
@@ -54,36 +75,69 @@ add_pair(struct sums *s, double x, double r)
 	s->nonfinite++;
 }
 
+/* Lane j of the sums: the pair (xv, r) whose difference is d. */
+static void
+lane_add(struct sums *s, double *sig, double *noise, double *xx,
+    double *xr, double *mx, double xv, double r, int64_t *skipped)
+{
+	double d = xv - r, ad;
+
+	if (!isfinite(d)) {
+		add_pair(s, xv, r);
+		(*skipped)++;
+		return;
+	}
+	ad = fabs(d);
+	*sig += r * r;
+	*noise += d * d;
+	*xx += xv * xv;
+	*xr += xv * r;
+	*mx = ad > *mx ? ad : *mx;
+}
+
 /*
  * The common case, fast: four interleaved partial sums (in a fixed
- * order, so results do not vary from run to run) and no branch but one
- * per element: the difference of two floats is finite in double exactly
- * when both are finite; other pairs go through add_pair.
+ * order, so results do not vary from run to run), element i in lane
+ * i % 4, four at a time; the difference of two floats is finite in
+ * double exactly when both are finite, and a group with another pair
+ * goes lane by lane, that pair through add_pair.
  */
-static void
+static CMP_SIMD void
 add_floats(struct sums *s, const float *a, const float *b, int64_t n)
 {
-	double sig[4] = { 0 }, noise[4] = { 0 }, xx[4] = { 0 }, xr[4] = { 0 };
-	double mx[4] = { 0 };
-	int64_t skipped = 0;
+	v4d sig = { 0 }, noise = { 0 }, xx = { 0 }, xr = { 0 }, mx = { 0 };
+	const v4d big = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX };
+	const v4l mag = { INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX };
+	int64_t skipped = 0, i;
 
-	for (int64_t i = 0; i < n; i += 4) {
-		for (int j = 0; j < 4 && i + j < n; j++) {
-			double xv = a[i + j], r = b[i + j], d = xv - r, ad;
+	for (i = 0; i + 4 <= n; i += 4) {
+		v4f fa, fb;
+		v4d xv, r, d, ad;
+		v4l fin, gt;
 
-			if (!isfinite(d)) {
-				add_pair(s, xv, r);
-				skipped++;
-				continue;
-			}
-			ad = fabs(d);
-			sig[j] += r * r;
-			noise[j] += d * d;
-			xx[j] += xv * xv;
-			xr[j] += xv * r;
-			mx[j] = ad > mx[j] ? ad : mx[j];
+		memcpy(&fa, a + i, sizeof fa);
+		memcpy(&fb, b + i, sizeof fb);
+		xv = __builtin_convertvector(fa, v4d);
+		r = __builtin_convertvector(fb, v4d);
+		d = xv - r;
+		ad = (v4d)((v4l)d & mag);
+		fin = ad <= big;		/* false for NaN */
+		if (!(fin[0] & fin[1] & fin[2] & fin[3])) {
+			for (int j = 0; j < 4; j++)
+				lane_add(s, &sig[j], &noise[j], &xx[j], &xr[j],
+				    &mx[j], xv[j], r[j], &skipped);
+			continue;
 		}
+		sig += r * r;
+		noise += d * d;
+		xx += xv * xv;
+		xr += xv * r;
+		gt = ad > mx;
+		mx = (v4d)(((v4l)ad & gt) | ((v4l)mx & ~gt));
 	}
+	for (int j = 0; i + j < n; j++)
+		lane_add(s, &sig[j], &noise[j], &xx[j], &xr[j], &mx[j],
+		    a[i + j], b[i + j], &skipped);
 	s->nelem += n - skipped;
 	for (int j = 0; j < 4; j++) {
 		s->signal += sig[j];
@@ -144,12 +198,65 @@ compare_rows(const struct tensor *t)
 	return t->nelem / t->dims[t->rank - 1];
 }
 
+/*
+ * The largest of n floats when none is NaN (eight lanes of v > m ? v : m:
+ * for numbers the order does not matter), 0; else 1, *max not set.
+ */
+static CMP_SIMD int
+float_max(const float *v, int64_t n, float *max)
+{
+	v8f m, x;
+	v8i nan = { 0 }, gt;
+	int64_t j;
+	float best;
+
+	if (n < 8) {
+		best = v[0];
+		for (j = 0; j < n; j++) {
+			if (isnan(v[j]))
+				return 1;
+			best = v[j] > best ? v[j] : best;
+		}
+		*max = best;
+		return 0;
+	}
+	memcpy(&m, v, sizeof m);
+	for (j = 0; j + 8 <= n; j += 8) {
+		memcpy(&x, v + j, sizeof x);
+		nan |= x != x;
+		gt = x > m;
+		m = (v8f)(((v8i)x & gt) | ((v8i)m & ~gt));
+	}
+	best = m[0];
+	for (int k = 1; k < 8; k++)
+		best = m[k] > best ? m[k] : best;
+	for (; j < n; j++) {
+		nan[0] |= v[j] != v[j];
+		best = v[j] > best ? v[j] : best;
+	}
+	for (int k = 0; k < 8; k++)
+		if (nan[k])
+			return 1;
+	*max = best;
+	return 0;
+}
+
 int64_t
 compare_argmax(const struct tensor *t, int64_t row)
 {
 	int64_t n = t->dims[t->rank - 1], best = 0;
 	double bv = 0;
+	float m;
 
+	/* float32 without NaN: the first element equal to the largest */
+	if (t->dtype == DT_FLOAT && n > 0 && float_max((const float *)t->data +
+	    row * n, n, &m) == 0) {
+		const float *v = (const float *)t->data + row * n;
+
+		while (v[best] != m)
+			best++;
+		return best;
+	}
 	for (int64_t j = 0; j < n; j++) {
 		double v = t->dtype == DT_FLOAT ?
 		    ((const float *)t->data)[row * n + j] :

@@ -65,6 +65,53 @@ is_binary(const Onnx__NodeProto *nd, char *op)
 	return 0;
 }
 
+/* QuantizeLinear or DequantizeLinear (q 0), of ONNX or com.microsoft. */
+static int
+is_qop(const Onnx__NodeProto *nd, int q, int *contrib)
+{
+	const char *op = q ? "QuantizeLinear" : "DequantizeLinear";
+
+	*contrib = nd->domain && strcmp(nd->domain, "com.microsoft") == 0;
+	return *contrib ? strcmp(nd->op_type, op) == 0 : is_op(nd, op);
+}
+
+/*
+ * The scale and zero point of QuantizeLinear or DequantizeLinear nd into
+ * l: one float32 constant and one integer constant for the whole tensor,
+ * of a type the kernel (op_quant.c) takes at this opset; -1 otherwise.
+ */
+static int
+qlink_params(struct fuse_link *l, const Onnx__NodeProto *nd, int opset,
+    int contrib, fuse_const_fn konst, void *ctx)
+{
+	const struct tensor *s, *z;
+	int64_t lo, hi;
+
+	if (nd->n_input != 3 || !nd->input[1][0] || !nd->input[2][0] ||
+	    !(s = konst(ctx, nd->input[1])) || !(z = konst(ctx,
+	    nd->input[2])) || s->dtype != DT_FLOAT || !s->data ||
+	    s->nelem != 1 || s->rank > 1 || !z->data || z->nelem != 1 ||
+	    z->rank > 1 || (!contrib && (opset < 10 ||
+	    attr_int(nd, "block_size", 0) != 0)))
+		return -1;
+	switch (z->dtype) {
+	case DT_UINT8: case DT_INT8:
+		break;
+	case DT_UINT16: case DT_INT16: case DT_UINT4: case DT_INT4:
+		if (contrib || opset >= 21)
+			break;
+		return -1;
+	default:
+		return -1;
+	}
+	dtype_int_range(z->dtype, &lo, &hi);
+	l->k = *(const float *)s->data;
+	l->zero = (int32_t)tensor_get(z, 0);
+	l->lo = (float)lo, l->hi = (float)hi;
+	l->qtype = z->dtype;
+	return 0;
+}
+
 static int
 is_unary(const Onnx__NodeProto *nd)
 {
@@ -77,9 +124,11 @@ fuse_chain_input(const Onnx__NodeProto *nd, fuse_const_fn konst, void *ctx)
 {
 	char op;
 
+	int contrib;
+
 	if (nd->n_output != 1)
 		return -1;
-	if (is_unary(nd))
+	if (is_unary(nd) || is_qop(nd, 1, &contrib))
 		return nd->n_input >= 1 && nd->input[0][0] ? 0 : -1;
 	if (!is_binary(nd, &op) || nd->n_input != 2)
 		return -1;
@@ -131,10 +180,22 @@ int
 fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd, int opset,
     const char *cur, const char *x, fuse_const_fn konst, void *ctx)
 {
+	int contrib;
+
 	memset(l, 0, sizeof *l);
 	if (nd->n_output != 1 || nd->n_input < 1 || !nd->input[0][0] ||
 	    (is_unary(nd) && strcmp(nd->input[0], cur) != 0))
 		return -1;
+	if (is_qop(nd, 1, &contrib) || is_qop(nd, 0, &contrib)) {
+		int64_t odt = contrib ? 0 : attr_int(nd, "output_dtype", 0);
+
+		l->kind = is_qop(nd, 1, &contrib) ? FUSE_QUANT : FUSE_DEQUANT;
+		if (strcmp(nd->input[0], cur) != 0 || qlink_params(l, nd,
+		    opset, contrib, konst, ctx) < 0 ||
+		    (l->kind == FUSE_QUANT && odt && odt != l->qtype))
+			return -1;
+		return 0;
+	}
 	if (is_binary(nd, &l->op)) {
 		l->kind = FUSE_BIN;
 		if (nd->n_input != 2 || opset < 7 ||
@@ -202,7 +263,8 @@ run_link(const struct fuse_link *l, float *restrict o,
 	const float *p = l->a == FUSE_CUR ? cur : x;
 	const float *q = l->b == FUSE_CUR ? cur : x;
 	const int pk = l->a == FUSE_K, qk = l->b == FUSE_K;
-	const float k = l->k, lo = l->lo, hi = l->hi;
+	const float k = l->k, lo = l->lo, hi = l->hi, zf = (float)l->zero;
+	const int32_t zi = l->zero;
 
 	switch (l->kind) {
 	case FUSE_BIN:
@@ -233,6 +295,19 @@ run_link(const struct fuse_link *l, float *restrict o,
 		SIMD
 		for (int64_t i = 0; i < n; i++)
 			o[i] = cur[i] < 0 ? 0 : cur[i];
+		break;
+	case FUSE_QUANT:	/* op_quant.c's QUANT_FAST, NaN to lo */
+		SIMD
+		for (int64_t i = 0; i < n; i++) {
+			float v = nearbyintf(cur[i] / k) + zf;
+
+			o[i] = !(v >= lo) ? lo : v > hi ? hi : v;
+		}
+		break;
+	case FUSE_DEQUANT:	/* DEQUANT_FAST, on QUANT's integers */
+		SIMD
+		for (int64_t i = 0; i < n; i++)
+			o[i] = (float)((int32_t)cur[i] - zi) * k;
 		break;
 	}
 }

@@ -12,6 +12,15 @@
  * values are written out only where the caller asks (an observer wants
  * to see them); else they live in a block-sized buffer.
  *
+ * A QuantizeLinear read only by a DequantizeLinear (the fake
+ * quantization on every activation of a QDQ model), both with one
+ * constant scale and zero point for the whole tensor, makes two links:
+ * the QUANT link's values are the integers (as floats) the node would
+ * write, the DEQUANT link's the floats DequantizeLinear makes of them,
+ * with op_quant.c's arithmetic; the integer tensor between them is never
+ * made. A QUANT link is always followed by its DEQUANT link (the
+ * interpreter cuts chains to make it so) and never writes an output.
+ *
  * Recognising which nodes form a chain (single readers, plan order) is
  * the interpreter's job; fuse_link_parse says whether one node can be a
  * link and how.
@@ -26,16 +35,21 @@
 
 #define FUSE_MAX 8		/* links in one chain */
 
-enum fuse_kind { FUSE_BIN, FUSE_CLIP, FUSE_HSIG, FUSE_RELU };
+enum fuse_kind { FUSE_BIN, FUSE_CLIP, FUSE_HSIG, FUSE_RELU, FUSE_QUANT,
+	FUSE_DEQUANT };
 enum fuse_arg { FUSE_CUR, FUSE_X, FUSE_K };
 
 struct fuse_link {
 	enum fuse_kind kind;
 	char op;		/* FUSE_BIN: '+', '-', '*' or '/' */
 	enum fuse_arg a, b;	/* FUSE_BIN: the operands, in the node's order */
-	float k;		/* the scalar constant operand */
-	float lo, hi;		/* Clip's bounds; HardSigmoid's alpha, beta */
+	float k;		/* the scalar constant operand; QUANT,
+				   DEQUANT: the scale */
+	float lo, hi;		/* Clip's bounds; HardSigmoid's alpha, beta;
+				   QUANT: the integer type's range */
 	int krank;		/* rank of the constants (<= x's for a chain) */
+	int qtype;		/* QUANT, DEQUANT: the integer type */
+	int32_t zero;		/* QUANT, DEQUANT: the zero point */
 };
 
 /* The constant tensor named name (initializer, folded Constant), or NULL. */
@@ -60,8 +74,9 @@ int fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd,
 
 /*
  * Run the n links on the len values of x. outs[i] receives link i's
- * values; it may be NULL (not wanted) for every link but the last.
- * threads > 1 spreads long runs over OpenMP threads.
+ * values; it may be NULL (not wanted) for every link but the last, and
+ * is for a QUANT link. threads > 1 spreads long runs over OpenMP
+ * threads.
  */
 void fuse_run(const struct fuse_link *l, int n, const float *x,
     float *const *outs, int64_t len, int threads);

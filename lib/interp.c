@@ -500,6 +500,26 @@ chain_const(void *ctx, const char *name)
 }
 
 /*
+ * How many of the n links may form a chain: up to a QUANT link not
+ * followed by its DEQUANT, or a DEQUANT not after its QUANT (fuse.h),
+ * so that no chain ends in integers or reads them.
+ */
+static int
+paired_links(const struct fuse_link *l, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (l[i].kind == FUSE_QUANT && (i + 1 == n ||
+		    l[i + 1].kind != FUSE_DEQUANT ||
+		    l[i + 1].qtype != l[i].qtype))
+			return i;
+		if (l[i].kind == FUSE_DEQUANT && (i == 0 ||
+		    l[i - 1].kind != FUSE_QUANT))
+			return i;
+	}
+	return n;
+}
+
+/*
  * Find chains of elementwise nodes (fuse.h) from step k on: each link's
  * value read by the next link alone, never a graph output. The steps
  * between the links run as before. Graphs with subgraphs are left alone
@@ -538,7 +558,7 @@ chain_from(struct interp *ip, int k, const int *pos, unsigned char *member,
 			break;
 		at[n++] = c;
 	}
-	if (n < 2)
+	if ((n = paired_links(links, n)) < 2)
 		return 0;
 	if (!(st->chain = malloc((size_t)n * sizeof *st->chain)) ||
 	    !(st->chain_steps = malloc((size_t)n * sizeof *st->chain_steps)))
@@ -1025,6 +1045,8 @@ run_widened(struct step *st, struct op_ctx *c, int half)
 			if (tensor_cast(&wide[j], orig[j], DT_FLOAT, c->err) != 0)
 				goto out;
 			in[j] = &wide[j];
+			if (j < 64)	/* a copy made for this run */
+				c->const_in &= ~(1ULL << j);
 		}
 	}
 	c->in = in;
@@ -1160,8 +1182,18 @@ run_chain(struct interp *ip, struct step *st, struct err *e)
 	if ((ip->observe && !ip->chain_obs) || ip->keep || !x || !x->data ||
 	    x->dtype != DT_FLOAT || x->rank < st->chain_krank)
 		return 1;
-	if (ip->observe)
+	/* interp_run_skip(): a link taken from the earlier run, one by one */
+	for (int i = 1; ip->skip && i < st->nchain; i++)
+		if (ip->skip[ip->steps[st->chain_steps[i]].index])
+			return 1;
+	if (ip->observe) {
+		/* a QuantizeLinear link's value is an integer tensor,
+		   which fuse_run_seen cannot show: one by one */
+		for (int i = 0; i < st->nchain; i++)
+			if (st->chain[i].kind == FUSE_QUANT)
+				return 1;
 		return run_chain_seen(ip, st, x, e);
+	}
 	for (int i = 0; i < st->nchain - 1; i++)
 		outs[i] = NULL;
 	if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)
@@ -1208,6 +1240,10 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.state = &st->state;
 	c.graphs = st->graphs;
 	c.err = e;
+	c.const_in = 0;
+	for (int j = 0; j < st->nin && j < 64; j++)
+		if (st->args[j] && ip->is_const[st->in[j]])
+			c.const_in |= 1ULL << j;
 	e->msg[0] = '\0';
 	r = run_kernel(st, &c, e);
 	/* A node that lists no outputs still gets its first one computed
@@ -1403,11 +1439,21 @@ interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
 void
 interp_reexec_bounded_spin(char *const *argv)
 {
+	int again = 0;
+
 	/* A short spin (about the gap between two kernels) keeps wake-ups
 	 * cheap on a quiet machine without starving a busy one. */
-	if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") ||
-	    setenv("GOMP_SPINCOUNT", "10000", 1) < 0)
-		return;
-	execv("/proc/self/exe", argv);
-	/* No /proc: run on; spinning threads are only slower. */
+	if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
+	    setenv("GOMP_SPINCOUNT", "10000", 1) == 0)
+		again = 1;
+#ifdef __GLIBC__
+	/* glibc reads it at start-up only; older ones ignore it */
+	if (!getenv("GLIBC_TUNABLES") &&
+	    setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) == 0)
+		again = 1;
+#endif
+	if (again)
+		execv("/proc/self/exe", argv);
+	/* No /proc: run on; spinning threads and small pages are only
+	 * slower. */
 }

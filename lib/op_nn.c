@@ -134,14 +134,16 @@ ceildiv(int64_t a, int64_t b)
 /*
  * Per-node state: scratch memory, and for convolutions the weights as
  * last packed (with the copy they were packed from, compared on every
- * run, since weights need not be constants). Kept between runs when the
- * interpreter offers a state pointer; else scratch is allocated for the
- * call (and freed by the caller through *tmp) and nothing is cached.
+ * run, since weights need not be constants; for constant weights, their
+ * address). Kept between runs when the interpreter offers a state
+ * pointer; else scratch is allocated for the call (and freed by the
+ * caller through *tmp) and nothing is cached.
  */
 struct nn_state {
 	float *p;			/* scratch */
 	size_t n;
-	float *wcopy;			/* weights packed from */
+	float *wcopy;			/* weights packed from, or NULL */
+	const float *wconst;		/* constant weights packed from */
 	float *packed;
 	int64_t nw, npacked;
 };
@@ -211,8 +213,9 @@ scratch_get(struct op_ctx *c, int64_t nfloats, float **tmp)
 
 /*
  * The weights of a convolution packed per group for gemm_packed: taken
- * from the state when they were packed from the same values, else packed
- * (into the state, or into *tmp to be freed by the caller).
+ * from the state when they were packed from the same values (the same
+ * constant), else packed (into the state, or into *tmp to be freed by
+ * the caller).
  */
 static const float *
 packed_weights(struct op_ctx *c, const float *w, int64_t group, int64_t mg,
@@ -221,26 +224,32 @@ packed_weights(struct op_ctx *c, const float *w, int64_t group, int64_t mg,
 	int64_t asz = gemm_pack_a_size(mg, K), nw = group * mg * K;
 	struct nn_state *s = NULL;
 	float *pk;
+	/* input 1, the weights, a constant: packed once for good */
+	int konst = (c->const_in & 2) != 0;
 
 	*tmp = NULL;
 	if (c->state && !(s = nn_state(c)))
 		return NULL;
 	if (s && s->packed && s->nw == nw && s->npacked == asz * group &&
-	    memcmp(s->wcopy, w, sizeof(float) * (size_t)nw) == 0)
+	    (s->wcopy ? memcmp(s->wcopy, w, sizeof(float) * (size_t)nw) == 0 :
+	    konst && s->wconst == w))
 		return s->packed;
 	if (s) {
-		float *wc = malloc(sizeof(float) * (size_t)(nw ? nw : 1));
+		float *wc = konst ? NULL : malloc(sizeof(float) *
+		    (size_t)(nw ? nw : 1));
 
-		if (!wc || !(pk = malloc(sizeof(float) * (size_t)(asz *
-		    group)))) {
+		if ((!konst && !wc) || !(pk = malloc(sizeof(float) *
+		    (size_t)(asz * group)))) {
 			free(wc);
 			err_nomem(c->err);
 			return NULL;
 		}
-		memcpy(wc, w, sizeof(float) * (size_t)nw);
+		if (wc)
+			memcpy(wc, w, sizeof(float) * (size_t)nw);
 		free(s->wcopy);
 		free(s->packed);
 		s->wcopy = wc, s->packed = pk;
+		s->wconst = konst ? w : NULL;
 		s->nw = nw, s->npacked = asz * group;
 	} else if (!(pk = *tmp = malloc(sizeof(float) * (size_t)(asz *
 	    group)))) {

@@ -193,8 +193,9 @@ qprepare(struct op_ctx *c, const struct tensor *x, const struct tensor *s,
     const struct tensor *zp, int contrib, int dt, struct qlayout *l,
     float **sf, int32_t **zi)
 {
+	/* Both loops write every element: no zero-filling. */
 	if (qlayout(c, x, s, zp, contrib, l) == -1 ||
-	    tensor_alloc_like(&c->out[0], dt, x, c->err) == -1)
+	    tensor_alloc_like_uninit(&c->out[0], dt, x, c->err) == -1)
 		return -1;
 	if (x->nelem == 0)
 		return 0;

@@ -502,6 +502,52 @@ exp_row_f64(double *y, const double *x, double m, int64_t n)
 #define EXP_ROW(y, x, m, n)						\
 	_Generic((y), float *: vexp_row, double *: exp_row_f64)(y, x, m, n)
 
+/*
+ * The m of m = x[k] > m ? x[k] : m from m = x[0] on: x[0] when it is
+ * NaN, else the largest number (a NaN is never taken). Floats in eight
+ * lanes, so that it is not one long chain of dependent compares; order
+ * matters only to the sign of a zero maximum, which exp(x - m) and
+ * m + log(s) do not see.
+ */
+static float
+row_max_f32(const float *x, int64_t n)
+{
+	typedef float v8f __attribute__((vector_size(32)));
+	typedef int32_t v8i __attribute__((vector_size(32)));
+	float m = x[0];
+	int64_t k = 0;
+
+	if (n >= 16) {
+		v8f vm = { m, m, m, m, m, m, m, m }, v;
+		v8i gt;
+
+		for (; k + 8 <= n; k += 8) {
+			memcpy(&v, x + k, sizeof v);
+			gt = v > vm;
+			vm = (v8f)(((v8i)v & gt) | ((v8i)vm & ~gt));
+		}
+		for (int j = 0; j < 8; j++)
+			m = vm[j] > m ? vm[j] : m;
+	}
+	for (; k < n; k++)
+		m = x[k] > m ? x[k] : m;
+	return m;
+}
+
+static double
+row_max_f64(const double *x, int64_t n)
+{
+	double m = x[0];
+
+	for (int64_t k = 1; k < n; k++)
+		m = x[k] > m ? x[k] : m;
+	return m;
+}
+
+#define ROW_MAX(x, n)							\
+	_Generic((x), const float *: row_max_f32,			\
+	    const double *: row_max_f64)(x, n)
+
 #define SOFTMAX_FN(name, T)						\
 static void								\
 name(T *y, const T *x, int64_t o0, int64_t o1, int64_t len,		\
@@ -529,10 +575,8 @@ name(T *y, const T *x, int64_t o0, int64_t o1, int64_t len,		\
 		if (inner == 1) {					\
 			/* Sum in double: a float sum of thousands of	\
 			   terms drifts by 1e-4 (ORT stays near 1e-6). */ \
-			T m = xs[0];					\
+			T m = ROW_MAX(xs, len);				\
 			double s = 0;					\
-			for (k = 1; k < len; k++)			\
-				m = xs[k] > m ? xs[k] : m;		\
 			EXP_ROW(ys, xs, m, len);			\
 			for (k = 0; k < len; k++)			\
 				s += ys[k];				\

@@ -49,6 +49,13 @@ struct op_ctx {
 	 */
 	struct interp *const *graphs;
 	struct err *err;
+	/*
+	 * Bit j set: in[j] is a constant of the interpreter (initializer,
+	 * folded value), the same tensor with the same values at every run
+	 * of this node, so state made from it need not be checked again.
+	 * 0 outside the interpreter.
+	 */
+	unsigned long long const_in;
 };
 
 typedef int (*op_run_fn)(struct op_ctx *c);

@@ -3,8 +3,11 @@
  * cases (SNR pooled and worst sample, MSE, max abs, cosine and its edge
  * cases, non-finite pairs, mismatches, top-1 with numpy's argmax ties and
  * NaN, labels), and lib/svgplot.c's escaping and lib/progress.c's line
- * on a plain file. Needs nothing but libonnxq.
+ * on a plain file. The vector code against the plain loops it replaced,
+ * bit for bit, on random values with NaN, infinities and signed zeros.
+ * Needs nothing but libonnxq.
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "compare.h"
@@ -158,6 +161,109 @@ slurp(FILE *fp)
 	return s;
 }
 
+static float
+rnd_value(uint64_t *st, int special)
+{
+	uint64_t r = unit_rand64_r(st);
+
+	switch (special ? r % 32 : 31) {
+	case 0: return NAN;
+	case 1: return INFINITY;
+	case 2: return -INFINITY;
+	case 3: return 0.0f;
+	case 4: return -0.0f;
+	case 5: return 7.5f;		/* ties for the largest */
+	default:
+		return ((float)(r >> 40) / (float)(1 << 24) - 0.5f) * 10;
+	}
+}
+
+/* The sums as compare.c kept them before its vector code. */
+static void
+ref_sums(const float *a, const float *b, int64_t n, struct compare *c)
+{
+	double sig[4] = { 0 }, noise[4] = { 0 }, xx[4] = { 0 }, xr[4] = { 0 };
+	double mx[4] = { 0 };
+
+	for (int64_t i = 0; i < n; i++) {
+		double xv = a[i], r = b[i], d = xv - r, ad = fabs(d);
+		int j = (int)(i % 4);
+
+		if (!isfinite(d)) {
+			if (!((isnan(xv) && isnan(r)) || (!isnan(xv) &&
+			    xv == r)))
+				c->nonfinite++;
+			continue;
+		}
+		c->nelem++;
+		sig[j] += r * r;
+		noise[j] += d * d;
+		xx[j] += xv * xv;
+		xr[j] += xv * r;
+		mx[j] = ad > mx[j] ? ad : mx[j];
+	}
+	for (int j = 0; j < 4; j++) {
+		c->signal += sig[j];
+		c->noise += noise[j];
+		c->xx += xx[j];
+		c->xr += xr[j];
+		c->max_abs = mx[j] > c->max_abs ? mx[j] : c->max_abs;
+	}
+}
+
+static int64_t
+ref_argmax(const float *v, int64_t n)
+{
+	int64_t best = 0;
+
+	for (int64_t j = 0; j < n; j++) {
+		if (isnan(v[j]))
+			return j;
+		if (j == 0 || v[j] > v[best])
+			best = j;
+	}
+	return best;
+}
+
+static void
+test_vector_code(void)
+{
+	static const int64_t lens[] = { 1, 3, 4, 7, 8, 9, 17, 64, 1001 };
+	uint64_t st = 5;
+	struct err e;
+
+	for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+		for (int special = 0; special < 2; special++) {
+			int64_t n = lens[k], d[2] = { 3, n };
+			struct tensor x, r;
+			struct compare got, want;
+
+			REQUIRE(tensor_alloc(&x, DT_FLOAT, 2, d, &e) == 0);
+			REQUIRE(tensor_alloc(&r, DT_FLOAT, 2, d, &e) == 0);
+			for (int64_t i = 0; i < x.nelem; i++) {
+				((float *)x.data)[i] = rnd_value(&st, special);
+				((float *)r.data)[i] = i % 5 ? rnd_value(&st,
+				    special) : ((float *)x.data)[i];
+			}
+			compare_init(&got);
+			compare_init(&want);
+			compare_add(&got, &x, &r, 0);
+			ref_sums(x.data, r.data, x.nelem, &want);
+			CHECK(got.nelem == want.nelem);
+			CHECK(got.nonfinite == want.nonfinite);
+			CHECK(memcmp(&got.signal, &want.signal, 8) == 0);
+			CHECK(memcmp(&got.noise, &want.noise, 8) == 0);
+			CHECK(memcmp(&got.xx, &want.xx, 8) == 0);
+			CHECK(memcmp(&got.xr, &want.xr, 8) == 0);
+			CHECK(memcmp(&got.max_abs, &want.max_abs, 8) == 0);
+			for (int64_t row = 0; row < 3; row++)
+				CHECK(compare_argmax(&x, row) == ref_argmax(
+				    (const float *)x.data + row * n, n));
+			tensor_release(&x);
+			tensor_release(&r);
+		}
+}
+
 static void
 test_svgplot(void)
 {
@@ -216,5 +322,5 @@ test_progress(void)
 	fclose(fp);
 }
 
-UNIT_MAIN(test_snr_mse_cosine, test_edges, test_top1, test_svgplot,
-    test_progress)
+UNIT_MAIN(test_snr_mse_cosine, test_edges, test_top1, test_vector_code,
+    test_svgplot, test_progress)

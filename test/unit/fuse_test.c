@@ -6,7 +6,10 @@
  * (test/data/fuse/make-fixtures.py) fused and not (ONNXQ_NO_FUSE):
  * the same outputs, and with an observer the same tensors observed in
  * the same order with the same bytes; fuse_run_seen shows every link's
- * blocks in order with those values.
+ * blocks in order with those values. QuantizeLinear -> DequantizeLinear
+ * links against op_quant.c's two kernels one after the other, bit for
+ * bit, for each integer type, on values with NaN, infinities, ties and
+ * the ends of each range among them; the nodes that cannot be links.
  */
 #include <float.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include "fuse.h"
 #include "interp.h"
 #include "model.h"
+#include "optest.h"
 #include "unit.h"
 
 static float
@@ -65,6 +69,8 @@ ref_link(const struct fuse_link *l, float *o, const float *cur,
 		case FUSE_RELU:
 			o[i] = cur[i] < 0 ? 0 : cur[i];
 			break;
+		default:	/* Q/DQ links: test_qlinks */
+			abort();
 		}
 	}
 }
@@ -200,6 +206,166 @@ test_run_seen(void)
 	}
 }
 
+/* The constants of the Q/DQ link tests, by name. */
+struct qconsts {
+	struct tensor s, z, s2, z2;
+};
+
+static const struct tensor *
+qconst(void *ctx, const char *name)
+{
+	struct qconsts *q = ctx;
+
+	return !strcmp(name, "s") ? &q->s : !strcmp(name, "z") ? &q->z :
+	    !strcmp(name, "s2") ? &q->s2 : !strcmp(name, "z2") ? &q->z2 :
+	    NULL;
+}
+
+static void
+scalar_of(struct tensor *t, int dtype, int rank, double v)
+{
+	struct err e;
+
+	REQUIRE(tensor_alloc(t, dtype, rank, DIMS(1), &e) == 0);
+	tensor_set(t, 0, v);
+}
+
+/*
+ * x: values around the grid of scale s (ties half way between two steps,
+ * just beside them), past both ends, NaN, infinities, signed zeros.
+ */
+static float
+qvalue(uint64_t *st, float s, int64_t lo, int64_t hi)
+{
+	uint64_t r = unit_rand64_r(st);
+	float m = (float)((int64_t)(r >> 40) % (hi - lo + 40) + lo - 20);
+
+	switch (r % 16) {
+	case 0: return NAN;
+	case 1: return r & 256 ? INFINITY : -INFINITY;
+	case 2: return r & 256 ? 0.0f : -0.0f;
+	case 3: return (m + 0.5f) * s;
+	case 4: return nextafterf((m + 0.5f) * s, INFINITY);
+	case 5: return nextafterf((m + 0.5f) * s, -INFINITY);
+	case 6: return m * s;
+	case 7: return (float)(r >> 8 & 1 ? hi : lo) * s * 1e6f;
+	default:
+		return ((float)(r >> 40) / (float)(1 << 24) - 0.5f) *
+		    s * (float)(hi - lo) * 1.5f;
+	}
+}
+
+/* One type: the two links against the two kernels, on n values. */
+static void
+check_qlinks(const char *domain, int opset, int dt, float sv, double zv,
+    float sv2, double zv2, int64_t n)
+{
+	struct qconsts q = { 0 };
+	struct tnode tq, tdq;
+	struct fuse_link l[2];
+	struct tensor x, qy = { 0 }, ref = { 0 };
+	const struct tensor *in[3];
+	char *qin[3] = { "x", "s", "z" }, *dqin[3] = { "y0", "s2", "z2" };
+	float *outs[2], *got;
+	int64_t lo, hi;
+	uint64_t st = (uint64_t)dt * 1000 + (uint64_t)n;
+	struct err e;
+
+	dtype_int_range(dt, &lo, &hi);
+	scalar_of(&q.s, DT_FLOAT, 0, sv);
+	scalar_of(&q.z, dt, 0, zv);
+	scalar_of(&q.s2, DT_FLOAT, 1, sv2);
+	scalar_of(&q.z2, dt, 1, zv2);
+	node_init(&tq, "QuantizeLinear");
+	node_init(&tdq, "DequantizeLinear");
+	tq.n.domain = tdq.n.domain = (char *)domain;
+	tq.n.input = qin, tdq.n.input = dqin;
+	tq.n.n_input = tdq.n.n_input = 3;
+	REQUIRE(fuse_chain_input(&tq.n, qconst, &q) == 0);
+	REQUIRE(fuse_link_parse(&l[0], &tq.n, opset, "x", "x", qconst,
+	    &q) == 0);
+	REQUIRE(fuse_link_parse(&l[1], &tdq.n, opset, "y0", "x", qconst,
+	    &q) == 0);
+	CHECK(l[0].kind == FUSE_QUANT && l[1].kind == FUSE_DEQUANT);
+	CHECK(l[0].qtype == dt && l[1].qtype == dt);
+	CHECK(fuse_chain_input(&tdq.n, qconst, &q) < 0);
+	REQUIRE(tensor_alloc(&x, DT_FLOAT, 1, DIMS(n), &e) == 0);
+	for (int64_t i = 0; i < n; i++)
+		((float *)x.data)[i] = qvalue(&st, sv, lo, hi);
+	in[0] = &x, in[1] = &q.s, in[2] = &q.z;
+	REQUIRE(op_run_in(domain, &tq, opset, in, 3, &qy, 1, 2, &e) == 0);
+	in[0] = &qy, in[1] = &q.s2, in[2] = &q.z2;
+	REQUIRE(op_run_in(domain, &tdq, opset, in, 3, &ref, 1, 2, &e) == 0);
+	REQUIRE((got = malloc((size_t)n * sizeof *got)) != NULL);
+	for (int threads = 1; threads <= 2; threads++) {
+		memset(got, 0xff, (size_t)n * sizeof *got);
+		outs[0] = NULL, outs[1] = got;
+		fuse_run(l, 2, x.data, outs, n, threads);
+		CHECK(memcmp(got, ref.data, (size_t)n * sizeof *got) == 0);
+	}
+	free(got);
+	tensor_release(&x), tensor_release(&qy), tensor_release(&ref);
+	tensor_release(&q.s), tensor_release(&q.z);
+	tensor_release(&q.s2), tensor_release(&q.z2);
+}
+
+static void
+test_qlinks(void)
+{
+	static const int64_t lens[] = { 1, 2049, 300001 };
+
+	for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
+		int64_t n = lens[t];
+
+		check_qlinks("", 13, DT_UINT8, 0.05f, 128, 0.05f, 128, n);
+		check_qlinks("", 13, DT_INT8, 1.0f / 3, -3, 1.0f / 3, -3, n);
+		/* DequantizeLinear's parameters need not be Quantize's */
+		check_qlinks("", 10, DT_UINT8, 0.0078125f, 0, 0.1f, 7, n);
+		check_qlinks("", 21, DT_UINT16, 0.001f, 32768, 0.001f, 32768,
+		    n);
+		check_qlinks("", 21, DT_INT16, 3e-4f, -5, 3e-4f, -5, n);
+		check_qlinks("", 21, DT_UINT4, 0.5f, 8, 0.5f, 8, n);
+		check_qlinks("", 21, DT_INT4, 0.25f, 0, 0.25f, 0, n);
+		check_qlinks("com.microsoft", 13, DT_UINT16, 0.002f, 100,
+		    0.002f, 100, n);
+		check_qlinks("com.microsoft", 13, DT_INT16, 0.7f, 0, 0.7f, 0,
+		    n);
+	}
+}
+
+/* Nodes that are not links: per-axis parameters, types the opset lacks. */
+static void
+test_qlinks_refused(void)
+{
+	struct qconsts q = { 0 };
+	struct tnode tq;
+	struct fuse_link l;
+	char *qin[3] = { "x", "s", "z" };
+	struct err e;
+
+	node_init(&tq, "QuantizeLinear");
+	tq.n.input = qin;
+	tq.n.n_input = 3;
+	scalar_of(&q.z, DT_UINT16, 0, 0);
+	scalar_of(&q.s, DT_FLOAT, 0, 0.1);
+	CHECK(fuse_link_parse(&l, &tq.n, 13, "x", "x", qconst, &q) < 0);
+	CHECK(fuse_link_parse(&l, &tq.n, 21, "x", "x", qconst, &q) == 0);
+	CHECK(fuse_link_parse(&l, &tq.n, 21, "y", "x", qconst, &q) < 0);
+	tensor_release(&q.s);
+	REQUIRE(tensor_alloc(&q.s, DT_FLOAT, 1, DIMS(2), &e) == 0);
+	CHECK(fuse_link_parse(&l, &tq.n, 21, "x", "x", qconst, &q) < 0);
+	tensor_release(&q.s);
+	scalar_of(&q.s, DT_FLOAT16, 0, 0);
+	CHECK(fuse_link_parse(&l, &tq.n, 21, "x", "x", qconst, &q) < 0);
+	tensor_release(&q.s);
+	scalar_of(&q.s, DT_FLOAT, 0, 0.1);
+	node_int(&tq, "output_dtype", DT_INT16);
+	CHECK(fuse_link_parse(&l, &tq.n, 21, "x", "x", qconst, &q) < 0);
+	tq.n.n_input = 2;
+	CHECK(fuse_link_parse(&l, &tq.n, 21, "x", "x", qconst, &q) < 0);
+	tensor_release(&q.s), tensor_release(&q.z);
+}
+
 /* What an observer saw: names and an FNV-1a hash of each tensor. */
 struct seen {
 	char names[32][16];
@@ -215,7 +381,8 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 	uint64_t h = 14695981039346656037ULL;
 
 	(void)e;
-	for (int64_t i = 0; i < t->nelem * 4; i++)
+	for (int64_t i = 0; i < t->nelem * (int64_t)dtype_size(t->dtype);
+	    i++)
 		h = (h ^ p[i]) * 1099511628211ULL;
 	if (s->n < 32) {
 		snprintf(s->names[s->n], sizeof s->names[0], "%s", name);
@@ -295,6 +462,87 @@ test_models(void)
 {
 	check_model("fuse/chains.onnx", 3);
 	check_model("fuse/clip10.onnx", 1);
+	check_model("fuse/qdq.onnx", 2);
 }
 
-UNIT_MAIN(test_run, test_run_seen, test_models)
+/* Every value of a run, kept by name for interp_run_skip(). */
+struct kept {
+	char names[32][16];
+	struct tensor t[32];
+	int n;
+};
+
+static int
+keep_all(void *ctx, const char *name, const struct tensor *t, struct err *e)
+{
+	struct kept *k = ctx;
+
+	if (k->n >= 32)
+		return 0;
+	snprintf(k->names[k->n], sizeof k->names[0], "%s", name);
+	return tensor_copy(&k->t[k->n++], t, e);
+}
+
+static const struct tensor *
+kept_value(void *ctx, const char *name)
+{
+	struct kept *k = ctx;
+
+	for (int i = 0; i < k->n; i++)
+		if (strcmp(k->names[i], name) == 0)
+			return &k->t[i];
+	return NULL;
+}
+
+/*
+ * interp_run_skip() on the qdq model, the values of skipped nodes taken
+ * from a whole run: the first link and its Q taken (the rest runs one by
+ * one), or a DequantizeLinear inside a chain taken: the same outputs.
+ */
+static void
+test_skip(void)
+{
+	struct model *m = fixture_generated("fuse/qdq.onnx");
+	struct kept k = { .n = 0 };
+	struct interp_opts o = { .threads = 1, .observe = keep_all,
+	    .observe_ctx = &k };
+	struct interp *ip, *fused;
+	struct tensor in, whole[2], part[2];
+	unsigned char skip[16];
+	int64_t d[4] = { 2, 3, 17, 19 };
+	uint64_t st = 9;
+	struct err e;
+
+	if (!CHECK(m != NULL))
+		return;
+	REQUIRE((ip = interp_new(m, &o, &e)) != NULL);
+	REQUIRE((fused = interp_new(m, NULL, &e)) != NULL);
+	REQUIRE(tensor_alloc(&in, DT_FLOAT, 4, d, &e) == 0);
+	for (int64_t i = 0; i < in.nelem; i++)
+		((float *)in.data)[i] = rand_value(&st);
+	REQUIRE(interp_run(ip, &in, whole, &e) == 0);
+	for (int c = 0; c < 2; c++) {
+		memset(skip, 0, sizeof skip);
+		if (c == 0)
+			skip[0] = skip[1] = 1;	/* Add, QuantizeLinear */
+		else
+			skip[2] = 1;		/* the DequantizeLinear */
+		REQUIRE(interp_run_skip(fused, &in, skip, kept_value, &k,
+		    part, &e) == 0);
+		for (int i = 0; i < 2; i++) {
+			CHECK(shape_equal(&part[i], &whole[i]) &&
+			    memcmp(part[i].data, whole[i].data,
+			    (size_t)whole[i].nelem * 4) == 0);
+			tensor_release(&part[i]);
+		}
+	}
+	tensor_release_n(whole, 2);
+	tensor_release_n(k.t, (size_t)k.n);
+	tensor_release(&in);
+	interp_free(ip);
+	interp_free(fused);
+	model_free(m);
+}
+
+UNIT_MAIN(test_run, test_run_seen, test_qlinks, test_qlinks_refused,
+    test_models, test_skip)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "optest.h"
+#include "vexp.h"
 
 /* A tensor of type dt and shape dims, filled from vals (may be NULL). */
 static struct tensor
@@ -580,6 +581,69 @@ test_softmax_threads(void)
 	tensor_release(&x);
 }
 
+/*
+ * Float Softmax and LogSoftmax rows bit for bit as the plain loops made
+ * them (max from the first element, libm's exp, the sum in double), on
+ * rows with NaN first or inside, infinities, zeros of both signs as the
+ * largest value and long rows (a recognizer's 6625 classes).
+ */
+static void
+test_softmax_rows(void)
+{
+	static const int64_t lens[] = { 1, 7, 16, 37, 6625 };
+	struct tnode t;
+	struct err e;
+
+	for (size_t c = 0; c < 2 * sizeof lens / sizeof lens[0]; c++) {
+		int64_t n = lens[c / 2], rows = 6;
+		int kind = (int)(c % 2);
+		struct tensor x = mk(DT_FLOAT, 2, DIMS(rows, n), NULL);
+		struct tensor out[1];
+		const struct tensor *in[1] = { &x };
+		float *xv = x.data, *y = malloc((size_t)n * sizeof *y);
+
+		REQUIRE(y != NULL);
+		for (int64_t i = 0; i < x.nelem; i++)
+			xv[i] = (float)(20 * rnd() - 10);
+		xv[0] = NAN;			/* row 0: NaN first */
+		xv[n + n / 2] = NAN;		/* row 1: NaN inside */
+		xv[2 * n + n - 1] = INFINITY;	/* row 2 */
+		for (int64_t i = 0; i < n; i++)	/* row 3: zeros on top */
+			xv[3 * n + i] = i % 3 == 0 ? -0.0f : i % 3 == 1 ?
+			    0.0f : -xv[3 * n + i] * xv[3 * n + i];
+		xv[4 * n + n - 1] = -INFINITY;	/* row 4 */
+		node_init(&t, kind ? "LogSoftmax" : "Softmax");
+		REQUIRE(run(&t, 13, 1, in, 1, out, 1, &e) == 0);
+		for (int64_t r = 0; r < rows; r++) {
+			const float *xs = xv + r * n;
+			float m = xs[0];
+			double sum = 0;
+
+			for (int64_t k = 1; k < n; k++)
+				m = xs[k] > m ? xs[k] : m;
+			vexp_row(y, xs, m, n);
+			for (int64_t k = 0; k < n; k++)
+				sum += y[k];
+			if (kind) {
+				float ls = (float)(m + log(sum));
+
+				for (int64_t k = 0; k < n; k++)
+					y[k] = xs[k] - ls;
+			} else {
+				float inv = 1 / (float)sum;
+
+				for (int64_t k = 0; k < n; k++)
+					y[k] *= inv;
+			}
+			CHECK(memcmp(y, (float *)out[0].data + r * n,
+			    (size_t)n * sizeof *y) == 0);
+		}
+		tensor_release(&out[0]);
+		tensor_release(&x);
+		free(y);
+	}
+}
+
 static void
 test_topk_argmax(void)
 {
@@ -648,4 +712,4 @@ UNIT_MAIN(test_broadcast_reference, test_broadcast_errors,
     test_legacy_broadcast, test_integer_edges, test_float_mod_and_pow,
     test_clip, test_activations, test_dropout, test_variadic,
     test_reduce_axes, test_reduce_large, test_softmax_axis_semantics,
-    test_softmax_threads, test_topk_argmax, test_cumsum)
+    test_softmax_threads, test_softmax_rows, test_topk_argmax, test_cumsum)

@@ -13,6 +13,11 @@ chains.onnx (opset 13): x (2x3x17x19) through
   and a side branch Mul(x, 2) read twice (no chain).
 clip10.onnx (opset 10): Add(x, 3) -> Clip(min=0, max=6 attributes)
   -> Mul(x, .) -> Div(., 6).
+qdq.onnx (opset 13, com.microsoft 1): Add(x, 3) -> QuantizeLinear (uint8)
+  -> DequantizeLinear -> Mul(., 2) -> com.microsoft QuantizeLinear
+  (uint16) -> DequantizeLinear -> Relu -> QuantizeLinear read by two
+  DequantizeLinear (no link) -> Add = y; and x -> QuantizeLinear read by
+  a DequantizeLinear and a Cast (no link) -> Add = z.
 """
 import os
 import sys
@@ -64,3 +69,34 @@ save('clip10', [
     n('Mul', ['x', 'b'], ['m']),
     n('Div', ['m', 'six'], ['y']),
 ], ['y'], [const('three', 3), const('six', 6)], 10)
+
+U8, U16 = np.uint8, np.uint16
+g = helper.make_graph([
+    n('Add', ['x', 'three'], ['a']),
+    n('QuantizeLinear', ['a', 'qs', 'qz'], ['aq']),
+    n('DequantizeLinear', ['aq', 'qs', 'qz'], ['ad']),
+    n('Mul', ['ad', 'two'], ['m']),
+    n('QuantizeLinear', ['m', 'ws', 'wz'], ['mq'], domain='com.microsoft'),
+    n('DequantizeLinear', ['mq', 'ws', 'wz'], ['md'],
+      domain='com.microsoft'),
+    n('Relu', ['md'], ['r']),
+    n('QuantizeLinear', ['r', 'qs', 'qz'], ['rq']),
+    n('DequantizeLinear', ['rq', 'qs', 'qz'], ['rd1']),
+    n('DequantizeLinear', ['rq', 'qs', 'qz'], ['rd2']),
+    n('Add', ['rd1', 'rd2'], ['y']),
+    n('QuantizeLinear', ['x', 'qs', 'qz'], ['xq']),
+    n('DequantizeLinear', ['xq', 'qs', 'qz'], ['xd']),
+    n('Cast', ['xq'], ['xc'], to=F),
+    n('Add', ['xd', 'xc'], ['z']),
+], 'qdq', [helper.make_tensor_value_info('x', F, SHAPE)],
+    [helper.make_tensor_value_info(o, F, SHAPE) for o in ['y', 'z']],
+    [const('three', 3), const('two', 2),
+     numpy_helper.from_array(np.array(0.0625, np.float32), 'qs'),
+     numpy_helper.from_array(np.array(128, U8), 'qz'),
+     numpy_helper.from_array(np.array([0.001], np.float32), 'ws'),
+     numpy_helper.from_array(np.array([1000], U16), 'wz')])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13),
+                                        helper.make_opsetid('com.microsoft',
+                                                            1)])
+m.ir_version = 7
+save_model(m, os.path.join(out, 'qdq.onnx'))
