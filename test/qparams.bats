@@ -592,29 +592,37 @@ tail_oracle() {
 	}'
 }
 
+# check_float_end END PCT: onnx-qparams -v --all-ops --float-END PCT on
+# rec.stats leaves in float the nodes the file want lists (its notes say
+# which), the same as naming them, as the recipe's float_END says, and 0
+# is none; END.qp gets its records.
+check_float_end() {
+	run --separate-stderr onnx-qparams -v --all-ops "--float-$1" "$2" \
+	    rec.stats
+	[ "$status" -eq 0 ] || fail "$stderr"
+	grep -v '^#' <<<"$output" >"$1.qp"
+	sed -n "s/^onnx-qparams: node \(.*\): in the float $1.*/\1/p" \
+	    <<<"$stderr" >got
+	cmp want got || fail "float $1 differs: $(diff want got)"
+	onnx-qparams --all-ops --exclude-nodes "$(paste -sd, want)" \
+	    rec.stats | grep -v '^#' >named.qp
+	cmp "$1.qp" named.qp
+	printf 'float_%s: %s\n' "$1" "$2" >"$1.yaml"
+	onnx-qparams --all-ops -c "$1.yaml" rec.stats | grep -v '^#' >recipe.qp
+	cmp "$1.qp" recipe.qp
+	onnx-qparams --all-ops rec.stats | grep -v '^#' >all.qp
+	onnx-qparams --all-ops "--float-$1" 0 rec.stats | grep -v '^#' >zero.qp
+	cmp all.qp zero.qp
+	if cmp -s all.qp "$1.qp"; then
+		fail "--float-$1 $2 changed nothing"
+	fi
+}
+
 @test "qparams: --float-head leaves whole blocks up to PCT of the compute float" {
 	rec_calibrated 1
 	head_oracle rec.stats 2.5 >want
 	[ "$(wc -l <want)" -ge 10 ] || fail "oracle: $(cat want)"
-	run --separate-stderr onnx-qparams -v --all-ops --float-head 2.5 \
-	    rec.stats
-	[ "$status" -eq 0 ] || fail "$stderr"
-	grep -v '^#' <<<"$output" >head.qp
-	sed -n 's/^onnx-qparams: node \(.*\): in the float head.*/\1/p' \
-	    <<<"$stderr" >got
-	cmp want got || fail "float head differs: $(diff want got)"
-	# the same as naming the nodes, and as the recipe's float_head
-	onnx-qparams --all-ops --exclude-nodes "$(paste -sd, want)" \
-	    rec.stats | grep -v '^#' >named.qp
-	cmp head.qp named.qp
-	printf 'float_head: 2.5\n' >head.yaml
-	onnx-qparams --all-ops -c head.yaml rec.stats | grep -v '^#' >recipe.qp
-	cmp head.qp recipe.qp
-	# 0 is none
-	onnx-qparams --all-ops rec.stats | grep -v '^#' >all.qp
-	onnx-qparams --all-ops --float-head 0 rec.stats | grep -v '^#' >zero.qp
-	cmp all.qp zero.qp
-	! cmp -s all.qp head.qp
+	check_float_end head 2.5
 }
 
 @test "qparams: --float-tail leaves the last blocks within PCT float" {
@@ -624,20 +632,7 @@ tail_oracle() {
 	# a budget: the next block back would go over it
 	tail_oracle rec.stats 24 >less
 	[ "$(wc -l <less)" -lt "$(wc -l <want)" ] || fail "24% as 25%"
-	run --separate-stderr onnx-qparams -v --all-ops --float-tail 25 \
-	    rec.stats
-	[ "$status" -eq 0 ] || fail "$stderr"
-	grep -v '^#' <<<"$output" >tail.qp
-	sed -n 's/^onnx-qparams: node \(.*\): in the float tail.*/\1/p' \
-	    <<<"$stderr" >got
-	cmp want got || fail "float tail differs: $(diff want got)"
-	# the same as naming the nodes, and as the recipe's float_tail
-	onnx-qparams --all-ops --exclude-nodes "$(paste -sd, want)" \
-	    rec.stats | grep -v '^#' >named.qp
-	cmp tail.qp named.qp
-	printf 'float_tail: 25\n' >tail.yaml
-	onnx-qparams --all-ops -c tail.yaml rec.stats | grep -v '^#' >recipe.qp
-	cmp tail.qp recipe.qp
+	check_float_end tail 25
 	# no logit nor probability quantized: the model ends in float
 	last=$(tail -n 1 want)
 	out=$(awk -F'\t' -v n="$last" '$1 == "node" && $2 == n {
@@ -652,11 +647,6 @@ tail_oracle() {
 	    "$(head_oracle rec.stats 2.5 | cat - want | paste -sd, -)" \
 	    rec.stats | grep -v '^#' >ends-named.qp
 	cmp ends-records.qp ends-named.qp
-	# 0 is none
-	onnx-qparams --all-ops rec.stats | grep -v '^#' >all.qp
-	onnx-qparams --all-ops --float-tail 0 rec.stats | grep -v '^#' >zero.qp
-	cmp all.qp zero.qp
-	! cmp -s all.qp tail.qp
 	# The model it gives passes the checker and runs in ONNX Runtime.
 	onnx-qdq-insert --fold-scales -o ends.onnx rec.onnx ends.qp
 	/usr/bin/python3 -c 'import onnx, sys
