@@ -54,6 +54,7 @@ static const char usage_text[] =
     "                    [--min-real-range R] [--no-bias-weight-adjust]\n"
     "                    [--float-outputs | --quantize-outputs] "
     "[--float-head PCT]\n"
+    "                    [--float-tail PCT]\n"
     "                    [--keep-activations] [--all-ops] [--dynamic]\n"
     "                    [--include-nodes LIST] [--exclude-nodes LIST]\n"
     "                    [--include-ops LIST] [--exclude-ops LIST] "
@@ -98,6 +99,7 @@ static const struct setting_opt {
 	{ "float-outputs", 0, CG_FLOAT_OUTPUTS, -1, 1 },
 	{ "quantize-outputs", 0, CG_FLOAT_OUTPUTS, -1, 0 },
 	{ "float-head", 1, CG_FLOAT_HEAD, -1, 0 },
+	{ "float-tail", 1, CG_FLOAT_TAIL, -1, 0 },
 };
 #define NSETTING_OPTS (sizeof setting_opts / sizeof setting_opts[0])
 

@@ -695,18 +695,12 @@ node_macs(struct engine *g, const struct node_rec *n)
  * hard-swish, cost 7 points of accuracy). Noise builds from the first
  * layers, which hold little of the compute.
  */
-static int
-float_head(struct engine *g, struct err *e)
+static void
+float_head(struct engine *g, const double *mac, double total)
 {
-	double *mac, total = 0, sum = 0;
+	double sum = 0;
 	size_t i;
 
-	if (!(g->s->float_head > 0) || g->ix.n == 0)
-		return 0;
-	if ((mac = calloc(g->ix.n, sizeof *mac)) == NULL)
-		return err_nomem(e);
-	for (i = 0; i < g->ix.n; i++)
-		total += mac[i] = node_macs(g, &g->ix.v[i]);
 	for (i = 0; i < g->ix.n; i++) {
 		if (100 * sum >= g->s->float_head * total && mac[i] > 0)
 			break;
@@ -718,6 +712,58 @@ float_head(struct engine *g, struct err *e)
 	}
 	note(g, "float head: %zu nodes, %.1f%% of %.4g multiply-accumulates",
 	    i, total > 0 ? 100 * sum / total : 0, total);
+}
+
+/*
+ * float_tail: leave in float the last nodes, in whole blocks as above
+ * (the last one runs to the end), as many as hold at most that percent
+ * of the multiply-accumulates: a budget, never more. Noise that
+ * compounded through the model lands on the last layers' outputs; in
+ * float they stop adding their own.
+ */
+static void
+float_tail(struct engine *g, const double *mac, double total)
+{
+	double sum = 0, block = 0;
+	size_t i, start = g->ix.n;
+
+	for (i = g->ix.n; i-- > 0;) {
+		block += mac[i];
+		if (mac[i] <= 0)
+			continue;
+		if (100 * (sum + block) > g->s->float_tail * total)
+			break;
+		sum += block;
+		block = 0;
+		start = i;
+	}
+	for (i = start; i < g->ix.n; i++) {
+		if (g->selected[i])
+			note(g, "node %s: in the float tail: left in float",
+			    g->ix.v[i].name);
+		g->selected[i] = 0;
+	}
+	note(g, "float tail: %zu nodes, %.1f%% of %.4g multiply-accumulates",
+	    g->ix.n - start, total > 0 ? 100 * sum / total : 0, total);
+}
+
+/* The float head and tail, from one count of the compute. */
+static int
+float_ends(struct engine *g, struct err *e)
+{
+	double *mac, total = 0;
+
+	if ((!(g->s->float_head > 0) && !(g->s->float_tail > 0)) ||
+	    g->ix.n == 0)
+		return 0;
+	if ((mac = calloc(g->ix.n, sizeof *mac)) == NULL)
+		return err_nomem(e);
+	for (size_t i = 0; i < g->ix.n; i++)
+		total += mac[i] = node_macs(g, &g->ix.v[i]);
+	if (g->s->float_head > 0)
+		float_head(g, mac, total);
+	if (g->s->float_tail > 0)
+		float_tail(g, mac, total);
 	free(mac);
 	return 0;
 }
@@ -731,7 +777,7 @@ select_nodes(struct engine *g, struct err *e)
 		g->selected[i] = node_selected(g, &g->ix.v[i]) &&
 		    (!g->sel_default || has_const_weight(g, &g->ix.v[i]));
 	}
-	if (float_head(g, e) < 0)
+	if (float_ends(g, e) < 0)
 		return -1;
 	for (size_t i = 0; i < g->nacts; i++)
 		g->acts[i].in_scope = g->ix.n == 0;

@@ -55,6 +55,8 @@ const struct setting_info settings_table[CG_N] = {
 	    0, 1, 0, OFF(float_outputs) },
 	[CG_FLOAT_HEAD] = { NULL, "float_head", SETTING_REAL, 0, 100, 0,
 	    OFF(float_head) },
+	[CG_FLOAT_TAIL] = { NULL, "float_tail", SETTING_REAL, 0, 100, 0,
+	    OFF(float_tail) },
 };
 
 #undef OFF

@@ -37,6 +37,7 @@ enum config_global {
 	CG_BLOCK_HQQ,
 	CG_FLOAT_OUTPUTS,
 	CG_FLOAT_HEAD,		/* percent of the compute left float */
+	CG_FLOAT_TAIL,
 	CG_N
 };
 
@@ -80,6 +81,7 @@ struct settings {
 	int float_outputs;	/* leave tensors that only reach outputs */
 	double float_head;	/* leave the first blocks holding this
 				   percent of the multiply-accumulates */
+	double float_tail;	/* the last blocks, at most this percent */
 };
 
 /* The defaults (onnx-qparams(1), DEFAULTS); nothing set. */

@@ -517,11 +517,11 @@ for f in glob.glob("raw/*/*.npy"):
 	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
 }
 
-# head_oracle STREAM PCT: the nodes --float-head PCT leaves in float, by
-# the rule as onnx-qparams(1) states it, computed apart: multiply-
-# accumulates from the shapes of the stream's records, whole blocks.
-head_oracle() {
-	awk -F'\t' -v pct="$2" '
+# macs_oracle STREAM: each node of STREAM and its multiply-accumulates
+# (tab-separated, in the stream's order), by the rule onnx-qparams(1)
+# states, computed apart from the shapes of the stream's records.
+macs_oracle() {
+	awk -F'\t' '
 	function prod(s, from,   a, n, i, p) {
 		n = split(s, a, "x")
 		p = 1
@@ -552,38 +552,107 @@ head_oracle() {
 				k = split(x, d, "x")
 				m = prod(y, 1) * d[k]
 			}
-			mac[i] = m
-			total += m
+			printf "%s\t%.17g\n", name[i], m
 		}
-		for (i = 1; i <= nn && !(100 * sum >= pct * total &&
+	}' "$1"
+}
+
+# head_oracle STREAM PCT: the nodes --float-head PCT leaves in float:
+# whole blocks from the start until they hold PCT of the compute.
+head_oracle() {
+	macs_oracle "$1" | awk -F'\t' -v pct="$2" '
+	{ name[NR] = $1; mac[NR] = $2; total += $2 }
+	END {
+		for (i = 1; i <= NR && !(100 * sum >= pct * total &&
 		    mac[i] > 0); i++) {
 			sum += mac[i]
 			print name[i]
 		}
-	}' "$1"
+	}'
+}
+
+# tail_oracle STREAM PCT: the nodes --float-tail PCT leaves in float:
+# the last whole blocks (a node with compute and those after it) that
+# hold at most PCT of the compute.
+tail_oracle() {
+	macs_oracle "$1" | awk -F'\t' -v pct="$2" '
+	{ name[NR] = $1; mac[NR] = $2; total += $2 }
+	END {
+		start = NR + 1
+		for (i = NR; i >= 1; i--) {
+			block += mac[i]
+			if (mac[i] <= 0)
+				continue
+			if (100 * (sum + block) > pct * total)
+				break
+			sum += block; block = 0; start = i
+		}
+		for (i = start; i <= NR; i++)
+			print name[i]
+	}'
+}
+
+# check_float_end END PCT: onnx-qparams -v --all-ops --float-END PCT on
+# rec.stats leaves in float the nodes the file want lists (its notes say
+# which), the same as naming them, as the recipe's float_END says, and 0
+# is none; END.qp gets its records.
+check_float_end() {
+	run --separate-stderr onnx-qparams -v --all-ops "--float-$1" "$2" \
+	    rec.stats
+	[ "$status" -eq 0 ] || fail "$stderr"
+	grep -v '^#' <<<"$output" >"$1.qp"
+	sed -n "s/^onnx-qparams: node \(.*\): in the float $1.*/\1/p" \
+	    <<<"$stderr" >got
+	cmp want got || fail "float $1 differs: $(diff want got)"
+	onnx-qparams --all-ops --exclude-nodes "$(paste -sd, want)" \
+	    rec.stats | grep -v '^#' >named.qp
+	cmp "$1.qp" named.qp
+	printf 'float_%s: %s\n' "$1" "$2" >"$1.yaml"
+	onnx-qparams --all-ops -c "$1.yaml" rec.stats | grep -v '^#' >recipe.qp
+	cmp "$1.qp" recipe.qp
+	onnx-qparams --all-ops rec.stats | grep -v '^#' >all.qp
+	onnx-qparams --all-ops "--float-$1" 0 rec.stats | grep -v '^#' >zero.qp
+	cmp all.qp zero.qp
+	if cmp -s all.qp "$1.qp"; then
+		fail "--float-$1 $2 changed nothing"
+	fi
 }
 
 @test "qparams: --float-head leaves whole blocks up to PCT of the compute float" {
 	rec_calibrated 1
 	head_oracle rec.stats 2.5 >want
 	[ "$(wc -l <want)" -ge 10 ] || fail "oracle: $(cat want)"
-	run --separate-stderr onnx-qparams -v --all-ops --float-head 2.5 \
+	check_float_end head 2.5
+}
+
+@test "qparams: --float-tail leaves the last blocks within PCT float" {
+	rec_calibrated 1
+	tail_oracle rec.stats 25 >want
+	[ "$(wc -l <want)" -ge 10 ] || fail "oracle: $(cat want)"
+	# a budget: the next block back would go over it
+	tail_oracle rec.stats 24 >less
+	[ "$(wc -l <less)" -lt "$(wc -l <want)" ] || fail "24% as 25%"
+	check_float_end tail 25
+	# no logit nor probability quantized: the model ends in float
+	last=$(tail -n 1 want)
+	out=$(awk -F'\t' -v n="$last" '$1 == "node" && $2 == n {
+		for (i = 3; i <= NF; i++) if (sub(/^out=/, "", $i)) print $i }' \
+	    rec.stats)
+	[ -n "$out" ] && ! grep -q "^qparam	$out	" tail.qp || fail "$out"
+	# with the head: both ends float, the middle quantized
+	onnx-qparams --all-ops --float-head 2.5 --float-tail 25 -o ends.qp \
 	    rec.stats
-	[ "$status" -eq 0 ] || fail "$stderr"
-	grep -v '^#' <<<"$output" >head.qp
-	sed -n 's/^onnx-qparams: node \(.*\): in the float head.*/\1/p' \
-	    <<<"$stderr" >got
-	cmp want got || fail "float head differs: $(diff want got)"
-	# the same as naming the nodes, and as the recipe's float_head
-	onnx-qparams --all-ops --exclude-nodes "$(paste -sd, want)" \
-	    rec.stats | grep -v '^#' >named.qp
-	cmp head.qp named.qp
-	printf 'float_head: 2.5\n' >head.yaml
-	onnx-qparams --all-ops -c head.yaml rec.stats | grep -v '^#' >recipe.qp
-	cmp head.qp recipe.qp
-	# 0 is none
-	onnx-qparams --all-ops rec.stats | grep -v '^#' >all.qp
-	onnx-qparams --all-ops --float-head 0 rec.stats | grep -v '^#' >zero.qp
-	cmp all.qp zero.qp
-	! cmp -s all.qp head.qp
+	grep -v '^#' ends.qp >ends-records.qp
+	onnx-qparams --all-ops --exclude-nodes \
+	    "$(head_oracle rec.stats 2.5 | cat - want | paste -sd, -)" \
+	    rec.stats | grep -v '^#' >ends-named.qp
+	cmp ends-records.qp ends-named.qp
+	# The model it gives passes the checker and runs in ONNX Runtime.
+	onnx-qdq-insert --fold-scales -o ends.onnx rec.onnx ends.qp
+	/usr/bin/python3 -c 'import onnx, sys
+onnx.checker.check_model(onnx.load(sys.argv[1]))' ends.onnx ||
+	    fail "onnx.checker"
+	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \
+	    --out ort ends.onnx data
+	[ "$status" -eq 0 ] || fail "ort-run: $stderr"
 }
