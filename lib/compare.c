@@ -75,10 +75,13 @@ add_pair(struct sums *s, double x, double r)
 	s->nonfinite++;
 }
 
-/* Lane j of the sums: the pair (xv, r) whose difference is d. */
+/*
+ * Lane j of the sums: the pair (xv, r). Lanes are set by index, not by
+ * address (clang allows no pointer to a vector's element).
+ */
 static void
-lane_add(struct sums *s, double *sig, double *noise, double *xx,
-    double *xr, double *mx, double xv, double r, int64_t *skipped)
+lane_add(struct sums *s, v4d *sig, v4d *noise, v4d *xx, v4d *xr,
+    v4d *mx, int j, double xv, double r, int64_t *skipped)
 {
 	double d = xv - r, ad;
 
@@ -88,11 +91,11 @@ lane_add(struct sums *s, double *sig, double *noise, double *xx,
 		return;
 	}
 	ad = fabs(d);
-	*sig += r * r;
-	*noise += d * d;
-	*xx += xv * xv;
-	*xr += xv * r;
-	*mx = ad > *mx ? ad : *mx;
+	(*sig)[j] += r * r;
+	(*noise)[j] += d * d;
+	(*xx)[j] += xv * xv;
+	(*xr)[j] += xv * r;
+	(*mx)[j] = ad > (*mx)[j] ? ad : (*mx)[j];
 }
 
 /*
@@ -124,8 +127,8 @@ add_floats(struct sums *s, const float *a, const float *b, int64_t n)
 		fin = ad <= big;		/* false for NaN */
 		if (!(fin[0] & fin[1] & fin[2] & fin[3])) {
 			for (int j = 0; j < 4; j++)
-				lane_add(s, &sig[j], &noise[j], &xx[j], &xr[j],
-				    &mx[j], xv[j], r[j], &skipped);
+				lane_add(s, &sig, &noise, &xx, &xr, &mx, j,
+				    xv[j], r[j], &skipped);
 			continue;
 		}
 		sig += r * r;
@@ -136,8 +139,8 @@ add_floats(struct sums *s, const float *a, const float *b, int64_t n)
 		mx = (v4d)(((v4l)ad & gt) | ((v4l)mx & ~gt));
 	}
 	for (int j = 0; i + j < n; j++)
-		lane_add(s, &sig[j], &noise[j], &xx[j], &xr[j], &mx[j],
-		    a[i + j], b[i + j], &skipped);
+		lane_add(s, &sig, &noise, &xx, &xr, &mx, j, a[i + j],
+		    b[i + j], &skipped);
 	s->nelem += n - skipped;
 	for (int j = 0; j < 4; j++) {
 		s->signal += sig[j];
