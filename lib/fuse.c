@@ -123,7 +123,6 @@ int
 fuse_chain_input(const Onnx__NodeProto *nd, fuse_const_fn konst, void *ctx)
 {
 	char op;
-
 	int contrib;
 
 	if (nd->n_output != 1)

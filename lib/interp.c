@@ -763,12 +763,6 @@ is_random(const char *op)
 }
 
 /*
- * interp_opts.fold_constant_nodes: run each node whose inputs are all
- * constant now, in plan order (so chains fold too), and keep its output
- * with the constants. One whose kernel fails is left to run (and fail)
- * at run time, with the message it has always had.
- */
-/*
  * A step the fold cache may hold (not in a chain of fused nodes, whose
  * first step computes the others'): 1 with st->args its inputs.
  */
@@ -782,21 +776,18 @@ fold_args(struct interp *ip, struct step *st, struct foldcache *cache)
 	return 1;
 }
 
-/* Step st's value from the fold cache, into slot s: 1 when found. */
-static int
-fold_cached(struct interp *ip, struct step *st, struct foldcache *cache,
-    int s)
-{
-	return fold_args(ip, st, cache) && foldcache_get(cache, st->node,
-	    st->opset, st->args, st->nin, &ip->vals[s]);
-}
-
+/*
+ * interp_opts.fold_constant_nodes: run each node whose inputs are all
+ * constant now, in plan order (so chains fold too), and keep its output
+ * with the constants. One whose kernel fails is left to run (and fail)
+ * at run time, with the message it has always had.
+ */
 static void
 fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 {
 	interp_observe_fn observe = ip->observe;
 	struct err scratch;
-	int hit;
+	int cacheable, hit;
 
 	ip->observe = NULL;	/* observed at each run, as before */
 	for (int v = 0; v < ip->nvalues; v++)
@@ -812,9 +803,13 @@ fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 			ok = st->in[j] < 0 || ip->is_const[st->in[j]];
 		if (!ok)
 			continue;
-		if ((hit = fold_cached(ip, st, cache, s)) ||
-		    (run_step(ip, st, &scratch) == 0 && ip->vals[s].data)) {
-			if (!hit && fold_args(ip, st, cache))
+		cacheable = fold_args(ip, st, cache);
+		hit = cacheable && foldcache_get(cache, st->node, st->opset,
+		    st->args, st->nin, &ip->vals[s]);
+		if (hit || (run_step(ip, st, &scratch) == 0 &&
+		    ip->vals[s].data)) {
+			/* run_step() set st->args as fold_args() does */
+			if (cacheable && !hit)
 				foldcache_put(cache, st->node, st->opset,
 				    st->args, st->nin, &ip->vals[s], &scratch);
 			tensor_move(&ip->consts[s], &ip->vals[s]);
