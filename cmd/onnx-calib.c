@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "calibpool.h"
 #include "cli.h"
 #include "graph.h"
 #include "image.h"
@@ -196,61 +197,66 @@ warn_nonfinite(const struct calib *c)
 	}
 }
 
-/* Run the model on the samples of this run (and shard). */
+/*
+ * The batches of this run (and shard): *b malloc'd, *nb of them, *samples
+ * in them; *all is the number of batches of the whole run.
+ */
 static int
-calibrate(const struct opts *o, struct calib *c, struct calib_data *d,
+list_batches(const struct opts *o, const struct calib_data *d,
+    struct calibpool_batch **b, int *nb, long *samples, long *all,
     struct err *e)
 {
-	const struct interp *ip = calib_interp(c);
 	long total = calib_data_count(d), per = o->batch ? o->batch : 1;
-	long nbatch, mine = 0, done = 0;
-	struct tensor *in;
-	struct progress bar;
-	int rc = -1;
 
 	if (o->limit && o->limit < total)
 		total = o->limit;
-	nbatch = (total + per - 1) / per;
-	for (long b = 0; b < nbatch; b++)
-		if (in_shard(o, b))
-			mine += b == nbatch - 1 ? total - b * per : per;
-	if (!(in = calloc((size_t)interp_ninputs(ip) + 1, sizeof *in)))
+	*all = (total + per - 1) / per;
+	*nb = 0;
+	*samples = 0;
+	if (!(*b = calloc((size_t)*all + 1, sizeof **b)))
 		return err_nomem(e);
-	progress_init(&bar, stderr, progress_wanted(stderr, o->quiet), PROG,
-	    "samples", mine);
-	progress_update(&bar, 0);
-	for (long b = 0; b < nbatch; b++) {
-		int first = (int)(b * per);
-		int n = (int)(b == nbatch - 1 ? total - b * per : per);
+	for (long i = 0; i < *all; i++) {
+		int n = (int)(i == *all - 1 ? total - i * per : per);
 
-		if (!in_shard(o, b))
+		if (!in_shard(o, i))
 			continue;
-		if (calib_data_load(d, ip, first, n, in, e) < 0)
-			goto out;
-		if (calib_run(c, in, e) < 0) {
-			if (n > 1)
-				err_prefix(e, "%s (batch of %d)",
-				    calib_data_name(d, first), n);
-			else
-				err_prefix(e, "%s", calib_data_name(d, first));
-			goto release;
-		}
-		for (int k = 0; k < interp_ninputs(ip); k++)
-			tensor_release(&in[k]);
-		done += n;
-		progress_update(&bar, done);
+		(*b)[*nb].first = (int)(i * per);
+		(*b)[(*nb)++].n = n;
+		*samples += n;
 	}
-	rc = 0;
-	goto out;
-release:
-	for (int k = 0; k < interp_ninputs(ip); k++)
-		tensor_release(&in[k]);
-out:
-	progress_end(&bar);
-	free(in);
-	if (rc == 0 && mine == 0)
+	return 0;
+}
+
+static void
+show_progress(void *ctx, long done)
+{
+	progress_update(ctx, done);
+}
+
+/*
+ * Run the model on the samples of this run (and shard), on workers over
+ * the batches (calibpool.h) that show their progress on bar; pl's engine
+ * then holds the statistics.
+ */
+static int
+calibrate(const struct opts *o, struct calibpool *pl, struct calib_data *d,
+    struct progress *bar, struct err *e)
+{
+	struct calibpool_batch *b;
+	long samples, all;
+	int nb, rc;
+
+	if (list_batches(o, d, &b, &nb, &samples, &all, e) < 0)
+		return -1;
+	progress_init(bar, stderr, progress_wanted(stderr, o->quiet), PROG,
+	    "samples", samples);
+	progress_update(bar, 0);
+	rc = calibpool_run(pl, d, b, nb, e);
+	progress_end(bar);
+	free(b);
+	if (rc == 0 && nb == 0)
 		cli_warn("warning: shard %ld/%ld has none of the %ld batches",
-		    o->shard_k, o->shard_n, nbatch);
+		    o->shard_k, o->shard_n, all);
 	return rc;
 }
 
@@ -264,9 +270,11 @@ run_calib(const struct opts *o, struct err *e)
 	size_t keeplen = 0, textlen = 0;
 	struct model *m;
 	struct graph *gr;
-	struct calib *c = NULL;
+	struct calib *c;
+	struct calibpool *pl = NULL;
 	struct calib_data *d = NULL;
-	struct calib_opts co;
+	struct calibpool_opts po;
+	struct progress bar;
 	struct outfile *of;
 	struct stream_writer *w;
 	FILE *mem = NULL;
@@ -275,10 +283,12 @@ run_calib(const struct opts *o, struct err *e)
 	if (!(m = load_prepared(path, sha, &opset, &gr,
 	    o->annotate_model ? &keep : NULL, &keeplen, e)))
 		return -1;
-	calib_opts_init(&co);
-	co.threads = o->threads;
-	co.mbits = o->mbits;
-	if (!(c = calib_new(m, &co, e))) {
+	calibpool_opts_init(&po);
+	po.threads = o->threads;
+	po.mbits = o->mbits;
+	po.progress = show_progress;
+	po.progress_ctx = &bar;
+	if (!(pl = calibpool_new(m, &po, e))) {
 		err_prefix(e, "%s", path);
 		goto out;
 	}
@@ -287,8 +297,8 @@ run_calib(const struct opts *o, struct err *e)
 	if (calib_data_has_images(d)) {
 		struct image_prep p = o->prep;
 
-		if (calib_image_prep(calib_interp(c), &p, o->prep_set,
-		    e) < 0) {
+		if (calib_image_prep(calib_interp(calibpool_engine(pl)), &p,
+		    o->prep_set, e) < 0) {
 			err_prefix(e, "%s", path);
 			goto out;
 		}
@@ -298,8 +308,9 @@ run_calib(const struct opts *o, struct err *e)
 		    "images");
 		goto out;
 	}
-	if (calibrate(o, c, d, e) < 0)
+	if (calibrate(o, pl, d, &bar, e) < 0)
 		goto out;
+	c = calibpool_engine(pl);
 	warn_nonfinite(c);
 	/* the stream goes to memory first when the model copy gets it too */
 	if (o->annotate_model) {
@@ -361,7 +372,7 @@ out:
 	free(text);
 	free(keep);
 	calib_data_free(d);
-	calib_free(c);
+	calibpool_free(pl);
 	graph_free(gr);
 	model_free(m);
 	return rc;

@@ -589,6 +589,26 @@ calib_run(struct calib *c, const struct tensor *inputs, struct err *e)
 	return r;
 }
 
+int
+calib_merge(struct calib *dst, const struct calib *src, struct err *e)
+{
+	if (dst->m != src->m || dst->nt != src->nt || dst->mbits != src->mbits)
+		return err_set(e, "engines of different models merged");
+	for (int i = 0; i < src->nt; i++) {
+		const struct ctensor *s = &src->t[i];
+		struct ctensor *d = &dst->t[i];
+
+		if (!s->seen)
+			continue;
+		if (note_seen(dst, d, s->ts.dtype, e) < 0)
+			return -1;
+		if (tstats_merge(&d->ts, &s->ts, e) < 0)
+			return err_prefix(e, "tensor %s", d->name);
+	}
+	dst->batches += src->batches;
+	return 0;
+}
+
 /* The list of tensors seen, brought up to date after new ones appeared. */
 static void
 update_seen(const struct calib *cc)

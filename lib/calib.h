@@ -70,6 +70,14 @@ const struct interp *calib_interp(const struct calib *c);
  */
 int calib_run(struct calib *c, const struct tensor *inputs, struct err *e);
 
+/*
+ * Add the statistics of src to dst's: two engines of one model (the same
+ * m and mbits) that ran different batches, as the workers of calibpool.h
+ * do. Exact (stats.h): dst then holds what one engine that ran all of
+ * their batches would, in any order. src is left as it was.
+ */
+int calib_merge(struct calib *dst, const struct calib *src, struct err *e);
+
 /* Batches run so far. */
 uint64_t calib_batches(const struct calib *c);
 

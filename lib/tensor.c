@@ -186,6 +186,33 @@ shape_equal(const struct tensor *a, const struct tensor *b)
  * means not yet set. Atomic: kernels may allocate from OpenMP threads.
  */
 static uint64_t mem_limit, mem_live;
+/*
+ * What the calling thread allocated less what it released, and its
+ * highest value since tensor_mem_thread_mark(): what one thread's run
+ * takes at the most (calibpool.h sizes its workers by it).
+ */
+static _Thread_local int64_t thread_live, thread_peak, thread_mark;
+
+static void
+thread_add(int64_t bytes)
+{
+	thread_live += bytes;
+	if (thread_live > thread_peak)
+		thread_peak = thread_live;
+}
+
+void
+tensor_mem_thread_mark(void)
+{
+	thread_mark = thread_peak = thread_live;
+}
+
+uint64_t
+tensor_mem_thread_peak(void)
+{
+	return thread_peak > thread_mark ?
+	    (uint64_t)(thread_peak - thread_mark) : 0;
+}
 
 /* "512M" and friends; -1 when s is none of them. */
 static int
@@ -271,8 +298,10 @@ mem_charge(uint64_t bytes, struct err *e)
 	uint64_t limit = tensor_mem_limit();
 	uint64_t live = __atomic_add_fetch(&mem_live, bytes, __ATOMIC_RELAXED);
 
-	if (limit == UINT64_MAX || live <= limit)
+	if (limit == UINT64_MAX || live <= limit) {
+		thread_add((int64_t)bytes);
 		return 0;
+	}
 	__atomic_sub_fetch(&mem_live, bytes, __ATOMIC_RELAXED);
 	return err_set(e, "needs %llu bytes, over the memory limit of %llu "
 	    "(%llu in use)", (unsigned long long)bytes,
@@ -305,6 +334,7 @@ alloc_as(struct tensor *t, int dtype, int rank, const int64_t *dims,
 	if (!t->data) {
 		__atomic_sub_fetch(&mem_live, (uint64_t)(n ? n : 1) * esize,
 		    __ATOMIC_RELAXED);
+		thread_add(-(int64_t)((n ? n : 1) * esize));
 		return err_nomem(e);
 	}
 	t->counted = (size_t)(n ? n : 1) * esize;
@@ -347,9 +377,11 @@ tensor_alloc_like_uninit(struct tensor *t, int dtype,
 void
 tensor_release(struct tensor *t)
 {
-	if (t->counted)
+	if (t->counted) {
 		__atomic_sub_fetch(&mem_live, (uint64_t)t->counted,
 		    __ATOMIC_RELAXED);
+		thread_add(-(int64_t)t->counted);
+	}
 	free(t->data);
 	memset(t, 0, sizeof *t);
 }

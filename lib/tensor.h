@@ -79,6 +79,13 @@ int tensor_mem_limit_init(uint64_t limit, struct err *e);
 /* The limit (UINT64_MAX when none) and the bytes live now. */
 uint64_t tensor_mem_limit(void);
 uint64_t tensor_mem_live(void);
+/*
+ * The most the calling thread's tensors took at once (what it allocated
+ * less what it released) since it called tensor_mem_thread_mark():
+ * one run's peak, when a thread runs it alone.
+ */
+void tensor_mem_thread_mark(void);
+uint64_t tensor_mem_thread_peak(void);
 
 /* Bytes one element takes in memory; 0 for unsupported types (string...). */
 size_t dtype_size(int dtype);
