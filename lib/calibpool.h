@@ -16,7 +16,9 @@
  * beside what is live. When that is one, the batches go on serially on
  * an engine with `threads` interpreter threads (worker 0's statistics
  * merged into it). A worker whose engine cannot be made leaves its
- * batches to the others.
+ * batches to the others. With glibc, a run of several workers leaves
+ * the process with one malloc arena (mallopt M_ARENA_MAX): a worker's
+ * arena of its own would give its memory back after every run.
  *
  * Errors are those of a serial run: when batches fail, the error is the
  * first failing batch's (the ones before it still run; none after it
