@@ -10,7 +10,8 @@
 // outside [A-Za-z0-9._-] as %HH (npy and name helpers: ort-common.js).
 // --threads sets ONNX Runtime's intra-op threads (default 2, as
 // onnx-verify); --repeat N runs the first sample N more times after a
-// warm-up and prints "ort: median MS ms per inference" on stdout. Needs
+// warm-up and prints "ort: median MS ms per inference, cpu CPU_MS ms" on
+// stdout (CPU_MS: the process's user and system time, median). Needs
 // onnxruntime-node on NODE_PATH (helpers.bash: ort_node).
 'use strict';
 const fs = require('fs');
@@ -53,16 +54,21 @@ async function main() {
 			writeNpy(path.join(out, s, fileName(name) + '.npy'), res[name]);
 	}
 	if (repeat > 0) {
-		const times = [];
+		const times = [], cpus = [];
 		await session.run(first);
 		for (let i = 0; i < repeat; i++) {
 			const t0 = process.hrtime.bigint();
+			const c0 = process.cpuUsage();
 			await session.run(first);
+			const c = process.cpuUsage(c0);
 			times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+			cpus.push((c.user + c.system) / 1e3);
 		}
 		times.sort((a, b) => a - b);
-		console.log(`ort: median ${times[Math.floor(times.length / 2)]
-		    .toFixed(2)} ms per inference`);
+		cpus.sort((a, b) => a - b);
+		const mid = Math.floor(times.length / 2);
+		console.log(`ort: median ${times[mid].toFixed(2)} ms per ` +
+		    `inference, cpu ${cpus[mid].toFixed(2)} ms`);
 	}
 }
 
