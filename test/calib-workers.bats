@@ -5,9 +5,9 @@
 # the stream must be byte for byte the serial run's (one engine on N
 # threads, ONNXQ_CALIB_SERIAL=1): on the chains fixture at several thread
 # counts, histogram widths, batches, limits and shards, node by node and
-# with nothing derived, with --annotate-model; on the real cls and rec;
-# and a bad sample among the others stops the run with the serial run's
-# one-line error, no output left.
+# with nothing derived, under a memory limit, with --annotate-model; on
+# the real cls and rec; a bad sample among the others stops the run with
+# the serial run's one-line error, no output left; SIGTERM ends it.
 # Needs: the built onnx-calib, the fixtures make check generates,
 # /usr/bin/python3 with numpy; the real-model test scripts/fetch-models.
 
@@ -38,6 +38,9 @@ same_as_serial() {
 	same_as_serial --shard 2/2 -d "$DATA/in" "$DATA/chains.onnx"
 	ONNXQ_NO_FUSE=1 same_as_serial -d "$DATA/in" "$DATA/chains.onnx"
 	ONNXQ_NO_DERIVE=1 same_as_serial --threads 3 -d "$DATA/in" \
+	    "$DATA/chains.onnx"
+	# a memory limit that leaves room for fewer workers
+	ONNXQ_MEM_LIMIT=1M same_as_serial --threads 3 -d "$DATA/in" \
 	    "$DATA/chains.onnx"
 	# one worker's stream is the same too, and the serial one on 1 thread
 	onnx-calib -q --threads 1 -d "$DATA/in" "$DATA/chains.onnx" |
