@@ -77,6 +77,17 @@ evaluate(struct search *S, int n, double stop, double head_stop,
 	return S->ev->run(S->ev->ctx, S->mp, n, stop, head_stop, sc, e);
 }
 
+/* The noise at the probes of the first n samples: sc->pnoise only. */
+static int
+evaluate_probes(struct search *S, int n, struct mixsearch_score *sc,
+    struct err *e)
+{
+	if (S->ev->run_probes == NULL)
+		return evaluate(S, n, INFINITY, INFINITY, sc, e);
+	S->runs++;
+	return S->ev->run_probes(S->ev->ctx, S->mp, n, sc, e);
+}
+
 /* The next evaluation is the one those after it differ from. */
 static void
 reference(struct search *S)
@@ -412,13 +423,11 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 					others[k++] = j;
 			if ((bad = setup(S, others, k, -1, e)) < 0)
 				goto fail;
-			if (bad || evaluate(S, nprobe, INFINITY,
-			    INFINITY, &sc, e) < 0)
+			if (bad || evaluate_probes(S, nprobe, &sc, e) < 0)
 				goto fail;
 			c->gain = sc.pnoise - top.pnoise;
 		} else {
-			if (evaluate(S, nprobe, INFINITY, INFINITY, &sc,
-			    e) < 0)
+			if (evaluate_probes(S, nprobe, &sc, e) < 0)
 				goto fail;
 			c->gain = base - sc.pnoise;
 		}

@@ -79,6 +79,14 @@ struct mixsearch_eval {
 	/* The outputs sc->noise sums over; 0: unknown (no early stop on a
 	   target that cannot be met). */
 	int noutputs;
+	/*
+	 * May be NULL (then run). As run(ctx, mp, n, INFINITY, INFINITY,
+	 * sc, e), for a caller that reads only sc->pnoise: the rest of sc
+	 * is not set, and what only the outputs past the probes need (a
+	 * final Softmax, their comparison) need not run.
+	 */
+	int (*run_probes)(void *ctx, const struct mixprec *mp, int n,
+	    struct mixsearch_score *sc, struct err *e);
 };
 
 struct mixsearch_opts {
