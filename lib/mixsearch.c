@@ -396,6 +396,18 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 		return -1;
 	}
 	from_top = !bad;
+	/*
+	 * Measured alone, the candidates differ from the quantized model:
+	 * its probe run again (the same bits) is their reference.
+	 */
+	if (!from_top) {
+		mixprec_clear(S->mp);
+		reference(S);
+		if (evaluate(S, nprobe, INFINITY, INFINITY, &sc, e) < 0) {
+			free(others);
+			return -1;
+		}
+	}
 	if (!S->o->quiet && from_top && (fp = note_start(S)) != NULL) {
 		fprintf(fp, "all candidates promoted, on the %d noisiest "
 		    "samples: %.2f dB at the probes", nprobe,
@@ -743,7 +755,6 @@ mixsearch_run(struct mixprec *mp, const struct mixsearch_opts *o,
 	}
 	/* What each candidate buys, on the noisiest samples. */
 	nprobe = ev->nsamples < MIXSEARCH_HEAD ? ev->nsamples : MIXSEARCH_HEAD;
-	reference(&S);	/* for candidates measured alone */
 	if (evaluate(&S, nprobe, INFINITY, INFINITY, &probe, e) < 0)
 		goto out;
 	for (;;) {
