@@ -583,6 +583,7 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 	struct tensor *out = NULL;
 	unsigned char *skip = NULL;
 	int *pos = NULL, *ppos = NULL, nout = 0, nskip = 0, rc = -1;
+	int unprobed = 0;	/* a sample's probe reference was dropped */
 	int record = ev->record && !ev->o.whole_runs, part;
 	double t0 = mixeval_cpu_seconds(), t1 = 0, t2 = 0;
 
@@ -666,9 +667,19 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 		ev->prof.nodes_skipped += part;
 		for (int k = 0; k < ev->noutputs; k++)
 			before += judge[k].noise;
-		for (int k = 0; k < ev->noutputs; k++)
-			compare_add(&pcmp[k], &out[ppos[k]],
-			    &ev->probe_ref[s * ev->noutputs + k], s);
+		for (int k = 0; k < ev->noutputs; k++) {
+			const struct tensor *pr =
+			    &ev->probe_ref[s * ev->noutputs + k];
+
+			if (pr->data)
+				compare_add(&pcmp[k], &out[ppos[k]], pr, s);
+			else if (probes_only) {
+				err_set(e, "the probes' values of sample %d "
+				    "are not kept", s);
+				goto out;
+			} else
+				unprobed = 1;
+		}
 		sc->samples = i + 1;
 		if (probes_only) {
 			tensor_release_n(out, (size_t)nout);
@@ -700,7 +711,7 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 			goto out;
 		}
 	}
-	sc->pnoise = 0;
+	sc->pnoise = unprobed ? NAN : 0;
 	for (int k = 0; k < ev->noutputs; k++)
 		sc->pnoise += relative_noise(&pcmp[k]);
 	if (probes_only) {
@@ -775,6 +786,16 @@ rank_samples(void *ctx)
 		}
 		ev->order[j] = s;
 	}
+	/*
+	 * Going by the outputs, the search reads the probes on the
+	 * MIXSEARCH_HEAD noisiest samples only: the others' references go
+	 * back to the heap, for the reference runs to come (fresh memory
+	 * is dear: first touches were a tenth of a rec search's CPU).
+	 */
+	for (int i = MIXSEARCH_HEAD; !ev->o.at_probes && i < ev->nsamples;
+	    i++)
+		tensor_release_n(&ev->probe_ref[ev->order[i] * ev->noutputs],
+		    (size_t)ev->noutputs);
 }
 
 static void

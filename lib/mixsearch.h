@@ -47,7 +47,9 @@ struct mixsearch_score {
 	double agree;		/* top-1 agreement over classifier outputs,
 				   %; NaN when no output is a classifier */
 	double noise;		/* sum over outputs of noise / signal */
-	double pnoise;		/* the same over the probes */
+	double pnoise;		/* the same over the probes; NaN when
+				   the evaluator dropped some sample's
+				   (see rank) */
 	int samples;		/* samples run */
 	double head;		/* the noise after the MIXSEARCH_HEAD
 				   noisiest samples */
@@ -67,7 +69,12 @@ struct mixsearch_eval {
 	 */
 	int (*run)(void *ctx, const struct mixprec *mp, int n, double stop,
 	    double head_stop, struct mixsearch_score *sc, struct err *e);
-	/* Order the samples by their noise in the last full run, most first. */
+	/*
+	 * Order the samples by their noise in the last full run, most
+	 * first. Once: after it, runs read the probes on the first
+	 * MIXSEARCH_HEAD samples only (the evaluator may drop the others'
+	 * fp32 probe values).
+	 */
 	void (*rank)(void *ctx);
 	void *ctx;
 	/*
