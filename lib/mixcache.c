@@ -114,6 +114,7 @@ struct deps {
 	const char **name;
 	uint64_t *bits;		/* nwords per value */
 	int *dq_from;		/* a DequantizeLinear's value: its input's */
+	int *node;		/* each value's producer */
 	size_t nwords, n;
 };
 
@@ -152,7 +153,8 @@ deps_init(struct deps *d, const Onnx__GraphProto *g, struct strmap *konst)
 	d->name = calloc(nv + 1, sizeof *d->name);
 	d->bits = calloc((nv + 1) * d->nwords, sizeof *d->bits);
 	d->dq_from = calloc(nv + 1, sizeof *d->dq_from);
-	if (!d->ix || !d->name || !d->bits || !d->dq_from)
+	d->node = calloc(nv + 1, sizeof *d->node);
+	if (!d->ix || !d->name || !d->bits || !d->dq_from || !d->node)
 		return -1;
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
@@ -190,6 +192,7 @@ deps_init(struct deps *d, const Onnx__GraphProto *g, struct strmap *konst)
 			    n->n_input > 0 && strmap_get(d->ix, n->input[0],
 			    &v) ? v : -1;
 			d->name[d->n] = n->output[j];
+			d->node[d->n] = (int)i;
 			if (strmap_put(d->ix, n->output[j], (int)d->n++) < 0)
 				return -1;
 		}
@@ -204,6 +207,53 @@ deps_release(struct deps *d)
 	free(d->name);
 	free(d->bits);
 	free(d->dq_from);
+	free(d->node);
+}
+
+/*
+ * Made again rather than kept: a QuantizeLinear's input, when a few
+ * nodes (REMAKE_DEPTH, one output each) make it from DequantizeLinear
+ * values, constants and graph inputs: those DequantizeLinear nodes'
+ * inputs are kept instead, an integer type (PaddleOCR rec: a Conv's
+ * float output becomes the 16-bit input it is made from; the reference
+ * half the size, for a Conv run again per changed tensor).
+ */
+#define REMAKE_DEPTH	8
+#define REMAKE_MAX	8
+
+/*
+ * The values v is made again from, added to from[*n]; 0, or -1 when v
+ * is not made so (depth: the nodes that may yet run).
+ */
+static int
+remake_from(const struct deps *d, const Onnx__GraphProto *g,
+    const struct strmap *konst, int v, int depth, int *from, int *n)
+{
+	const Onnx__NodeProto *p = g->node[d->node[v]];
+	int u;
+
+	if (depth == 0 || p->n_output != 1 || is_op(p, "QuantizeLinear"))
+		return -1;
+	for (size_t j = 0; j < p->n_attribute; j++)
+		if (p->attribute[j]->g || p->attribute[j]->n_graphs)
+			return -1;
+	for (size_t j = 0; j < p->n_input; j++) {
+		const char *s = p->input[j];
+
+		/* constants and graph inputs are there anyway */
+		if (!s[0] || strmap_get(konst, s, NULL) ||
+		    !strmap_get(d->ix, s, &u))
+			continue;
+		if (d->dq_from[u] < 0) {
+			if (remake_from(d, g, konst, u, depth - 1, from, n) < 0)
+				return -1;
+			continue;
+		}
+		if (*n == REMAKE_MAX)
+			return -1;
+		from[(*n)++] = d->dq_from[u];
+	}
+	return 0;
 }
 
 /*
@@ -212,7 +262,8 @@ deps_release(struct deps *d)
  * QuantizeLinear's parameters: what variants change) or another of its
  * inputs did, one that can change alone (depends on a QuantizeLinear
  * this value does not). A DequantizeLinear's value is kept as its
- * input, four times smaller: it is quick to make again. The graph
+ * input, four times smaller: it is quick to make again; so is what a
+ * QuantizeLinear reads when remake_from() finds it so made. The graph
  * outputs too. Anything else a variant needs is made again from these
  * (mixcache_match()).
  */
@@ -241,10 +292,19 @@ find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
 		int changes = is_op(n, "QuantizeLinear");
 
 		for (size_t j = 0; j < n->n_input; j++) {
-			int need = changes;
+			int need = changes, from[REMAKE_MAX], nfrom = 0;
 
 			if (!strmap_get(d.ix, n->input[j], &v))
 				continue;
+			if (changes && j == 0 && d.dq_from[v] < 0 &&
+			    remake_from(&d, g, konst, v, REMAKE_DEPTH, from,
+			    &nfrom) == 0) {
+				for (int k = 0; k < nfrom; k++)
+					if (strmap_put(c->want, d.name[from[k]],
+					    1) < 0)
+						goto out;
+				continue;
+			}
 			for (size_t k = 0; !need && k < n->n_input; k++)
 				need = k != j && strmap_get(d.ix, n->input[k],
 				    &w) && !deps_within(&d, w, v);

@@ -14,10 +14,11 @@
  *
  * Only the values a variant's nodes may read from a matching node are
  * kept: the graph outputs, what a QuantizeLinear reads (its parameters
- * are what variants change) and what a node reads along with another
- * value that is not constant. A matching node whose value a node that
- * runs needs, but is not kept, runs too (and so on, back to kept
- * values): it makes the same value again.
+ * are what variants change; when a few nodes make it from
+ * DequantizeLinear values, their integer inputs instead) and what a
+ * node reads along with another value that is not constant. A matching
+ * node whose value a node that runs needs, but is not kept, runs too
+ * (and so on, back to kept values): it makes the same value again.
  *
  * Memory: the recorded tensors take at most `budget` bytes; a reference
  * that would pass it is dropped (the caller then runs whole models).

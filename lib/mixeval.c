@@ -406,6 +406,48 @@ run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
 	return interp_run_skip(ip, in, skip, cached_of, w, out, e);
 }
 
+/*
+ * Mark in skip the nodes of m that the probes (names[0..n)) do not
+ * need: their outputs are the reference run's, unread. The count of
+ * those newly marked, or -1 with e. (m is sorted: readers come after.)
+ */
+static int
+skip_past_probes(const struct model *m, const char *const *names, int n,
+    unsigned char *skip, struct err *e)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+	struct strmap *need = strmap_new();
+	int count = 0;
+
+	if (need == NULL)
+		return err_nomem(e);
+	for (int k = 0; k < n; k++)
+		if (strmap_put(need, names[k], 1) < 0)
+			goto nomem;
+	for (size_t i = g->n_node; i-- > 0; ) {
+		const Onnx__NodeProto *nd = g->node[i];
+		int needed = 0;
+
+		for (size_t j = 0; !needed && j < nd->n_output; j++)
+			needed = nd->output[j][0] && strmap_get(need,
+			    nd->output[j], NULL);
+		if (!needed) {
+			count += !skip[i];
+			skip[i] = 1;
+			continue;
+		}
+		for (size_t j = 0; j < nd->n_input; j++)
+			if (nd->input[j][0] && strmap_put(need, nd->input[j],
+			    1) < 0)
+				goto nomem;
+	}
+	strmap_free(need);
+	return count;
+nomem:
+	strmap_free(need);
+	return err_nomem(e);
+}
+
 /* plan_of()'s sink: mixprec_emit()'s records, added to plan p. */
 struct planning {
 	struct mixeval *ev;
@@ -516,13 +558,16 @@ plan_of(struct mixeval *ev, const struct mixprec *mp, struct err *e)
  * Run the QDQ model of mp's current result on the first nsamples samples
  * (0: all; in the order of ev->order) and compare with the fp32 outputs;
  * struct mixsearch_eval's run (mixsearch.h) says the rest. The noise only
- * grows, sample after sample, the signal being the fp32 outputs'.
+ * grows, sample after sample, the signal being the fp32 outputs'. With
+ * probes_only, as its run_probes: past the probes, the nodes a sample
+ * the reference holds does not need are not run, and the outputs are
+ * not compared.
  */
 static int
-evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
-    double head_stop, struct mixsearch_score *sc, struct err *e)
+evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
+    double stop, double head_stop, int probes_only,
+    struct mixsearch_score *sc, struct err *e)
 {
-	struct mixeval *ev = ctx;
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
 	    .wcache = ev->wcache };
 	struct watch w = { ev, 0 };
@@ -538,6 +583,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 	struct tensor *out = NULL;
 	unsigned char *skip = NULL;
 	int *pos = NULL, *ppos = NULL, nout = 0, nskip = 0, rc = -1;
+	int unprobed = 0;	/* a sample's probe reference was dropped */
 	int record = ev->record && !ev->o.whole_runs, part;
 	double t0 = mixeval_cpu_seconds(), t1 = 0, t2 = 0;
 
@@ -569,6 +615,11 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		}
 		if ((nskip = mixcache_match(ev->cache, m, skip, e)) < 0)
 			goto out;
+		if (probes_only && (part = skip_past_probes(m, names,
+		    ev->noutputs, skip, e)) < 0)
+			goto out;
+		if (probes_only)
+			nskip += part;
 	}
 	if ((ip = interp_new(m, &io, e)) == NULL)
 		goto out;
@@ -616,9 +667,24 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 		ev->prof.nodes_skipped += part;
 		for (int k = 0; k < ev->noutputs; k++)
 			before += judge[k].noise;
-		for (int k = 0; k < ev->noutputs; k++)
-			compare_add(&pcmp[k], &out[ppos[k]],
-			    &ev->probe_ref[s * ev->noutputs + k], s);
+		for (int k = 0; k < ev->noutputs; k++) {
+			const struct tensor *pr =
+			    &ev->probe_ref[s * ev->noutputs + k];
+
+			if (pr->data)
+				compare_add(&pcmp[k], &out[ppos[k]], pr, s);
+			else if (probes_only) {
+				err_set(e, "the probes' values of sample %d "
+				    "are not kept", s);
+				goto out;
+			} else
+				unprobed = 1;
+		}
+		sc->samples = i + 1;
+		if (probes_only) {
+			tensor_release_n(out, (size_t)nout);
+			continue;
+		}
 		for (int k = 0; k < ev->noutputs; k++) {
 			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
 
@@ -635,9 +701,7 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 			if (cmp[k].nonfinite > 0 || cmp[k].nmismatch > 0)
 				partial = INFINITY;
 		}
-		for (int j = 0; j < nout; j++)
-			tensor_release(&out[j]);
-		sc->samples = i + 1;
+		tensor_release_n(out, (size_t)nout);
 		if (i + 1 == MIXSEARCH_HEAD || i + 1 == nsamples)
 			sc->head = partial;
 		if (nsamples == ev->nsamples && (partial > stop ||
@@ -647,15 +711,22 @@ evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
 			goto out;
 		}
 	}
+	sc->pnoise = unprobed ? NAN : 0;
+	for (int k = 0; k < ev->noutputs; k++)
+		sc->pnoise += relative_noise(&pcmp[k]);
+	if (probes_only) {
+		sc->snr = sc->agree = sc->noise = sc->head = NAN;
+		rc = 0;
+		goto out;
+	}
 	sc->snr = INFINITY;
-	sc->noise = sc->pnoise = 0;
+	sc->noise = 0;
 	for (int k = 0; k < ev->noutputs; k++) {
 		double snr = compare_snr(&judge[k]);
 
 		if (snr < sc->snr || isnan(snr))
 			sc->snr = snr;
 		sc->noise += relative_noise(&judge[k]);
-		sc->pnoise += relative_noise(&pcmp[k]);
 	}
 	sc->agree = compare_agreement(&top1);
 	rc = 0;
@@ -681,6 +752,20 @@ out:
 	return rc;
 }
 
+static int
+evaluate(void *ctx, const struct mixprec *mp, int nsamples, double stop,
+    double head_stop, struct mixsearch_score *sc, struct err *e)
+{
+	return evaluate_as(ctx, mp, nsamples, stop, head_stop, 0, sc, e);
+}
+
+static int
+evaluate_probes(void *ctx, const struct mixprec *mp, int nsamples,
+    struct mixsearch_score *sc, struct err *e)
+{
+	return evaluate_as(ctx, mp, nsamples, INFINITY, INFINITY, 1, sc, e);
+}
+
 /*
  * The noisiest samples first, after a run of all of them: the pooled SNR
  * is theirs, mostly, so a few of them stand for all. (Insertion sort,
@@ -701,6 +786,16 @@ rank_samples(void *ctx)
 		}
 		ev->order[j] = s;
 	}
+	/*
+	 * Going by the outputs, the search reads the probes on the
+	 * MIXSEARCH_HEAD noisiest samples only: the others' references go
+	 * back to the heap, for the reference runs to come (fresh memory
+	 * is dear: first touches were a tenth of a rec search's CPU).
+	 */
+	for (int i = MIXSEARCH_HEAD; !ev->o.at_probes && i < ev->nsamples;
+	    i++)
+		tensor_release_n(&ev->probe_ref[ev->order[i] * ev->noutputs],
+		    (size_t)ev->noutputs);
 }
 
 static void
@@ -794,5 +889,6 @@ mixeval_bind(struct mixeval *ev, struct mixsearch_eval *fn)
 	fn->rank = rank_samples;
 	fn->reference = next_is_reference;
 	fn->noutputs = ev->noutputs;
+	fn->run_probes = evaluate_probes;
 	fn->ctx = ev;
 }

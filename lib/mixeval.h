@@ -7,6 +7,10 @@
  * each output, or the input of the Softmax that writes it (whose logits
  * add noise up, where the probabilities saturate and flip).
  *
+ * After the samples are ranked, the fp32 probe values past the
+ * MIXSEARCH_HEAD noisiest are dropped, unless the search goes by the
+ * probes (at_probes): runs over those samples have no pnoise (NaN).
+ *
  * Runs that follow the search's reference run (mixsearch_eval.reference)
  * re-run only the nodes the change reaches (mixcache.h): the results are
  * bit for bit those of whole runs. The reference activations take at

@@ -77,6 +77,17 @@ evaluate(struct search *S, int n, double stop, double head_stop,
 	return S->ev->run(S->ev->ctx, S->mp, n, stop, head_stop, sc, e);
 }
 
+/* The noise at the probes of the first n samples: sc->pnoise only. */
+static int
+evaluate_probes(struct search *S, int n, struct mixsearch_score *sc,
+    struct err *e)
+{
+	if (S->ev->run_probes == NULL)
+		return evaluate(S, n, INFINITY, INFINITY, sc, e);
+	S->runs++;
+	return S->ev->run_probes(S->ev->ctx, S->mp, n, sc, e);
+}
+
 /* The next evaluation is the one those after it differ from. */
 static void
 reference(struct search *S)
@@ -385,6 +396,18 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 		return -1;
 	}
 	from_top = !bad;
+	/*
+	 * Measured alone, the candidates differ from the quantized model:
+	 * its probe run again (the same bits) is their reference.
+	 */
+	if (!from_top) {
+		mixprec_clear(S->mp);
+		reference(S);
+		if (evaluate(S, nprobe, INFINITY, INFINITY, &sc, e) < 0) {
+			free(others);
+			return -1;
+		}
+	}
 	if (!S->o->quiet && from_top && (fp = note_start(S)) != NULL) {
 		fprintf(fp, "all candidates promoted, on the %d noisiest "
 		    "samples: %.2f dB at the probes", nprobe,
@@ -412,13 +435,11 @@ measure(struct search *S, int nprobe, double base, struct err *e)
 					others[k++] = j;
 			if ((bad = setup(S, others, k, -1, e)) < 0)
 				goto fail;
-			if (bad || evaluate(S, nprobe, INFINITY,
-			    INFINITY, &sc, e) < 0)
+			if (bad || evaluate_probes(S, nprobe, &sc, e) < 0)
 				goto fail;
 			c->gain = sc.pnoise - top.pnoise;
 		} else {
-			if (evaluate(S, nprobe, INFINITY, INFINITY, &sc,
-			    e) < 0)
+			if (evaluate_probes(S, nprobe, &sc, e) < 0)
 				goto fail;
 			c->gain = base - sc.pnoise;
 		}
@@ -734,7 +755,6 @@ mixsearch_run(struct mixprec *mp, const struct mixsearch_opts *o,
 	}
 	/* What each candidate buys, on the noisiest samples. */
 	nprobe = ev->nsamples < MIXSEARCH_HEAD ? ev->nsamples : MIXSEARCH_HEAD;
-	reference(&S);	/* for candidates measured alone */
 	if (evaluate(&S, nprobe, INFINITY, INFINITY, &probe, e) < 0)
 		goto out;
 	for (;;) {

@@ -47,7 +47,9 @@ struct mixsearch_score {
 	double agree;		/* top-1 agreement over classifier outputs,
 				   %; NaN when no output is a classifier */
 	double noise;		/* sum over outputs of noise / signal */
-	double pnoise;		/* the same over the probes */
+	double pnoise;		/* the same over the probes; NaN when
+				   the evaluator dropped some sample's
+				   (see rank) */
 	int samples;		/* samples run */
 	double head;		/* the noise after the MIXSEARCH_HEAD
 				   noisiest samples */
@@ -67,7 +69,12 @@ struct mixsearch_eval {
 	 */
 	int (*run)(void *ctx, const struct mixprec *mp, int n, double stop,
 	    double head_stop, struct mixsearch_score *sc, struct err *e);
-	/* Order the samples by their noise in the last full run, most first. */
+	/*
+	 * Order the samples by their noise in the last full run, most
+	 * first. Once: after it, runs read the probes on the first
+	 * MIXSEARCH_HEAD samples only (the evaluator may drop the others'
+	 * fp32 probe values).
+	 */
 	void (*rank)(void *ctx);
 	void *ctx;
 	/*
@@ -79,6 +86,14 @@ struct mixsearch_eval {
 	/* The outputs sc->noise sums over; 0: unknown (no early stop on a
 	   target that cannot be met). */
 	int noutputs;
+	/*
+	 * May be NULL (then run). As run(ctx, mp, n, INFINITY, INFINITY,
+	 * sc, e), for a caller that reads only sc->pnoise: the rest of sc
+	 * is not set, and what only the outputs past the probes need (a
+	 * final Softmax, their comparison) need not run.
+	 */
+	int (*run_probes)(void *ctx, const struct mixprec *mp, int n,
+	    struct mixsearch_score *sc, struct err *e);
 };
 
 struct mixsearch_opts {

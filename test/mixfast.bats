@@ -3,8 +3,9 @@
 # changes (lib/mixcache.c, interp_run_skip): its decisions and figures are
 # exactly those of whole runs (ONNXQ_MIXPREC_WHOLE_RUNS=1). Compared: the
 # stream written and every verbose note (each candidate's gain, each
-# step's SNR), on chain.onnx (16 bits, and float allowed) and on
-# PaddleOCR's direction classifier (as test/golden-run searches it).
+# step's SNR), on chain.onnx (16 bits, and float allowed; a target out
+# of reach, measured alone too) and on PaddleOCR's direction classifier
+# (as test/golden-run searches it).
 # Needs: the built programs, /usr/bin/python3 with numpy, the real models
 # for the second test.
 
@@ -57,6 +58,26 @@ both() {
 	onnx-qparams --all-ops cls.stats >cls.qp
 	both cls cls.qp --target-snr 25 --allow-float -d data "$OCR_CLS"
 	grep -q '^qparam' cls.inc.qp
+}
+
+@test "mixfast: chain.onnx: candidates measured alone decide as whole runs" {
+	onnx-calib --quiet -d "$MD/chain-calib" "$CHAIN" >chain.stats
+	onnx-qparams --all-ops -m minmax chain.stats >chain.qp
+	# 45 dB is out of reach: measured from the top, then alone (against
+	# the quantized model's reference run), the search fails the same
+	for k in inc whole; do
+		[ $k = inc ] || export ONNXQ_MIXPREC_WHOLE_RUNS=1
+		run onnx-mixprec -v -o out.qp --target-snr 45 \
+		    -d "$MD/chain-eval" "$CHAIN" <chain.qp
+		[ "$status" -eq 1 ] || fail "$k: status $status" "$output"
+		echo "$output" >"$k.err"
+	done
+	unset ONNXQ_MIXPREC_WHOLE_RUNS
+	grep -q 'measuring each candidate alone' inc.err ||
+	    fail "not measured alone" "$(cat inc.err)"
+	[ "$(grep -c 'candidate .*: removes ' inc.err)" -ge 8 ] ||
+	    fail "the candidates not measured twice" "$(cat inc.err)"
+	diff -u whole.err inc.err >d.txt || fail "notes differ:" "$(cat d.txt)"
 }
 
 @test "mixfast: ONNXQ_MIXPREC_PROFILE accounts for all the CPU" {
