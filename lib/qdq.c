@@ -410,6 +410,11 @@ struct ctx {
 	char *weight;		/* per qp: a constant */
 	/* who reads what, while the graph stays (classify, the weights) */
 	struct nameuses *uses;
+	/*
+	 * The activations' pass: c->gr's consumers, indexed before it, hold
+	 * every reader (rewiring only moves readers to new names).
+	 */
+	int consumers_hold;
 };
 
 /* Control bytes of names from the model or stream become '?'. */
@@ -562,6 +567,21 @@ readers(struct ctx *c, const char *name, size_t limit, int **out, size_t *n,
 			if ((size_t)u->node < limit &&
 			    (k == 0 || v[k - 1] != u->node))
 				v[k++] = u->node;
+		*out = v;
+		*n = k;
+		return 0;
+	}
+	if (c->consumers_hold) {
+		const struct graph_value *gv = graph_value(c->gr, name);
+
+		/* in node order, one entry per slot: each node once */
+		for (i = 0; gv && i < (size_t)gv->nconsumers; i++) {
+			int r = gv->consumers[i];
+
+			if ((size_t)r < limit && (k == 0 || v[k - 1] != r) &&
+			    node_reads(c->g->node[r], name))
+				v[k++] = r;
+		}
 		*out = v;
 		*n = k;
 		return 0;
@@ -1695,6 +1715,7 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	c.uses = NULL;
 	if (graph_reindex(c.gr, e) != 0)
 		goto done;
+	c.consumers_hold = 1;
 	for (i = 0; i < p->nqp; i++)
 		if (!c.skip[i] && !c.weight[i] &&
 		    apply_act(&c, &p->qp[i], limit, e) != 0)
