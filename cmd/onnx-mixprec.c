@@ -342,10 +342,10 @@ put_profile(const struct profile *p)
 }
 
 static int
-by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
+by_target(const struct opts *o, struct mixprec *mp, void **mbuf,
     size_t mlen, const char *mdir, struct profile *prof, struct err *e)
 {
-	struct mixeval_opts eo = { .name = o->model, .model = mbuf,
+	struct mixeval_opts eo = { .name = o->model, .model = *mbuf,
 	    .len = mlen, .dir = mdir, .dirs = o->dirs, .ndirs = o->ndirs,
 	    .limit = (int)o->limit, .threads = (int)o->threads,
 	    .whole_runs = getenv("ONNXQ_MIXPREC_WHOLE_RUNS") != NULL,
@@ -361,6 +361,9 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 
 	if ((ev = mixeval_new(&eo, e)) == NULL)
 		return -1;
+	/* the evaluator has what it needs: fresh memory costs */
+	free(*mbuf);
+	*mbuf = NULL;
 	if (!isnan(o->search.target_agree) && !mixeval_classifier(ev)) {
 		err_set(e, "--target-agreement: no output of %s is "
 		    "classifier-like (rank 2 or 3, last dimension 2 or more)",
@@ -447,7 +450,7 @@ run(const struct opts *o)
 		mixprec_set_note(mp, print_note, NULL);
 	prof.read = mixeval_cpu_seconds();
 	if (o->regions ? by_hand(o, mp, &e) < 0 :
-	    by_target(o, mp, mbuf, mlen, mdir, &prof, &e) < 0)
+	    by_target(o, mp, &mbuf, mlen, mdir, &prof, &e) < 0)
 		goto fail;
 	rc = 0;
 	goto done;

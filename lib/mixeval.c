@@ -751,6 +751,8 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		return NULL;
 	}
 	ev->prof.reference = mixeval_cpu_seconds() - ev->prof.reference;
+	ev->o.model = NULL;	/* the caller's, read only up to here */
+	ev->o.len = 0;
 	/*
 	 * The reference activations (a few samples of the quantized model)
 	 * take at most a quarter of the memory limit (tensor.h): past that,

@@ -13,8 +13,9 @@
  * most a quarter of the memory limit (tensor.h, ONNXQ_MEM_LIMIT); past
  * that, runs are whole.
  *
- * Ownership: struct mixeval keeps the model bytes and the strings of its
- * options by pointer (they must outlive it), and owns the rest.
+ * Ownership: struct mixeval keeps the strings of its options by pointer
+ * (they must outlive it), and owns the rest; the model bytes are read by
+ * mixeval_new() only (the caller may free them then).
  */
 #ifndef ONNXQ_MIXEVAL_H
 #define ONNXQ_MIXEVAL_H
