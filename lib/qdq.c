@@ -1593,7 +1593,9 @@ sort_nodes(struct ctx *c, struct err *e)
 		v[i] = c->g->node[topo[i]];
 	memcpy(c->g->node, v, n * sizeof *v);
 	free(v);
-	return graph_reindex(c->gr, e);
+	/* the last use of c->gr: no reindex after (its node indices are
+	   stale now) */
+	return 0;
 }
 
 /* A weight-only stream: its blockq records, nbitswrite.h. */
