@@ -199,7 +199,7 @@ test_write_read(void)
 	struct stream_writer *w;
 	struct stream_reader *r;
 	const struct stream_rec *rec;
-	struct stream_rec *dup;
+	struct stream_rec *dup, *lean, *again;
 	char *argv[] = { "prog", "-o", "a file", NULL };
 	const char *names[] = { "x y", NULL, "", "b,c" };
 	float fl[] = { 1.5f, -0.0f, FLT_TRUE_MIN };
@@ -306,6 +306,7 @@ test_write_read(void)
 	CHECK(!stream_rec_has(rec, "nokey") && stream_rec_has(rec, "none"));
 	/* a copy outlives the reader's next line */
 	REQUIRE((dup = stream_rec_dup(rec, &e)) != NULL);
+	REQUIRE((lean = stream_rec_dup_lean(rec, &e)) != NULL);
 	CHECK_EQ_INT(stream_next(r, &e), STREAM_RECORD);
 	CHECK_EQ_STR(stream_record(r)->type, "other");
 	CHECK_EQ_STR(dup->subject, "conv 1/out=x");
@@ -314,6 +315,24 @@ test_write_read(void)
 	CHECK(stream_rec_float(dup, "f", &f, &e) == 0 && f == 0.1f);
 	CHECK_EQ_STR(stream_rec_get(dup, "none"), "");
 	CHECK(strncmp(dup->raw, "stat\tconv%201/out%3Dx\tf=0.1\t", 28) == 0);
+	/* a lean copy: the line, type and subject; split again, the same */
+	CHECK_EQ_STR(lean->type, "stat");
+	CHECK_EQ_STR(lean->subject, "conv 1/out=x");
+	CHECK(lean->nkv == 0 && stream_rec_get(lean, "f") == NULL);
+	CHECK(lean->rawlen == dup->rawlen &&
+	    strcmp(lean->raw, dup->raw) == 0);
+	REQUIRE((again = stream_rec_reparse(lean, &e)) != NULL);
+	CHECK_EQ_STR(again->subject, dup->subject);
+	CHECK_EQ_STR(again->file, "mem");
+	CHECK_EQ_INT(again->line, 5);
+	REQUIRE(again->nkv == dup->nkv);
+	for (size_t i = 0; i < dup->nkv; i++) {
+		CHECK_EQ_STR(again->kv[i].key, dup->kv[i].key);
+		CHECK_EQ_STR(again->kv[i].val, dup->kv[i].val);
+	}
+	CHECK(stream_rec_float(again, "f", &f, &e) == 0 && f == 0.1f);
+	stream_rec_free(again);
+	stream_rec_free(lean);
 	stream_rec_free(dup);
 	CHECK_EQ_INT(stream_next(r, &e), STREAM_EOF);
 	CHECK_EQ_INT(stream_next(r, &e), STREAM_EOF);
