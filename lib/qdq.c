@@ -1246,8 +1246,12 @@ remove_initializer(struct ctx *c, const char *name)
 
 	for (i = 0; i < g->n_initializer; i++)
 		if (strcmp(str_or_empty(g->initializer[i]->name), name) == 0) {
-			protobuf_c_message_free_unpacked(
-			    &g->initializer[i]->base, NULL);
+			if (c->o && c->o->removed)
+				c->o->removed(c->o->removed_ctx,
+				    g->initializer[i]);
+			else
+				protobuf_c_message_free_unpacked(
+				    &g->initializer[i]->base, NULL);
 			memmove(&g->initializer[i], &g->initializer[i + 1],
 			    (g->n_initializer - i - 1) *
 			    sizeof *g->initializer);
