@@ -1232,8 +1232,11 @@ quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
 		free(v);
 		return -1;
 	}
-	for (i = 0; i < t->nelem; i++)
-		tensor_set(out, i, v[i]);
+	if (q->type == DT_INT32)	/* biases: v is the tensor already */
+		memcpy(out->data, v, (size_t)t->nelem * sizeof *v);
+	else
+		for (i = 0; i < t->nelem; i++)
+			tensor_set(out, i, v[i]);
 	free(v);
 	return 0;
 }
