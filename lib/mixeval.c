@@ -805,8 +805,9 @@ prepare(struct mixeval *ev, struct err *e)
 	size_t *len;
 	int rc;
 
-	if ((ev->base = model_load_mem(ev->o.model, ev->o.len, ev->o.name,
-	    ev->o.dir, e)) == NULL || prep_model(ev->base, NULL, e) < 0)
+	if (ev->base == NULL && ((ev->base = model_load_mem(ev->o.model,
+	    ev->o.len, ev->o.name, ev->o.dir, e)) == NULL ||
+	    prep_model(ev->base, NULL, e) < 0))
 		return -1;
 	g = ev->base->proto->graph;
 	if ((len = malloc((g->n_initializer + 1) * sizeof *len)) == NULL)
@@ -829,10 +830,13 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 	uint64_t lim;
 
 	if ((ev = calloc(1, sizeof *ev)) == NULL) {
+		model_free(o->prepared);
 		err_nomem(e);
 		return NULL;
 	}
 	ev->o = *o;
+	ev->base = o->prepared;	/* ours now, freed with ev */
+	ev->o.prepared = NULL;
 	if ((ev->wcache = qdq_wcache_new()) == NULL ||
 	    (ev->folded = foldcache_new()) == NULL ||
 	    (ev->qp_ix = strmap_new()) == NULL) {

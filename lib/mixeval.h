@@ -30,6 +30,9 @@ struct mixeval_opts {
 	const char *name;		/* the model, for messages */
 	const void *model;		/* the fp32 model's bytes */
 	size_t len;
+	struct model *prepared;		/* it after prep_model(), which
+					   mixeval_new() takes (freed also
+					   on failure); NULL: prepared here */
 	const char *dir;		/* for its external data */
 	const char *const *dirs;	/* evaluation data (dataset.h) */
 	int ndirs;
