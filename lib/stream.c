@@ -420,10 +420,27 @@ static int
 check_bytes(struct stream_reader *r, int record, struct err *e)
 {
 	const unsigned char *p = (const unsigned char *)r->line;
+	const uint64_t ones = 0x0101010101010101ULL, highs = ones << 7;
 
 	for (size_t i = 0; i < r->linelen; i++) {
 		unsigned char c = p[i];
+		uint64_t w;
 
+		/* eight bytes, none 0x20 or less nor 0x7f (most of a hist
+		   line's): skipped at once (SWAR) */
+		while (i + 8 <= r->linelen) {
+			uint64_t x;
+
+			memcpy(&w, p + i, 8);
+			x = w ^ 0x7f * ones;	/* a zero byte where 0x7f */
+			if ((((w - 0x21 * ones) & ~w) | ((x - ones) & ~x)) &
+			    highs)
+				break;
+			i += 8;
+		}
+		if (i >= r->linelen)
+			break;
+		c = p[i];
 		if (c > 0x20 && c != 0x7f)
 			continue;
 		if (c == '\t')

@@ -540,6 +540,46 @@ test_damaged_input(void)
 	    &e), 0);
 }
 
+/*
+ * Each byte a record may not hold, at every place of a long line (the
+ * reader checks eight bytes at a time where it can); UTF-8 and TABs
+ * everywhere pass.
+ */
+static void
+test_bad_byte_anywhere(void)
+{
+	static const unsigned char bad[] = { 0x00, 0x01, 0x0d, 0x1f, 0x20,
+	    0x7f };
+	static const char head[] = "#onnxq\t1.0\n", tail[] = "\nend\t1\n";
+	char line[64], buf[128];
+	struct err e;
+
+	for (size_t k = 0; k < sizeof bad; k++)
+		for (size_t at = 5; at < 40; at++) {
+			size_t n;
+
+			memcpy(line, "a\tx\tk=", 6);
+			for (size_t j = 6; j < 40; j++)
+				line[j] = j % 7 == 0 ? '\xc3' : j % 7 == 1 ?
+				    '\xa9' : (char)('0' + j % 10);
+			line[at] = (char)bad[k];
+			/* by length: the bad byte may be a NUL */
+			n = strlen(head);
+			memcpy(buf, head, n);
+			memcpy(buf + n, line, 40);
+			memcpy(buf + n + 40, tail, strlen(tail));
+			n += 40 + strlen(tail);
+			CHECK_EQ_INT(read_mem(buf, n, 0, &e), -1);
+		}
+	memcpy(line, "a\tx\tk=", 6);
+	for (size_t j = 6; j < 40; j++)
+		line[j] = j % 9 == 0 ? '\t' : j % 9 == 1 ? 'k' : j % 9 == 2 ?
+		    (char)('a' + j % 26) : j % 9 == 3 ? '=' : j % 5 ? '\xe2' :
+		    '7';
+	snprintf(buf, sizeof buf, "%s%.40s%s", head, line, tail);
+	CHECK_EQ_INT(read_mem(buf, strlen(buf), 0, &e), 0);
+}
+
 static void
 test_long_lines(void)
 {
@@ -782,4 +822,5 @@ test_random_damage(void)
 
 UNIT_MAIN(test_every_truncation, test_random_damage, test_float_round_trip, test_double_round_trip, test_parse_numbers,
     test_escape, test_write_read, test_getter_errors, test_pass_through,
-    test_damaged_input, test_long_lines, test_writer_errors)
+    test_damaged_input, test_long_lines, test_writer_errors,
+    test_bad_byte_anywhere)
