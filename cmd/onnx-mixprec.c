@@ -342,11 +342,13 @@ put_profile(const struct profile *p)
 }
 
 static int
-by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
-    size_t mlen, const char *mdir, struct profile *prof, struct err *e)
+by_target(const struct opts *o, struct mixprec *mp, void **mbuf,
+    size_t mlen, struct model **prepared, const char *mdir,
+    struct profile *prof, struct err *e)
 {
-	struct mixeval_opts eo = { .name = o->model, .model = mbuf,
-	    .len = mlen, .dir = mdir, .dirs = o->dirs, .ndirs = o->ndirs,
+	struct mixeval_opts eo = { .name = o->model, .model = *mbuf,
+	    .len = mlen, .prepared = *prepared, .dir = mdir,
+	    .dirs = o->dirs, .ndirs = o->ndirs,
 	    .limit = (int)o->limit, .threads = (int)o->threads,
 	    .whole_runs = getenv("ONNXQ_MIXPREC_WHOLE_RUNS") != NULL,
 	    .at_probes = o->at_logits };
@@ -359,8 +361,12 @@ by_target(const struct opts *o, struct mixprec *mp, const void *mbuf,
 	double t0 = now();
 	int rc = -1;
 
+	*prepared = NULL;	/* mixeval's now */
 	if ((ev = mixeval_new(&eo, e)) == NULL)
 		return -1;
+	/* the evaluator has what it needs: fresh memory costs */
+	free(*mbuf);
+	*mbuf = NULL;
 	if (!isnan(o->search.target_agree) && !mixeval_classifier(ev)) {
 		err_set(e, "--target-agreement: no output of %s is "
 		    "classifier-like (rank 2 or 3, last dimension 2 or more)",
@@ -395,22 +401,28 @@ out:
 	return rc;
 }
 
-/* The stream must be MODEL's: its nodes and weights, by name and shape. */
-static int
+/*
+ * The stream must be MODEL's: its nodes and weights, by name and shape.
+ * The model prepared so, for the evaluator, or NULL with e.
+ */
+static struct model *
 check_model(const struct mixprec *mp, const char *path, const void *buf,
     size_t len, const char *dir, struct err *e)
 {
 	struct model *m;
-	int rc;
 
 	if ((m = model_load_mem(buf, len, path, dir, e)) == NULL)
-		return -1;
-	if ((rc = prep_model(m, NULL, e)) < 0)
+		return NULL;
+	if (prep_model(m, NULL, e) < 0) {
 		err_prefix(e, "%s", path);
-	else
-		rc = mixprec_check_model(mp, m, e);
-	model_free(m);
-	return rc;
+		model_free(m);
+		return NULL;
+	}
+	if (mixprec_check_model(mp, m, e) < 0) {
+		model_free(m);
+		return NULL;
+	}
+	return m;
 }
 
 static int
@@ -418,6 +430,7 @@ run(const struct opts *o)
 {
 	struct stream_reader *r = NULL;
 	struct mixprec *mp = NULL;
+	struct model *prepared = NULL;
 	void *mbuf = NULL;
 	size_t mlen = 0;
 	char hex[65], *mdir = NULL;
@@ -441,13 +454,14 @@ run(const struct opts *o)
 	if ((sha = mixprec_model_sha256(mp)) != NULL && strcmp(sha, hex) != 0)
 		cli_warn("warning: the stream was made from another model "
 		    "(sha256 %.12s..., %s has %.12s...)", sha, o->model, hex);
-	if (check_model(mp, o->model, mbuf, mlen, mdir, &e) < 0)
+	if ((prepared = check_model(mp, o->model, mbuf, mlen, mdir,
+	    &e)) == NULL)
 		goto fail;
 	if (o->search.verbose)
 		mixprec_set_note(mp, print_note, NULL);
 	prof.read = mixeval_cpu_seconds();
 	if (o->regions ? by_hand(o, mp, &e) < 0 :
-	    by_target(o, mp, mbuf, mlen, mdir, &prof, &e) < 0)
+	    by_target(o, mp, &mbuf, mlen, &prepared, mdir, &prof, &e) < 0)
 		goto fail;
 	rc = 0;
 	goto done;
@@ -455,6 +469,7 @@ fail:
 	prof.on = 0;
 	cli_warn("%s", e.msg);
 done:
+	model_free(prepared);
 	mixprec_free(mp);
 	stream_reader_free(r);
 	free(mbuf);

@@ -37,8 +37,13 @@ struct mixeval {
 	double *signal;		/* each output's sum of squares, all samples */
 	double *psignal;	/* the same of each probe */
 	double *sample_noise;	/* each sample's squared error, last run */
-	void *prepped;		/* the model after prep_model(), packed */
-	size_t nprepped;
+	struct model *base;	/* the model after prep_model() */
+	void *skel;		/* base packed without its initializers'
+				   bytes, which each model borrows */
+	size_t nskel;
+	Onnx__TensorProto **lent;	/* the initializers of the model
+					   now that hold base's bytes */
+	size_t nlent, caplent;
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct foldcache *folded;	/* and dequantized once */
 	struct mixcache *cache;		/* the reference run's activations */
@@ -95,7 +100,9 @@ evaldata_release(struct mixeval *ev)
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
-	free(ev->prepped);
+	model_free(ev->base);
+	free(ev->skel);
+	free(ev->lent);
 	for (size_t i = 0; i < ev->nqp; i++)
 		qparam_rec_release(&ev->qp[i]);
 	free(ev->qp);
@@ -448,6 +455,75 @@ nomem:
 	return err_nomem(e);
 }
 
+/*
+ * Each evaluation's model is ev->skel unpacked, its initializers given
+ * base's bytes rather than copies (ten megabytes on PaddleOCR rec, most
+ * of which qdq_apply() drops again): nothing writes them (qdq_apply()
+ * adds new initializers and removes old ones, the interpreter reads
+ * them), and they go back before the model is freed.
+ */
+static int
+lend_data(struct mixeval *ev, struct model *m, struct err *e)
+{
+	const Onnx__GraphProto *b = ev->base->proto->graph;
+	Onnx__GraphProto *g = m->proto->graph;
+
+	ev->nlent = 0;
+	if (g->n_initializer != b->n_initializer)
+		return err_set(e, "%s: %zu initializers, the prepared model "
+		    "has %zu", ev->o.name, g->n_initializer, b->n_initializer);
+	if (ev->caplent < g->n_initializer) {
+		free(ev->lent);
+		ev->caplent = 0;
+		if ((ev->lent = malloc(g->n_initializer *
+		    sizeof *ev->lent)) == NULL)
+			return err_nomem(e);
+		ev->caplent = g->n_initializer;
+	}
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		Onnx__TensorProto *t = g->initializer[i];
+
+		if (b->initializer[i]->raw_data.len == 0)
+			continue;
+		free(t->raw_data.data);	/* none: it was packed empty */
+		t->raw_data = b->initializer[i]->raw_data;
+		ev->lent[ev->nlent++] = t;
+	}
+	return 0;
+}
+
+/* Initializer t gives base's bytes back, if it has them. */
+static void
+give_back(struct mixeval *ev, Onnx__TensorProto *t)
+{
+	for (size_t i = 0; i < ev->nlent; i++)
+		if (ev->lent[i] == t) {
+			t->raw_data.data = NULL;
+			t->raw_data.len = 0;
+			ev->lent[i] = ev->lent[--ev->nlent];
+			return;
+		}
+}
+
+/* qdq_opts.removed: an initializer qdq_apply() removed. */
+static void
+drop_initializer(void *ctx, Onnx__TensorProto *t)
+{
+	give_back(ctx, t);
+	protobuf_c_message_free_unpacked(&t->base, NULL);
+}
+
+static void
+free_model(struct mixeval *ev, struct model *m)
+{
+	for (size_t i = 0; i < ev->nlent; i++) {
+		ev->lent[i]->raw_data.data = NULL;
+		ev->lent[i]->raw_data.len = 0;
+	}
+	ev->nlent = 0;
+	model_free(m);
+}
+
 /* plan_of()'s sink: mixprec_emit()'s records, added to plan p. */
 struct planning {
 	struct mixeval *ev;
@@ -528,6 +604,10 @@ add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 	struct planning *pl = ctx;
 	struct qparam_rec r;
 
+	/* the plan has no use for node records (qdq_plan_add_rec() passes
+	   them over), a quarter of the stream's; hist ones are not given */
+	if (strcmp(rec->type, "node") == 0)
+		return 0;
 	if (strcmp(rec->type, "qparam") != 0)
 		return qdq_plan_add_rec(pl->p, rec, e);
 	if (read_once(pl->ev, rec, &r, e) < 0)
@@ -569,7 +649,8 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
     struct mixsearch_score *sc, struct err *e)
 {
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
-	    .wcache = ev->wcache };
+	    .wcache = ev->wcache, .removed = drop_initializer,
+	    .removed_ctx = ev };
 	struct watch w = { ev, 0 };
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
@@ -598,8 +679,9 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 		err_nomem(e);
 		goto out;
 	}
-	if ((m = model_load_mem(ev->prepped, ev->nprepped, ev->o.name,
-	    ev->o.dir, e)) == NULL || qdq_apply(m, plan, &qo, NULL, e) < 0)
+	if ((m = model_load_mem(ev->skel, ev->nskel, ev->o.name,
+	    ev->o.dir, e)) == NULL || lend_data(ev, m, e) < 0 ||
+	    qdq_apply(m, plan, &qo, NULL, e) < 0)
 		goto out;
 	probes_in(ev, m, names);
 	if (expose_probes(ev, m, names, ppos, e) < 0)
@@ -744,7 +826,7 @@ out:
 	free(skip);
 	interp_free(ip);
 	free(names);
-	model_free(m);
+	free_model(ev, m);
 	qdq_plan_free(plan);
 	/* freeing the model and interpreter is part of making them */
 	if (t1 > 0)
@@ -806,19 +888,33 @@ next_is_reference(void *ctx)
 	ev->record = 1;
 }
 
-/* The model as qdq_apply() takes it, prepared once for all evaluations. */
+/*
+ * The model as qdq_apply() takes it, prepared once for all evaluations:
+ * ev->base, and ev->skel, base packed with its main graph's initializers
+ * empty (lend_data() fills them).
+ */
 static int
 prepare(struct mixeval *ev, struct err *e)
 {
-	struct model *m;
+	Onnx__GraphProto *g;
+	size_t *len;
 	int rc;
 
-	if ((m = model_load_mem(ev->o.model, ev->o.len, ev->o.name, ev->o.dir,
-	    e)) == NULL)
+	if (ev->base == NULL && ((ev->base = model_load_mem(ev->o.model,
+	    ev->o.len, ev->o.name, ev->o.dir, e)) == NULL ||
+	    prep_model(ev->base, NULL, e) < 0))
 		return -1;
-	rc = prep_model(m, NULL, e) < 0 || model_pack(m, &ev->prepped,
-	    &ev->nprepped, e) < 0 ? -1 : 0;
-	model_free(m);
+	g = ev->base->proto->graph;
+	if ((len = malloc((g->n_initializer + 1) * sizeof *len)) == NULL)
+		return err_nomem(e);
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		len[i] = g->initializer[i]->raw_data.len;
+		g->initializer[i]->raw_data.len = 0;
+	}
+	rc = model_pack(ev->base, &ev->skel, &ev->nskel, e);
+	for (size_t i = 0; i < g->n_initializer; i++)
+		g->initializer[i]->raw_data.len = len[i];
+	free(len);
 	return rc;
 }
 
@@ -829,10 +925,13 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 	uint64_t lim;
 
 	if ((ev = calloc(1, sizeof *ev)) == NULL) {
+		model_free(o->prepared);
 		err_nomem(e);
 		return NULL;
 	}
 	ev->o = *o;
+	ev->base = o->prepared;	/* ours now, freed with ev */
+	ev->o.prepared = NULL;
 	if ((ev->wcache = qdq_wcache_new()) == NULL ||
 	    (ev->folded = foldcache_new()) == NULL ||
 	    (ev->qp_ix = strmap_new()) == NULL) {
@@ -846,6 +945,8 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		return NULL;
 	}
 	ev->prof.reference = mixeval_cpu_seconds() - ev->prof.reference;
+	ev->o.model = NULL;	/* the caller's, read only up to here */
+	ev->o.len = 0;
 	/*
 	 * The reference activations (a few samples of the quantized model)
 	 * take at most a quarter of the memory limit (tensor.h): past that,

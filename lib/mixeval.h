@@ -17,8 +17,9 @@
  * most a quarter of the memory limit (tensor.h, ONNXQ_MEM_LIMIT); past
  * that, runs are whole.
  *
- * Ownership: struct mixeval keeps the model bytes and the strings of its
- * options by pointer (they must outlive it), and owns the rest.
+ * Ownership: struct mixeval keeps the strings of its options by pointer
+ * (they must outlive it), and owns the rest; the model bytes are read by
+ * mixeval_new() only (the caller may free them then).
  */
 #ifndef ONNXQ_MIXEVAL_H
 #define ONNXQ_MIXEVAL_H
@@ -33,6 +34,9 @@ struct mixeval_opts {
 	const char *name;		/* the model, for messages */
 	const void *model;		/* the fp32 model's bytes */
 	size_t len;
+	struct model *prepared;		/* it after prep_model(), which
+					   mixeval_new() takes (freed also
+					   on failure); NULL: prepared here */
 	const char *dir;		/* for its external data */
 	const char *const *dirs;	/* evaluation data (dataset.h) */
 	int ndirs;

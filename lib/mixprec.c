@@ -249,7 +249,10 @@ add_record(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 		    "onnx-qparams --dynamic --exclude-nodes)");
 	if (array_grow(&mp->recs, &mp->caprecs, mp->nrecs, sizeof *mp->recs) < 0)
 		return err_nomem(e);
-	if ((d = stream_rec_dup(rec, e)) == NULL)
+	/* hist records are most of a stream's bytes: kept as lines, split
+	   again when read (mixresolve.c's load_stats) */
+	if ((d = strcmp(type, "hist") == 0 ? stream_rec_dup_lean(rec, e) :
+	    stream_rec_dup(rec, e)) == NULL)
 		return -1;
 	mp->recs[mp->nrecs] = d;
 	if (strcmp(type, "node") == 0) {

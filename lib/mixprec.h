@@ -201,8 +201,9 @@ int mixprec_write(const struct mixprec *mp, struct stream_writer *w,
  * The same result as records, for a consumer that wants structs (the
  * evaluation's qdq plan, qdq.h), no text in between: the records written
  * anew go as structs, whose contents the callback takes (success or
- * not); the others as read (rec: fold, stat, hist and any record kind).
- * Headers are not given. A callback's -1 stops it.
+ * not); the others as read (rec: fold, stat and any record kind) but
+ * hist records (mixprec keeps them as lines only). Headers are not
+ * given. A callback's -1 stops it.
  */
 struct mixprec_sink {
 	void *ctx;

@@ -282,9 +282,15 @@ load_stats(struct mixprec *mp, struct mtensor *t, struct err *e)
 		return 0;
 	if (tstats_read_stat(&t->ts, mp->recs[t->stat_rec], e) < 0)
 		return -1;
-	for (int i = 0; i < t->nhist; i++)
-		if (tstats_read_hist(&t->ts, mp->recs[t->hist_recs[i]], e) < 0)
+	for (int i = 0; i < t->nhist; i++) {
+		struct stream_rec *h = stream_rec_reparse(
+		    mp->recs[t->hist_recs[i]], e);
+		int rc = h ? tstats_read_hist(&t->ts, h, e) : -1;
+
+		stream_rec_free(h);
+		if (rc < 0)
 			return -1;
+	}
 	if (tstats_check_hist(&t->ts, e) < 0)
 		return stream_rec_err(mp->recs[t->stat_rec], e, "tensor %s: %s",
 		    t->name, e->msg);

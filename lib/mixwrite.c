@@ -414,5 +414,5 @@ mixprec_emit(const struct mixprec *mp, const struct mixprec_sink *s,
 {
 	struct out to = { NULL, s };
 
-	return walk(mp, &to, 0, e);
+	return walk(mp, &to, 1, e);
 }

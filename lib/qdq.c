@@ -410,6 +410,11 @@ struct ctx {
 	char *weight;		/* per qp: a constant */
 	/* who reads what, while the graph stays (classify, the weights) */
 	struct nameuses *uses;
+	/*
+	 * The activations' pass: c->gr's consumers, indexed before it, hold
+	 * every reader (rewiring only moves readers to new names).
+	 */
+	int consumers_hold;
 };
 
 /* Control bytes of names from the model or stream become '?'. */
@@ -562,6 +567,21 @@ readers(struct ctx *c, const char *name, size_t limit, int **out, size_t *n,
 			if ((size_t)u->node < limit &&
 			    (k == 0 || v[k - 1] != u->node))
 				v[k++] = u->node;
+		*out = v;
+		*n = k;
+		return 0;
+	}
+	if (c->consumers_hold) {
+		const struct graph_value *gv = graph_value(c->gr, name);
+
+		/* in node order, one entry per slot: each node once */
+		for (i = 0; gv && i < (size_t)gv->nconsumers; i++) {
+			int r = gv->consumers[i];
+
+			if ((size_t)r < limit && (k == 0 || v[k - 1] != r) &&
+			    node_reads(c->g->node[r], name))
+				v[k++] = r;
+		}
 		*out = v;
 		*n = k;
 		return 0;
@@ -1212,8 +1232,11 @@ quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
 		free(v);
 		return -1;
 	}
-	for (i = 0; i < t->nelem; i++)
-		tensor_set(out, i, v[i]);
+	if (q->type == DT_INT32)	/* biases: v is the tensor already */
+		memcpy(out->data, v, (size_t)t->nelem * sizeof *v);
+	else
+		for (i = 0; i < t->nelem; i++)
+			tensor_set(out, i, v[i]);
 	free(v);
 	return 0;
 }
@@ -1226,8 +1249,12 @@ remove_initializer(struct ctx *c, const char *name)
 
 	for (i = 0; i < g->n_initializer; i++)
 		if (strcmp(str_or_empty(g->initializer[i]->name), name) == 0) {
-			protobuf_c_message_free_unpacked(
-			    &g->initializer[i]->base, NULL);
+			if (c->o && c->o->removed)
+				c->o->removed(c->o->removed_ctx,
+				    g->initializer[i]);
+			else
+				protobuf_c_message_free_unpacked(
+				    &g->initializer[i]->base, NULL);
 			memmove(&g->initializer[i], &g->initializer[i + 1],
 			    (g->n_initializer - i - 1) *
 			    sizeof *g->initializer);
@@ -1573,7 +1600,9 @@ sort_nodes(struct ctx *c, struct err *e)
 		v[i] = c->g->node[topo[i]];
 	memcpy(c->g->node, v, n * sizeof *v);
 	free(v);
-	return graph_reindex(c->gr, e);
+	/* the last use of c->gr: no reindex after (its node indices are
+	   stale now) */
+	return 0;
 }
 
 /* A weight-only stream: its blockq records, nbitswrite.h. */
@@ -1695,6 +1724,7 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	c.uses = NULL;
 	if (graph_reindex(c.gr, e) != 0)
 		goto done;
+	c.consumers_hold = 1;
 	for (i = 0; i < p->nqp; i++)
 		if (!c.skip[i] && !c.weight[i] &&
 		    apply_act(&c, &p->qp[i], limit, e) != 0)

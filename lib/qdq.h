@@ -88,6 +88,13 @@ struct qdq_opts {
 	void *note_ctx;
 	struct qdq_wcache *wcache;	/* quantized weights kept across
 					   applies (qdqwcache.h); NULL */
+	/*
+	 * The initializers the QDQ format removes (weights it quantized)
+	 * go to removed(), which owns them, rather than being freed; NULL:
+	 * freed. For a caller whose models share their data (mixeval.c).
+	 */
+	void (*removed)(void *ctx, Onnx__TensorProto *tp);
+	void *removed_ctx;
 };
 
 struct qdq_report {

@@ -47,6 +47,94 @@ block(struct sha256 *s, const uint8_t *p)
 	s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
 }
 
+/*
+ * The x86 SHA extensions do the rounds of four blocks in the time the
+ * code above does one: hashing a 10 MB model was ~0.05 s of each
+ * onnx-mixprec run. Same digest; block() where the CPU lacks them.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+#define SHA_NI __attribute__((target("sha,sse4.1,ssse3")))
+
+/* 4 rounds of group g: its words m plus their constants. */
+#define ROUNDS4(m, g) do { \
+	__m128i x_ = _mm_add_epi32(m, _mm_loadu_si128( \
+	    (const __m128i *)&k[4 * (g)])); \
+	cdgh = _mm_sha256rnds2_epu32(cdgh, abef, x_); \
+	x_ = _mm_shuffle_epi32(x_, 0x0e); \
+	abef = _mm_sha256rnds2_epu32(abef, cdgh, x_); \
+} while (0)
+
+SHA_NI static void
+blocks_ni(struct sha256 *s, const uint8_t *p, size_t n)
+{
+	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL,
+	    0x0405060700010203LL);
+	__m128i abef, cdgh, t, m[4], abef0, cdgh0;
+
+	/* h as the instructions want it: ABEF and CDGH */
+	t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&s->h[0]),
+	    0xb1);					/* CDAB */
+	cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&s->h[4]),
+	    0x1b);					/* EFGH */
+	abef = _mm_alignr_epi8(t, cdgh, 8);
+	cdgh = _mm_blend_epi16(cdgh, t, 0xf0);
+	for (; n > 0; n--, p += 64) {
+		abef0 = abef;
+		cdgh0 = cdgh;
+		for (int g = 0; g < 16; g++) {
+			__m128i *w = &m[g & 3];
+
+			if (g < 4)
+				*w = _mm_shuffle_epi8(_mm_loadu_si128(
+				    (const __m128i *)(p + 16 * g)), bswap);
+			else
+				/* W[t-16] + s0(W[t-15]) + W[t-7], then s1 */
+				*w = _mm_sha256msg2_epu32(_mm_add_epi32(
+				    _mm_sha256msg1_epu32(*w, m[(g + 1) & 3]),
+				    _mm_alignr_epi8(m[(g + 3) & 3],
+				    m[(g + 2) & 3], 4)), m[(g + 3) & 3]);
+			ROUNDS4(*w, g);
+		}
+		abef = _mm_add_epi32(abef, abef0);
+		cdgh = _mm_add_epi32(cdgh, cdgh0);
+	}
+	t = _mm_shuffle_epi32(abef, 0x1b);		/* FEBA */
+	cdgh = _mm_shuffle_epi32(cdgh, 0xb1);		/* DCHG */
+	_mm_storeu_si128((__m128i *)&s->h[0], _mm_blend_epi16(t, cdgh, 0xf0));
+	_mm_storeu_si128((__m128i *)&s->h[4], _mm_alignr_epi8(cdgh, t, 8));
+}
+
+static int
+have_sha_ni(void)
+{
+	static int have = -1;
+	unsigned a, b, c, d;
+
+	if (have < 0)
+		have = __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+		    (b >> 29 & 1) && __get_cpuid(1, &a, &b, &c, &d) &&
+		    (c >> 19 & 1) && (c >> 9 & 1);	/* SSE4.1, SSSE3 */
+	return have;
+}
+#endif
+
+/* n whole blocks at p. */
+static void
+blocks(struct sha256 *s, const uint8_t *p, size_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_sha_ni()) {
+		blocks_ni(s, p, n);
+		return;
+	}
+#endif
+	for (; n > 0; n--, p += 64)
+		block(s, p);
+}
+
 void
 sha256_init(struct sha256 *s)
 {
@@ -75,11 +163,12 @@ sha256_update(struct sha256 *s, const void *data, size_t n)
 		n -= take;
 		if (s->nbuf < 64)
 			return;
-		block(s, s->buf);
+		blocks(s, s->buf, 1);
 		s->nbuf = 0;
 	}
-	for (; n >= 64; p += 64, n -= 64)
-		block(s, p);
+	blocks(s, p, n / 64);
+	p += n / 64 * 64;
+	n %= 64;
 	memcpy(s->buf, p, n);
 	s->nbuf = n;
 }

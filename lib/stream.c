@@ -420,10 +420,27 @@ static int
 check_bytes(struct stream_reader *r, int record, struct err *e)
 {
 	const unsigned char *p = (const unsigned char *)r->line;
+	const uint64_t ones = 0x0101010101010101ULL, highs = ones << 7;
 
 	for (size_t i = 0; i < r->linelen; i++) {
 		unsigned char c = p[i];
+		uint64_t w;
 
+		/* eight bytes, none 0x20 or less nor 0x7f (most of a hist
+		   line's): skipped at once (SWAR) */
+		while (i + 8 <= r->linelen) {
+			uint64_t x;
+
+			memcpy(&w, p + i, 8);
+			x = w ^ 0x7f * ones;	/* a zero byte where 0x7f */
+			if ((((w - 0x21 * ones) & ~w) | ((x - ones) & ~x)) &
+			    highs)
+				break;
+			i += 8;
+		}
+		if (i >= r->linelen)
+			break;
+		c = p[i];
 		if (c > 0x20 && c != 0x7f)
 			continue;
 		if (c == '\t')
@@ -828,6 +845,87 @@ stream_rec_dup(const struct stream_rec *src, struct err *e)
 	rec->line = src->line;
 	rec->work_ = work;
 	rec->kvcap_ = src->nkv;
+	return rec;
+}
+
+struct stream_rec *
+stream_rec_dup_lean(const struct stream_rec *src, struct err *e)
+{
+	struct stream_rec *rec;
+	size_t tlen = strlen(src->type) + 1, slen = strlen(src->subject) + 1;
+	size_t flen = strlen(src->file) + 1, n = src->rawlen + 1;
+	char *p;
+
+	if (!(rec = malloc(sizeof *rec + n + tlen + slen + flen))) {
+		err_nomem(e);
+		return NULL;
+	}
+	p = (char *)(rec + 1);
+	memcpy(p, src->raw, n - 1);
+	p[n - 1] = '\0';
+	rec->raw = p;
+	rec->type = memcpy(p += n, src->type, tlen);
+	rec->subject = memcpy(p += tlen, src->subject, slen);
+	rec->file = memcpy(p += slen, src->file, flen);
+	rec->rawlen = src->rawlen;
+	rec->line = src->line;
+	rec->kv = NULL;
+	rec->nkv = rec->kvcap_ = 0;
+	rec->work_ = NULL;
+	return rec;
+}
+
+struct stream_rec *
+stream_rec_reparse(const struct stream_rec *lean, struct err *e)
+{
+	struct stream_rec t = *lean, *rec = NULL;
+	struct stream_kv *kv;
+	char *field, *eq, *tab;
+	struct err ue;
+
+	/* It parsed when read: only the splitting is done again. */
+	if (!(t.work_ = malloc(lean->rawlen + 1)))
+		goto nomem;
+	memcpy(t.work_, lean->raw, lean->rawlen);
+	t.work_[lean->rawlen] = '\0';
+	t.kv = NULL;
+	t.nkv = t.kvcap_ = 0;
+	t.type = t.work_;
+	if ((tab = strchr(t.work_, '\t')) == NULL)
+		goto bad;
+	*tab = '\0';
+	field = tab + 1;
+	if ((tab = strchr(field, '\t')) != NULL)
+		*tab = '\0';
+	if (unescape_n(field, strlen(field), field, &ue) < 0)
+		goto bad;
+	t.subject = field;
+	while (tab) {
+		field = tab + 1;
+		if ((tab = strchr(field, '\t')) != NULL)
+			*tab = '\0';
+		if ((eq = strchr(field, '=')) == NULL)
+			goto bad;
+		*eq = '\0';
+		if (t.nkv == t.kvcap_) {
+			t.kvcap_ = t.kvcap_ ? 2 * t.kvcap_ : 16;
+			if (!(kv = realloc(t.kv, t.kvcap_ * sizeof *kv)))
+				goto nomem;
+			t.kv = kv;
+		}
+		t.kv[t.nkv].key = field;
+		t.kv[t.nkv++].val = eq + 1;
+	}
+	rec = stream_rec_dup(&t, e);
+	goto out;
+bad:
+	stream_rec_err(lean, e, "%s record: not as it was read", lean->type);
+	goto out;
+nomem:
+	err_nomem(e);
+out:
+	free(t.work_);
+	free(t.kv);
 	return rec;
 }
 

@@ -101,6 +101,16 @@ const struct stream_rec *stream_record(const struct stream_reader *r);
 /* Records. */
 
 struct stream_rec *stream_rec_dup(const struct stream_rec *rec, struct err *e);
+/*
+ * A copy of rec to keep many of at little cost: its line, type and
+ * subject, no fields (stream_rec_get() finds none); stream_rec_reparse()
+ * gives the whole record back. Freed with stream_rec_free().
+ */
+struct stream_rec *stream_rec_dup_lean(const struct stream_rec *rec,
+    struct err *e);
+/* The whole record of a lean copy, split again (stream_rec_dup()'s). */
+struct stream_rec *stream_rec_reparse(const struct stream_rec *lean,
+    struct err *e);
 void stream_rec_free(struct stream_rec *rec);
 /* The raw value of key, or NULL. */
 const char *stream_rec_get(const struct stream_rec *rec, const char *key);

@@ -199,7 +199,7 @@ test_write_read(void)
 	struct stream_writer *w;
 	struct stream_reader *r;
 	const struct stream_rec *rec;
-	struct stream_rec *dup;
+	struct stream_rec *dup, *lean, *again;
 	char *argv[] = { "prog", "-o", "a file", NULL };
 	const char *names[] = { "x y", NULL, "", "b,c" };
 	float fl[] = { 1.5f, -0.0f, FLT_TRUE_MIN };
@@ -306,6 +306,7 @@ test_write_read(void)
 	CHECK(!stream_rec_has(rec, "nokey") && stream_rec_has(rec, "none"));
 	/* a copy outlives the reader's next line */
 	REQUIRE((dup = stream_rec_dup(rec, &e)) != NULL);
+	REQUIRE((lean = stream_rec_dup_lean(rec, &e)) != NULL);
 	CHECK_EQ_INT(stream_next(r, &e), STREAM_RECORD);
 	CHECK_EQ_STR(stream_record(r)->type, "other");
 	CHECK_EQ_STR(dup->subject, "conv 1/out=x");
@@ -314,6 +315,24 @@ test_write_read(void)
 	CHECK(stream_rec_float(dup, "f", &f, &e) == 0 && f == 0.1f);
 	CHECK_EQ_STR(stream_rec_get(dup, "none"), "");
 	CHECK(strncmp(dup->raw, "stat\tconv%201/out%3Dx\tf=0.1\t", 28) == 0);
+	/* a lean copy: the line, type and subject; split again, the same */
+	CHECK_EQ_STR(lean->type, "stat");
+	CHECK_EQ_STR(lean->subject, "conv 1/out=x");
+	CHECK(lean->nkv == 0 && stream_rec_get(lean, "f") == NULL);
+	CHECK(lean->rawlen == dup->rawlen &&
+	    strcmp(lean->raw, dup->raw) == 0);
+	REQUIRE((again = stream_rec_reparse(lean, &e)) != NULL);
+	CHECK_EQ_STR(again->subject, dup->subject);
+	CHECK_EQ_STR(again->file, "mem");
+	CHECK_EQ_INT(again->line, 5);
+	REQUIRE(again->nkv == dup->nkv);
+	for (size_t i = 0; i < dup->nkv; i++) {
+		CHECK_EQ_STR(again->kv[i].key, dup->kv[i].key);
+		CHECK_EQ_STR(again->kv[i].val, dup->kv[i].val);
+	}
+	CHECK(stream_rec_float(again, "f", &f, &e) == 0 && f == 0.1f);
+	stream_rec_free(again);
+	stream_rec_free(lean);
 	stream_rec_free(dup);
 	CHECK_EQ_INT(stream_next(r, &e), STREAM_EOF);
 	CHECK_EQ_INT(stream_next(r, &e), STREAM_EOF);
@@ -519,6 +538,46 @@ test_damaged_input(void)
 	CHECK_EQ_INT(read_str(S "end\t0\n", &e), 0);
 	CHECK_EQ_INT(read_str("#onnxq\t1.7\textra\n# c\n#x\ty\na\tx\tk=\nend\t1\n",
 	    &e), 0);
+}
+
+/*
+ * Each byte a record may not hold, at every place of a long line (the
+ * reader checks eight bytes at a time where it can); UTF-8 and TABs
+ * everywhere pass.
+ */
+static void
+test_bad_byte_anywhere(void)
+{
+	static const unsigned char bad[] = { 0x00, 0x01, 0x0d, 0x1f, 0x20,
+	    0x7f };
+	static const char head[] = "#onnxq\t1.0\n", tail[] = "\nend\t1\n";
+	char line[64], buf[128];
+	struct err e;
+
+	for (size_t k = 0; k < sizeof bad; k++)
+		for (size_t at = 5; at < 40; at++) {
+			size_t n;
+
+			memcpy(line, "a\tx\tk=", 6);
+			for (size_t j = 6; j < 40; j++)
+				line[j] = j % 7 == 0 ? '\xc3' : j % 7 == 1 ?
+				    '\xa9' : (char)('0' + j % 10);
+			line[at] = (char)bad[k];
+			/* by length: the bad byte may be a NUL */
+			n = strlen(head);
+			memcpy(buf, head, n);
+			memcpy(buf + n, line, 40);
+			memcpy(buf + n + 40, tail, strlen(tail));
+			n += 40 + strlen(tail);
+			CHECK_EQ_INT(read_mem(buf, n, 0, &e), -1);
+		}
+	memcpy(line, "a\tx\tk=", 6);
+	for (size_t j = 6; j < 40; j++)
+		line[j] = j % 9 == 0 ? '\t' : j % 9 == 1 ? 'k' : j % 9 == 2 ?
+		    (char)('a' + j % 26) : j % 9 == 3 ? '=' : j % 5 ? '\xe2' :
+		    '7';
+	snprintf(buf, sizeof buf, "%s%.40s%s", head, line, tail);
+	CHECK_EQ_INT(read_mem(buf, strlen(buf), 0, &e), 0);
 }
 
 static void
@@ -763,4 +822,5 @@ test_random_damage(void)
 
 UNIT_MAIN(test_every_truncation, test_random_damage, test_float_round_trip, test_double_round_trip, test_parse_numbers,
     test_escape, test_write_read, test_getter_errors, test_pass_through,
-    test_damaged_input, test_long_lines, test_writer_errors)
+    test_damaged_input, test_long_lines, test_writer_errors,
+    test_bad_byte_anywhere)
