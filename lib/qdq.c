@@ -1704,6 +1704,9 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	if (o && o->fold_scales &&
 	    qdqscale_fold(m, &report->scale_folds, e) != 0)
 		goto done;
+	if (o && o->fold_biases &&
+	    qdqscale_fold_biases(m, &report->bias_folds, e) != 0)
+		goto done;
 	rc = 0;
 	if (o && o->format == QDQ_FORMAT_QOPERATOR)
 		rc = write_qoperator(m, o, report, e);

@@ -6,6 +6,10 @@ Debian's /usr/bin/python3 (onnx, numpy):
 scale.onnx: x (1x4) -> Div by 6 -> d -> Mul by 0.5 (K) -> k -> Add x -> y;
 x -> Div by 4 -> z (a graph output); x -> Mul by -2 (N) -> n -> Add x ->
 w (a negative constant: left alone).
+
+bias.onnx: x (1x2x3x3) -> Conv (W 3x2x1x1, B) -> c -> Mul by 0.5 (K) -> m
+-> Add 0.25 (A) -> y: the Add folds into B; x -> Conv (W, B2) -> c2 -> Add
+0.1 (A2) -> y2 and c2 -> Relu -> r: c2 read twice, left alone.
 """
 import os
 import sys
@@ -44,4 +48,31 @@ def scale():
     return m
 
 
+def bias():
+    f = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+    w = np.array([1, -2, 3, 0.5, -1, 2], np.float32).reshape(3, 2, 1, 1)
+    c = {n: numpy_helper.from_array(np.array(v, np.float32), n)
+         for n, v in [("K", [0.5]), ("A", [0.25]), ("A2", 0.1),
+                      ("B", [0.1, -0.2, 0.3]), ("B2", [0.0, 0.1, 0.2])]}
+    c["W"] = numpy_helper.from_array(w * 0.3, "W")
+    nodes = [
+        helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv"),
+        helper.make_node("Mul", ["c", "K"], ["m"], name="mulK"),
+        helper.make_node("Add", ["m", "A"], ["y"], name="addA"),
+        helper.make_node("Conv", ["x", "W", "B2"], ["c2"], name="conv2"),
+        helper.make_node("Add", ["A2", "c2"], ["y2"], name="addA2"),
+        helper.make_node("Relu", ["c2"], ["r"], name="relu"),
+    ]
+    out = [vi(n, f, [1, 3, 3, 3]) for n in ("y", "y2", "r")]
+    g = helper.make_graph(nodes, "bias", [vi("x", f, [1, 2, 3, 3])], out,
+                          list(c.values()))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="onnxq-fixtures")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    return m
+
+
 onnx.save(scale(), os.path.join(HERE, "scale.onnx"))
+onnx.save(bias(), os.path.join(HERE, "bias.onnx"))
