@@ -10,6 +10,10 @@ w (a negative constant: left alone).
 bias.onnx: x (1x2x3x3) -> Conv (W 3x2x1x1, B) -> c -> Mul by 0.5 (K) -> m
 -> Add 0.25 (A) -> y: the Add folds into B; x -> Conv (W, B2) -> c2 -> Add
 0.1 (A2) -> y2 and c2 -> Relu -> r: c2 read twice, left alone.
+
+resize.onnx (qdqresize_test.c, resize-expand.bats): x (1x2xHxW, H and W
+free) -> Conv -> c -> Resize nearest (asymmetric, floor) by 2 and 3 -> u
+-> Conv -> y; c -> Resize by 2 and 2 with half_pixel -> v (left alone).
 """
 import os
 import sys
@@ -74,5 +78,39 @@ def bias():
     return m
 
 
+def resize():
+    f = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+    rng = np.random.default_rng(7)
+    c = {n: numpy_helper.from_array(np.array(v, np.float32), n)
+         for n, v in [("roi", []), ("S23", [1, 1, 2, 3]),
+                      ("S22", [1, 1, 2, 2]),
+                      ("W1", rng.normal(0, 0.5, (4, 2, 3, 3))),
+                      ("W2", rng.normal(0, 0.5, (3, 4, 1, 1))),
+                      ("B1", [0.1, -0.2, 0.3, 0.0]), ("B2", [0, 0.1, 0.2])]}
+    near = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor")
+    nodes = [
+        helper.make_node("Conv", ["x", "W1", "B1"], ["c"], pads=[1] * 4,
+                         name="conv1"),
+        helper.make_node("Resize", ["c", "roi", "S23"], ["u"], name="up",
+                         **near),
+        helper.make_node("Conv", ["u", "W2", "B2"], ["y"], name="conv2"),
+        helper.make_node("Resize", ["c", "roi", "S22"], ["v"], name="half",
+                         mode="nearest", nearest_mode="floor"),
+    ]
+    g = helper.make_graph(nodes, "resize",
+                          [vi("x", f, [1, 2, "h", "w"])],
+                          [vi("y", f, [1, 3, None, None]),
+                           vi("v", f, [1, 4, None, None])],
+                          list(c.values()))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="onnxq-fixtures")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    return m
+
+
 onnx.save(scale(), os.path.join(HERE, "scale.onnx"))
+onnx.save(resize(), os.path.join(HERE, "resize.onnx"))
 onnx.save(bias(), os.path.join(HERE, "bias.onnx"))
