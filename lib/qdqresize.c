@@ -22,14 +22,18 @@ struct ctx {
 	const char *y;			/* the Resize's output: names' base */
 };
 
+/* op of the default domain, or a (De)QuantizeLinear of com.microsoft */
 static int
 is_op(const Onnx__NodeProto *n, const char *op)
 {
-	const char *d = n->domain;
+	const char *d = str_or_empty(n->domain);
+	int qdq = strcmp(op, "QuantizeLinear") == 0 ||
+	    strcmp(op, "DequantizeLinear") == 0;
 
-	return n->op_type && strcmp(n->op_type, op) == 0 &&
-	    (d == NULL || *d == '\0' || strcmp(d, "ai.onnx") == 0 ||
-	    (strstr(op, "uantizeLinear") && strcmp(d, "com.microsoft") == 0));
+	if (n->op_type == NULL || strcmp(n->op_type, op) != 0)
+		return 0;
+	return *d == '\0' || strcmp(d, "ai.onnx") == 0 ||
+	    (qdq && strcmp(d, "com.microsoft") == 0);
 }
 
 /* The constant `name` into t: 0, or -1 (not a constant, unreadable). */

@@ -24,14 +24,6 @@ setup() {
 	cd "$BATS_FILE_TMPDIR" || return 1
 }
 
-# ops MODEL OP: how many OP nodes MODEL has.
-ops() {
-	/usr/bin/python3 -c 'import sys, onnx
-m = onnx.load(sys.argv[1])
-onnx.checker.check_model(m)
-print(sum(n.op_type == sys.argv[2] for n in m.graph.node))' "$1" "$2"
-}
-
 # snr A B: onnx-verify's SNR of model B against model A on data/.
 snr() {
 	onnx-verify --format tsv -d data "$1" "$2" | awk -F '\t' 'NR == 1 {
@@ -68,10 +60,10 @@ no_worse() {
 	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
 	n=$(echo "$stderr" | sed -n 's/.*: \([0-9]*\) Div\/Mul folded.*/\1/p')
 	[ "${n:-0}" -gt 0 ] || fail "no folds: $stderr"
-	run ops f.onnx Div
+	run op_count f.onnx Div
 	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
 	divs=$output
-	[ "$divs" -lt "$(ops plain.onnx Div)" ] || fail "$divs Div left"
+	[ "$divs" -lt "$(op_count plain.onnx Div)" ] || fail "$divs Div left"
 	as_ort f.onnx
 }
 
@@ -84,7 +76,7 @@ no_worse() {
 	run --separate-stderr onnx-qdq-insert --fold-scales --format qoperator \
 	    -o q.onnx rec.onnx all.qp
 	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
-	run ops q.onnx QLinearMul
+	run op_count q.onnx QLinearMul
 	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
 	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \
 	    --out ort q.onnx data
@@ -120,10 +112,10 @@ own_snr() {
 	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
 	n=$(echo "$stderr" | sed -n 's/.*: \([0-9]*\) Add folded.*/\1/p')
 	[ "${n:-0}" -gt 0 ] || fail "no folds: $stderr"
-	run ops b.onnx Add
+	run op_count b.onnx Add
 	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
 	onnx-qdq-insert --fold-scales -o scales.onnx rec.onnx all.qp
-	[ "$output" -eq $(($(ops scales.onnx Add) - n)) ] ||
+	[ "$output" -eq $(($(op_count scales.onnx Add) - n)) ] ||
 	    fail "$output Add left after $n folds"
 	as_ort b.onnx
 }
@@ -138,7 +130,7 @@ own_snr() {
 	run --separate-stderr onnx-qdq-insert --fold-scales --fold-biases \
 	    --format qoperator -o q.onnx rec.onnx all.qp
 	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
-	run ops q.onnx QLinearConv
+	run op_count q.onnx QLinearConv
 	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
 	[ "$output" -gt 0 ] || fail "no QLinearConv"
 	run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \
@@ -149,7 +141,7 @@ own_snr() {
 @test "fold-biases: off without the option" {
 	onnx-qdq-insert -v --fold-scales -o s.onnx rec.onnx all.qp 2>err
 	! grep -q "folded into biases" err || fail "$(cat err)"
-	run ops s.onnx Add
+	run op_count s.onnx Add
 	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
-	[ "$output" -eq "$(ops plain.onnx Add)" ] || fail "$output Add"
+	[ "$output" -eq "$(op_count plain.onnx Add)" ] || fail "$output Add"
 }

@@ -27,23 +27,15 @@ setup() {
 	cd "$BATS_FILE_TMPDIR" || return 1
 }
 
-# ops MODEL OP: how many OP nodes MODEL has, after onnx.checker.
-ops() {
-	/usr/bin/python3 -c 'import sys, onnx
-m = onnx.load(sys.argv[1])
-onnx.checker.check_model(m)
-print(sum(n.op_type == sys.argv[2] for n in m.graph.node))' "$1" "$2"
-}
-
 @test "resize-expand: rewrites the nearest Resize, ORT runs it unchanged" {
 	run --separate-stderr onnx-qdq-insert -v --resize-expand -o e.onnx \
 	    "$M" r.qp
 	[ "$status" -eq 0 ] || fail "onnx-qdq-insert: $stderr"
 	[[ $stderr == *": 1 Resize as Expand"* ]] || fail "$stderr"
-	run ops e.onnx Resize
+	run op_count e.onnx Resize
 	[ "$status" -eq 0 ] || fail "onnx.checker: $output"
 	[ "$output" -eq 1 ] || fail "$output Resize left (want the half_pixel)"
-	[ "$(ops e.onnx Expand)" -eq 1 ]
+	[ "$(op_count e.onnx Expand)" -eq 1 ]
 	for d in data other; do
 		rm -rf "p.$d" "e.$d"
 		run --separate-stderr ort_node "$ONNXQ_ROOT/test/ort-run.js" \

@@ -11,8 +11,7 @@
 #include <string.h>
 
 #include "fixture.h"
-#include "prep.h"
-#include "qdq.h"
+#include "qdqfixture.h"
 #include "unit.h"
 
 static const char stream_text[] = "#onnxq\t1.0\n"
@@ -24,30 +23,11 @@ static const char stream_text[] = "#onnxq\t1.0\n"
 static struct model *
 apply(int on, struct qdq_report *rep)
 {
-	FILE *fp = fmemopen((void *)stream_text, strlen(stream_text), "r");
-	struct stream_reader *r = NULL;
-	struct qdq_plan *p = qdq_plan_new();
 	struct qdq_opts o = { 0 };
-	struct model *m = fixture_generated("qdqscale/resize.onnx");
-	struct err e;
-	int ok = 0;
 
 	o.resize_expand = on;
-	if (fp && p && m && (r = stream_reader_new(fp, "s", &e)) &&
-	    qdq_plan_read(p, r, &e) == 0 && prep_model(m, NULL, &e) == 0 &&
-	    qdq_apply(m, p, &o, rep, &e) == 0)
-		ok = 1;
-	else if (m)
-		fprintf(stderr, "%s\n", e.msg);
-	stream_reader_free(r);
-	qdq_plan_free(p);
-	if (fp)
-		fclose(fp);
-	if (!ok) {
-		model_free(m);
-		return NULL;
-	}
-	return m;
+	return qdqfixture_apply(fixture_generated("qdqscale/resize.onnx"),
+	    stream_text, &o, rep);
 }
 
 /* The number of op nodes, the last in *last (may be NULL). */

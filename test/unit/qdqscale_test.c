@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include "fixture.h"
-#include "prep.h"
-#include "qdq.h"
+#include "qdqfixture.h"
 #include "unit.h"
 
 static const char stream_text[] = "#onnxq\t1.0\n"
@@ -44,31 +43,11 @@ static struct model *
 apply_to(const char *fixture, const char *text, int fold, int biases,
     struct qdq_report *rep)
 {
-	FILE *fp = fmemopen((void *)text, strlen(text), "r");
-	struct stream_reader *r = NULL;
-	struct qdq_plan *p = qdq_plan_new();
 	struct qdq_opts o = { 0 };
-	struct model *m = fixture_generated(fixture);
-	struct err e;
-	int ok = 0;
 
 	o.fold_scales = fold;
 	o.fold_biases = biases;
-	if (fp && p && m && (r = stream_reader_new(fp, "s", &e)) &&
-	    qdq_plan_read(p, r, &e) == 0 && prep_model(m, NULL, &e) == 0 &&
-	    qdq_apply(m, p, &o, rep, &e) == 0)
-		ok = 1;
-	else if (m)
-		fprintf(stderr, "%s\n", e.msg);
-	stream_reader_free(r);
-	qdq_plan_free(p);
-	if (fp)
-		fclose(fp);
-	if (!ok) {
-		model_free(m);
-		return NULL;
-	}
-	return m;
+	return qdqfixture_apply(fixture_generated(fixture), text, &o, rep);
 }
 
 static struct model *

@@ -28,6 +28,15 @@ HERE = sys.argv[1] if len(sys.argv) > 1 else \
 os.makedirs(HERE, exist_ok=True)
 
 
+def finish(g):
+    """Graph g as a checked opset-13 model."""
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="onnxq-fixtures")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    return m
+
+
 def scale():
     f = TensorProto.FLOAT
     vi = helper.make_tensor_value_info
@@ -45,11 +54,7 @@ def scale():
     g = helper.make_graph(nodes, "scale", [vi("x", f, [1, 4])],
                           [vi("y", f, [1, 4]), vi("z", f, [1, 4]),
                            vi("w", f, [1, 4])], list(c.values()))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
-                          producer_name="onnxq-fixtures")
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    return m
+    return finish(g)
 
 
 def bias():
@@ -71,11 +76,7 @@ def bias():
     out = [vi(n, f, [1, 3, 3, 3]) for n in ("y", "y2", "r")]
     g = helper.make_graph(nodes, "bias", [vi("x", f, [1, 2, 3, 3])], out,
                           list(c.values()))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
-                          producer_name="onnxq-fixtures")
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    return m
+    return finish(g)
 
 
 def resize():
@@ -104,11 +105,7 @@ def resize():
                           [vi("y", f, [1, 3, None, None]),
                            vi("v", f, [1, 4, None, None])],
                           list(c.values()))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
-                          producer_name="onnxq-fixtures")
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    return m
+    return finish(g)
 
 
 onnx.save(scale(), os.path.join(HERE, "scale.onnx"))
