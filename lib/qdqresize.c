@@ -112,6 +112,7 @@ match(struct ctx *c, int ni, int64_t f[2])
 	dq = c->g->node[xv->producer];
 	q = c->g->node[yv->consumers[0]];
 	if (!is_op(dq, "DequantizeLinear") || dq->n_input != 3 ||
+	    attr_find(dq, "output_dtype") != NULL ||
 	    !is_op(q, "QuantizeLinear") || q->n_input != 3 ||
 	    strcmp(q->input[0], n->output[0]) != 0 ||
 	    strcmp(str_or_empty(q->domain), str_or_empty(dq->domain)) != 0 ||
@@ -222,6 +223,58 @@ fail:
 	return NULL;
 }
 
+/*
+ * A value_info of x: float of rank 4, sizes unknown. ONNX Runtime infers
+ * no rank for a Reshape to a computed shape, and without one leaves the
+ * Convs after it out of its NHWC layout, with Transposes around them.
+ */
+static int
+declare_rank4(struct ctx *c, const char *x, struct err *e)
+{
+	Onnx__GraphProto *g = c->g;
+	Onnx__ValueInfoProto *vi = malloc(sizeof *vi), **vs;
+	Onnx__TypeProto *type = malloc(sizeof *type);
+	Onnx__TypeProto__Tensor *tt = malloc(sizeof *tt);
+	Onnx__TensorShapeProto *shape = malloc(sizeof *shape);
+
+	if (vi == NULL || type == NULL || tt == NULL || shape == NULL) {
+		free(vi);
+		free(type);
+		free(tt);
+		free(shape);
+		return err_nomem(e);
+	}
+	onnx__value_info_proto__init(vi);
+	onnx__type_proto__init(type);
+	onnx__type_proto__tensor__init(tt);
+	onnx__tensor_shape_proto__init(shape);
+	vi->type = type;
+	type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	type->tensor_type = tt;
+	tt->has_elem_type = 1;
+	tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	tt->shape = shape;
+	if ((vi->name = strdup(x)) == NULL ||
+	    (shape->dim = calloc(4, sizeof *shape->dim)) == NULL)
+		goto fail;
+	for (; shape->n_dim < 4; shape->n_dim++) {
+		if ((shape->dim[shape->n_dim] = malloc(sizeof
+		    *shape->dim[0])) == NULL)
+			goto fail;
+		onnx__tensor_shape_proto__dimension__init(
+		    shape->dim[shape->n_dim]);
+	}
+	if ((vs = realloc(g->value_info, (g->n_value_info + 1) *
+	    sizeof *vs)) == NULL)
+		goto fail;
+	g->value_info = vs;
+	g->value_info[g->n_value_info++] = vi;
+	return 0;
+fail:
+	protobuf_c_message_free_unpacked(&vi->base, NULL);
+	return err_nomem(e);
+}
+
 /* Resize node ni made the Transpose back to NCHW, reading x. */
 static int
 to_transpose(struct ctx *c, int ni, const char *x, struct err *e)
@@ -290,8 +343,8 @@ rewrite(struct ctx *c, int ni, const int64_t f[2], struct err *e)
 		goto done;
 	in[0] = x;
 	in[1] = sz;
-	if ((r = requant(c, add_op(c, "Reshape", in, 2, "_nhwc_out", NULL, e),
-	    NULL, e)) == NULL)
+	if ((r = add_op(c, "Reshape", in, 2, "_nhwc_out", NULL, e)) == NULL ||
+	    declare_rank4(c, r, e) != 0 || (r = requant(c, r, NULL, e)) == NULL)
 		goto done;
 	rc = to_transpose(c, ni, r, e);
 done:

@@ -22,14 +22,17 @@
  * quantized Resize on the NHWC layout it gives quantized Convs, where its
  * nearest kernel maps each output element on its own (on PaddleOCR v4
  * det, about 8 ms a page, one thread); there its first Transpose cancels
- * the layout's, and Expand copies whole pixels.
+ * the layout's, and Expand copies whole pixels. The Reshape's output gets
+ * a value_info of rank 4 (float, sizes unknown): ONNX Runtime infers no
+ * rank for a computed shape and then keeps the Convs after it out of
+ * its NHWC layout.
  *
  * Left alone: Resize nodes of another mode or coordinate rule, with sizes,
  * a non-constant or non-whole scale, a rank other than 4, an input not
- * read through a per-tensor DequantizeLinear with a zero point, an
- * output read by anything but one QuantizeLinear of the same parameters
- * (or a graph output), and every Resize of a model below opset 13 (its
- * Unsqueeze takes axes as an attribute).
+ * read through a per-tensor DequantizeLinear with a zero point (and no
+ * output_dtype), an output read by anything but one QuantizeLinear of
+ * the same parameters (or a graph output), and every Resize of a model
+ * below opset 13 (its Unsqueeze takes axes as an attribute).
  */
 #ifndef ONNXQ_QDQRESIZE_H
 #define ONNXQ_QDQRESIZE_H

@@ -76,6 +76,16 @@ test_rewrite(void)
 			tensor_release(&t);
 		}
 	CHECK(found);
+	/* the Reshape's output declared of rank 4 */
+	found = 0;
+	for (size_t i = 0; i < g->n_value_info; i++) {
+		const Onnx__ValueInfoProto *vi = g->value_info[i];
+
+		found += strstr(vi->name, "_nhwc_out") && vi->type &&
+		    vi->type->tensor_type && vi->type->tensor_type->shape &&
+		    vi->type->tensor_type->shape->n_dim == 4;
+	}
+	CHECK_EQ_INT(found, 1);
 	/* each step between a Q and a DQ: 1 + 4 pairs on c's way to u */
 	CHECK_EQ_INT(count_op(m, "QuantizeLinear", NULL), 3 + 4);
 	/* the rewritten Resize's scales are gone, the other's stay */
