@@ -231,48 +231,21 @@ fail:
 static int
 declare_rank4(struct ctx *c, const char *x, struct err *e)
 {
+	static const int64_t unknown[4] = { -1, -1, -1, -1 };
 	Onnx__GraphProto *g = c->g;
-	Onnx__ValueInfoProto *vi = malloc(sizeof *vi), **vs;
-	Onnx__TypeProto *type = malloc(sizeof *type);
-	Onnx__TypeProto__Tensor *tt = malloc(sizeof *tt);
-	Onnx__TensorShapeProto *shape = malloc(sizeof *shape);
+	Onnx__ValueInfoProto *vi, **vs;
 
-	if (vi == NULL || type == NULL || tt == NULL || shape == NULL) {
-		free(vi);
-		free(type);
-		free(tt);
-		free(shape);
+	if ((vi = model_value_info_new(x, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+	    4, unknown)) == NULL)
+		return err_nomem(e);
+	if ((vs = realloc(g->value_info, (g->n_value_info + 1) *
+	    sizeof *vs)) == NULL) {
+		protobuf_c_message_free_unpacked(&vi->base, NULL);
 		return err_nomem(e);
 	}
-	onnx__value_info_proto__init(vi);
-	onnx__type_proto__init(type);
-	onnx__type_proto__tensor__init(tt);
-	onnx__tensor_shape_proto__init(shape);
-	vi->type = type;
-	type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	type->tensor_type = tt;
-	tt->has_elem_type = 1;
-	tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-	tt->shape = shape;
-	if ((vi->name = strdup(x)) == NULL ||
-	    (shape->dim = calloc(4, sizeof *shape->dim)) == NULL)
-		goto fail;
-	for (; shape->n_dim < 4; shape->n_dim++) {
-		if ((shape->dim[shape->n_dim] = malloc(sizeof
-		    *shape->dim[0])) == NULL)
-			goto fail;
-		onnx__tensor_shape_proto__dimension__init(
-		    shape->dim[shape->n_dim]);
-	}
-	if ((vs = realloc(g->value_info, (g->n_value_info + 1) *
-	    sizeof *vs)) == NULL)
-		goto fail;
 	g->value_info = vs;
 	g->value_info[g->n_value_info++] = vi;
 	return 0;
-fail:
-	protobuf_c_message_free_unpacked(&vi->base, NULL);
-	return err_nomem(e);
 }
 
 /* Resize node ni made the Transpose back to NCHW, reading x. */

@@ -95,14 +95,7 @@ test_rewrite(void)
 		    strcmp(g->initializer[i]->name, "S22") == 0;
 	CHECK_EQ_INT(found, 1);
 	model_free(m);
-}
-
-static void
-test_off_by_default(void)
-{
-	struct qdq_report rep;
-	struct model *m;
-
+	/* off, both Resize nodes stay */
 	REQUIRE((m = apply(0, &rep)) != NULL);
 	CHECK_EQ_INT(rep.resize_rewrites, 0);
 	CHECK_EQ_INT(count_op(m, "Resize", NULL), 2);
@@ -110,4 +103,4 @@ test_off_by_default(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_rewrite, test_off_by_default)
+UNIT_MAIN(test_rewrite)
