@@ -25,6 +25,8 @@ struct opts {
 	int		 dedicated_pairs; /* a DequantizeLinear per consumer */
 	int		 weights_float;	/* weights float behind Q -> DQ */
 	int		 fold_scales;	/* Div/Mul by constants into scales */
+	int		 fold_biases;	/* Add of constants into Conv biases */
+	int		 resize_expand;	/* nearest Resize as Expand */
 	int		 external_data;	/* initializers in a file beside out */
 	enum qdq_domain	 domain;
 	enum qdq_format	 format;
@@ -36,6 +38,7 @@ static const char usage_text[] =
     "                       [--qdq-domain auto|onnx|com.microsoft] "
     "[--external-data]\n"
     "                       [--format auto|qdq|qoperator] [--fold-scales]\n"
+    "                       [--fold-biases] [--resize-expand]\n"
     "                       [-o FILE] MODEL [QPARAMS]\n";
 
 /* Parse argv into o: 0 to go on, -1 when done (help), or exit status 2. */
@@ -43,7 +46,8 @@ static int
 parse_args(struct opts *o, int argc, char **argv)
 {
 	enum { OPT_DEDICATED = 256, OPT_WFLOAT, OPT_DOMAIN, OPT_EXTERNAL,
-	    OPT_FORMAT, OPT_FOLD_SCALES };
+	    OPT_FORMAT, OPT_FOLD_SCALES, OPT_FOLD_BIASES,
+	    OPT_RESIZE_EXPAND };
 	static const struct option longopts[] = {
 		{ "dedicated-pairs",	no_argument,	NULL, OPT_DEDICATED },
 		{ "weights-float",	no_argument,	NULL, OPT_WFLOAT },
@@ -51,6 +55,8 @@ parse_args(struct opts *o, int argc, char **argv)
 		{ "external-data",	no_argument,	NULL, OPT_EXTERNAL },
 		{ "format",		required_argument, NULL, OPT_FORMAT },
 		{ "fold-scales",	no_argument,	NULL, OPT_FOLD_SCALES },
+		{ "fold-biases",	no_argument,	NULL, OPT_FOLD_BIASES },
+		{ "resize-expand",	no_argument,	NULL, OPT_RESIZE_EXPAND },
 		{ "output",		required_argument, NULL, 'o' },
 		{ "verbose",		no_argument,	NULL, 'v' },
 		{ "help",		no_argument,	NULL, 'h' },
@@ -88,6 +94,12 @@ parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_FOLD_SCALES:
 			o->fold_scales = 1;
+			break;
+		case OPT_FOLD_BIASES:
+			o->fold_biases = 1;
+			break;
+		case OPT_RESIZE_EXPAND:
+			o->resize_expand = 1;
 			break;
 		case OPT_FORMAT:
 			if (qdq_format_parse(optarg, &o->format) != 0)
@@ -138,6 +150,12 @@ report(const struct opts *o, const struct qdq_report *r, size_t before,
 	if (o->fold_scales)
 		fprintf(stderr, "\n%s: %s: %d Div/Mul folded into scales",
 		    PROG, o->model, r->scale_folds);
+	if (o->fold_biases)
+		fprintf(stderr, "\n%s: %s: %d Add folded into biases",
+		    PROG, o->model, r->bias_folds);
+	if (o->resize_expand)
+		fprintf(stderr, "\n%s: %s: %d Resize as Expand", PROG,
+		    o->model, r->resize_rewrites);
 	if (o->format == QDQ_FORMAT_QOPERATOR)
 		fprintf(stderr, "\n%s: %s: %d QLinear operators, %d on "
 		    "quantized tensors, %d groups left in QDQ form; %d "
@@ -191,6 +209,8 @@ run(const struct opts *o)
 	qo.domain = o->domain;
 	qo.format = o->format;
 	qo.fold_scales = o->fold_scales;
+	qo.fold_biases = o->fold_biases;
+	qo.resize_expand = o->resize_expand;
 	if (o->verbose) {
 		qo.note = print_note;
 		qo.note_ctx = (void *)o->model;

@@ -95,3 +95,21 @@ attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v, struct err *e)
 	n->attribute[n->n_attribute++] = a;
 	return 0;
 }
+
+int
+attr_add_ints(Onnx__NodeProto *n, const char *name, const int64_t *v,
+    size_t count, struct err *e)
+{
+	Onnx__AttributeProto *a;
+
+	if (attr_add_int(n, name, 0, e) != 0)
+		return -1;
+	a = n->attribute[n->n_attribute - 1];
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+	a->has_i = 0;
+	if ((a->ints = malloc((count ? count : 1) * sizeof *v)) == NULL)
+		return err_nomem(e);
+	memcpy(a->ints, v, count * sizeof *v);
+	a->n_ints = count;
+	return 0;
+}

@@ -1,7 +1,7 @@
 /*
  * attr: typed access to a NodeProto's attributes, with defaults.
  * Returned pointers point into the node; nothing is allocated but by
- * attr_add_int, which appends an attribute.
+ * attr_add_int and attr_add_ints, which append an attribute.
  */
 #ifndef ONNXQ_ATTR_H
 #define ONNXQ_ATTR_H
@@ -28,5 +28,8 @@ const Onnx__TensorProto *attr_tensor(const Onnx__NodeProto *n, const char *name)
 /* Append an int attribute (malloc'd into n); -1 when out of memory. */
 int attr_add_int(Onnx__NodeProto *n, const char *name, int64_t v,
     struct err *e);
+/* Append an integer list attribute (v copied); -1 when out of memory. */
+int attr_add_ints(Onnx__NodeProto *n, const char *name, const int64_t *v,
+    size_t count, struct err *e);
 
 #endif

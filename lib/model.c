@@ -1574,3 +1574,52 @@ model_pack(const struct model *m, void **buf, size_t *len, struct err *e)
 	*len = size;
 	return 0;
 }
+
+Onnx__ValueInfoProto *
+model_value_info_new(const char *name, int elem_type, int rank,
+    const int64_t *dims)
+{
+	Onnx__ValueInfoProto *vi = malloc(sizeof *vi);
+	Onnx__TypeProto *type = malloc(sizeof *type);
+	Onnx__TypeProto__Tensor *tt = malloc(sizeof *tt);
+	Onnx__TensorShapeProto *shape = malloc(sizeof *shape);
+
+	if (vi == NULL || type == NULL || tt == NULL || shape == NULL) {
+		free(vi);
+		free(type);
+		free(tt);
+		free(shape);
+		return NULL;
+	}
+	onnx__value_info_proto__init(vi);
+	onnx__type_proto__init(type);
+	onnx__type_proto__tensor__init(tt);
+	onnx__tensor_shape_proto__init(shape);
+	vi->type = type;
+	type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	type->tensor_type = tt;
+	tt->has_elem_type = 1;
+	tt->elem_type = elem_type;
+	tt->shape = shape;
+	shape->dim = calloc((size_t)(rank > 0 ? rank : 0) + 1,
+	    sizeof *shape->dim);
+	if ((vi->name = strdup(name)) == NULL || shape->dim == NULL)
+		goto fail;
+	for (int i = 0; i < rank; i++) {
+		Onnx__TensorShapeProto__Dimension *d = malloc(sizeof *d);
+
+		if (d == NULL)
+			goto fail;
+		onnx__tensor_shape_proto__dimension__init(d);
+		if (dims[i] >= 0) {
+			d->value_case =
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d->dim_value = dims[i];
+		}
+		shape->dim[shape->n_dim++] = d;
+	}
+	return vi;
+fail:
+	protobuf_c_message_free_unpacked(&vi->base, NULL);
+	return NULL;
+}

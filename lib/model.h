@@ -72,6 +72,15 @@ int model_pack(const struct model *m, void **buf, size_t *len, struct err *e);
 int model_opset(const struct model *m, const char *domain);
 
 /*
+ * A new tensor ValueInfoProto (malloc'd; free it with
+ * protobuf_c_message_free_unpacked): name, element type elem_type (a
+ * TensorProto data type) and rank dims, a dimension below 0 left unknown;
+ * NULL when out of memory.
+ */
+Onnx__ValueInfoProto *model_value_info_new(const char *name, int elem_type,
+    int rank, const int64_t *dims);
+
+/*
  * The declared element type of a value (DT_UNDEFINED when not a tensor or
  * not given) and its shape: *rank -1 when not given, else dims with -1
  * for a symbolic or unknown dimension. vi may be NULL.

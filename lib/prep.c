@@ -594,51 +594,8 @@ done:
 static Onnx__ValueInfoProto *
 input_for(const Onnx__TensorProto *tp)
 {
-	Onnx__ValueInfoProto *vi = malloc(sizeof *vi);
-	Onnx__TypeProto *type = malloc(sizeof *type);
-	Onnx__TypeProto__Tensor *tt = malloc(sizeof *tt);
-	Onnx__TensorShapeProto *shape = malloc(sizeof *shape);
-	size_t i;
-
-	if (vi == NULL || type == NULL || tt == NULL || shape == NULL)
-		goto fail;
-	onnx__value_info_proto__init(vi);
-	onnx__type_proto__init(type);
-	onnx__type_proto__tensor__init(tt);
-	onnx__tensor_shape_proto__init(shape);
-	vi->type = type;
-	type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	type->tensor_type = tt;
-	tt->has_elem_type = 1;
-	tt->elem_type = tp->data_type;
-	tt->shape = shape;
-	type = NULL;
-	tt = NULL;
-	shape->dim = calloc(tp->n_dims + 1, sizeof *shape->dim);
-	if ((vi->name = strdup(str_or_empty(tp->name))) == NULL ||
-	    shape->dim == NULL)
-		goto fail_vi;
-	for (i = 0; i < tp->n_dims; i++) {
-		Onnx__TensorShapeProto__Dimension *d = malloc(sizeof *d);
-
-		if (d == NULL)
-			goto fail_vi;
-		onnx__tensor_shape_proto__dimension__init(d);
-		d->value_case =
-		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-		d->dim_value = tp->dims[i];
-		shape->dim[shape->n_dim++] = d;
-	}
-	return vi;
-fail_vi:
-	protobuf_c_message_free_unpacked(&vi->base, NULL);
-	return NULL;
-fail:
-	free(vi);
-	free(type);
-	free(tt);
-	free(shape);
-	return NULL;
+	return model_value_info_new(str_or_empty(tp->name), tp->data_type,
+	    (int)tp->n_dims, tp->dims);
 }
 
 /* IR version 3 and before: every initializer must be a graph input too. */

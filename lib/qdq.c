@@ -17,6 +17,7 @@
 #include "opinfo.h"
 #include "opset.h"
 #include "qdq.h"
+#include "qdqresize.h"
 #include "qdqscale.h"
 #include "qdqwcache.h"
 #include "qop.h"
@@ -1729,10 +1730,16 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 		if (!c.skip[i] && !c.weight[i] &&
 		    apply_act(&c, &p->qp[i], limit, e) != 0)
 			goto fail_node;
+	if (o && o->resize_expand &&
+	    qdqresize_expand(m, &report->resize_rewrites, e) != 0)
+		goto done;
 	if (sort_nodes(&c, e) != 0)
 		goto fail_node;
 	if (o && o->fold_scales &&
 	    qdqscale_fold(m, &report->scale_folds, e) != 0)
+		goto done;
+	if (o && o->fold_biases &&
+	    qdqscale_fold_biases(m, &report->bias_folds, e) != 0)
 		goto done;
 	rc = 0;
 	if (o && o->format == QDQ_FORMAT_QOPERATOR)

@@ -84,6 +84,8 @@ struct qdq_opts {
 	enum qdq_domain domain;
 	enum qdq_format format;
 	int fold_scales;	/* Div/Mul by a constant into scales (qdqscale.h) */
+	int fold_biases;	/* Add of a constant into a Conv's bias (same) */
+	int resize_expand;	/* nearest Resize as Expand (qdqresize.h) */
 	qdq_note_fn note;	/* what was left alone, and why; may be NULL */
 	void *note_ctx;
 	struct qdq_wcache *wcache;	/* quantized weights kept across
@@ -104,6 +106,8 @@ struct qdq_report {
 	int converts;		/* convert records applied */
 	int folds;		/* Relu/Clip nodes folded */
 	int scale_folds;	/* Div/Mul folded into scales (fold_scales) */
+	int bias_folds;		/* Add folded into biases (fold_biases) */
+	int resize_rewrites;	/* Resize nodes rewritten (resize_expand) */
 	int skipped;		/* records left unapplied (see the notes) */
 	int quantize;		/* QuantizeLinear nodes added */
 	int dequantize;		/* DequantizeLinear nodes added */

@@ -1,9 +1,10 @@
 /*
- * qdqscale: Div and Mul by a constant folded into quantization scales;
- * see qdqscale.h.
+ * qdqscale: Div and Mul by a constant folded into quantization scales,
+ * Add of a constant into a Conv's bias; see qdqscale.h.
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +221,142 @@ try_fold(struct ctx *c, int ni, struct err *e)
 	return drop_node(c, ni, e) != 0 || drop_node(c, qi, e) != 0 ? -1 : 1;
 }
 
+/*
+ * The Conv node alone writing x (its only reader the QuantizeLinear xqi),
+ * with a bias read through a DequantizeLinear of an int32 constant that
+ * only it reads, per tensor or one scale per element: the Conv's index
+ * and *bdqi, or -1.
+ */
+static int
+lone_conv(const struct ctx *c, const char *x, int *bdqi)
+{
+	const struct graph_value *v = graph_value(c->gr, x), *bv;
+	const Onnx__TensorProto *b, *bs;
+	const Onnx__NodeProto *n, *bdq;
+
+	if (v == NULL || v->is_output || v->nconsumers != 1 ||
+	    v->producer < 0 || c->drop[v->producer])
+		return -1;
+	n = c->g->node[v->producer];
+	if (!is_op(n, "Conv") || n->n_input != 3 || n->n_output != 1 ||
+	    !(bv = graph_value(c->gr, n->input[2])) || bv->nconsumers != 1 ||
+	    bv->is_output || bv->producer < 0 || c->drop[bv->producer])
+		return -1;
+	bdq = c->g->node[bv->producer];
+	if (!is_op(bdq, "DequantizeLinear") || bdq->n_input < 2 ||
+	    !(b = const_of(c, bdq->input[0])) ||
+	    b->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
+	    !(bs = const_of(c, bdq->input[1])) ||
+	    (bdq->n_input > 2 && *bdq->input[2] &&
+	    !const_of(c, bdq->input[2])))
+		return -1;
+	*bdqi = bv->producer;
+	return v->producer;
+}
+
+/*
+ * The int32 bias at bdq's input plus k / its scale (per element), as a
+ * new initializer rewired into bdq: 1, 0 when a value leaves int32, -1 on
+ * error.
+ */
+static int
+shift_bias(struct ctx *c, int bdqi, double k, struct err *e)
+{
+	const Onnx__NodeProto *bdq = c->g->node[bdqi];
+	struct tensor b = { 0 }, s = { 0 };
+	char *name = NULL;
+	int rc = -1;
+
+	if (model_tensor_read(c->m, const_of(c, bdq->input[0]), &b, e) != 0 ||
+	    model_tensor_read(c->m, const_of(c, bdq->input[1]), &s, e) != 0)
+		goto done;
+	rc = 0;
+	if (s.nelem != 1 && s.nelem != b.nelem)
+		goto done;
+	for (int64_t i = 0; i < b.nelem; i++) {
+		double q = tensor_get(&b, i) +
+		    nearbyint(k / tensor_get(&s, s.nelem == 1 ? 0 : i));
+
+		if (!(q >= INT32_MIN && q <= INT32_MAX))
+			goto done;
+		tensor_set(&b, i, q);
+	}
+	rc = -1;
+	if (add_gone(c, bdq->input, 1, e) != 0 ||
+	    (name = graph_add_tensor(c->gr, bdq->input[0], "_folded_bias", &b,
+	    e)) == NULL || graph_rewire_input(c->gr, bdqi, 0, name, e) != 0)
+		goto done;
+	rc = 1;
+done:
+	free(name);
+	tensor_release(&b);
+	tensor_release(&s);
+	return rc;
+}
+
+/*
+ * Fold the Add node ni into the bias of the Conv before it if it is such
+ * a group (see qdqscale.h): 1 when folded, 0 when left alone, -1 on
+ * error.
+ */
+static int
+try_fold_bias(struct ctx *c, int ni, struct err *e)
+{
+	const Onnx__NodeProto *n = c->g->node[ni], *dq = NULL, *xq, *yq;
+	const struct graph_value *dv, *xv, *yv;
+	int dqi = -1, qi, ci, bdqi = -1, slot, r;
+	double k, sd, sx, sy;
+	char *sname;
+
+	if (!is_op(n, "Add") || n->n_input != 2 || n->n_output != 1)
+		return 0;
+	for (slot = 0; slot < 2 && dq == NULL; slot++)
+		if ((dq = dq_writing(c, n->input[slot], &dqi)) != NULL &&
+		    (scalar_of(c, n->input[!slot], &k) != 0 || !isfinite(k)))
+			dq = NULL;
+	if (dq == NULL || !(dv = graph_value(c->gr, dq->output[0])) ||
+	    dv->nconsumers != 1 || dv->is_output ||
+	    (qi = lone_q(c, n->output[0], dq)) < 0)
+		return 0;
+	/* X_q: the QuantizeLinear of the Conv's output, read by dq alone */
+	xv = graph_value(c->gr, dq->input[0]);
+	if (xv == NULL || xv->is_output || xv->nconsumers != 1 ||
+	    xv->producer < 0 || c->drop[xv->producer])
+		return 0;
+	xq = c->g->node[xv->producer];
+	yq = c->g->node[qi];
+	if (!is_op(xq, "QuantizeLinear") || xq->n_input != 3 ||
+	    strcmp(str_or_empty(xq->domain), str_or_empty(dq->domain)) != 0 ||
+	    !const_of(c, xq->input[2]) || const_of(c, xq->input[2])->data_type
+	    != const_of(c, dq->input[2])->data_type ||
+	    scalar_const(c, xq->input[1], &sx) != 0 ||
+	    scalar_const(c, dq->input[1], &sd) != 0 ||
+	    scalar_const(c, yq->input[1], &sy) != 0 ||
+	    (ci = lone_conv(c, xq->input[0], &bdqi)) < 0)
+		return 0;
+	/* dq reads X_q as r * x; the Conv now writes x + k / r */
+	if (!(sx > 0) || !(sd > 0) || !(sy / (sd / sx) >= FLT_MIN &&
+	    sy / (sd / sx) <= FLT_MAX))
+		return 0;
+	if ((r = shift_bias(c, bdqi, k / (sd / sx), e)) <= 0)
+		return r;
+	if (add_gone(c, xq->input + 1, 2, e) != 0 || (sname = add_scale(c,
+	    xq->input[0], xq->input[1], sy / (sd / sx), e)) == NULL)
+		return -1;
+	r = graph_rewire_input(c->gr, xv->producer, 1, sname, e) != 0 ||
+	    graph_rewire_input(c->gr, xv->producer, 2, yq->input[2], e) != 0;
+	free(sname);
+	yv = graph_value(c->gr, yq->output[0]);
+	for (int i = 0; !r && i < yv->nconsumers; i++)
+		r = graph_rewire_input(c->gr, yv->consumers[i], 0,
+		    dq->input[0], e) != 0;
+	if (r)
+		return -1;
+	c->folded++;
+	return drop_node(c, ni, e) != 0 || drop_node(c, qi, e) != 0 ||
+	    drop_node(c, dqi, e) != 0 ? -1 : 1;
+}
+
 static int
 is_gone(const struct ctx *c, const char *name)
 {
@@ -314,8 +451,10 @@ drop_unused(struct ctx *c)
 	g->n_value_info = j;
 }
 
-int
-qdqscale_fold(struct model *m, int *folded, struct err *e)
+typedef int (*try_fn)(struct ctx *, int, struct err *);
+
+static int
+fold_all(struct model *m, try_fn try, int *folded, struct err *e)
 {
 	struct ctx c = { 0 };
 	int rc = -1, got;
@@ -338,7 +477,7 @@ qdqscale_fold(struct model *m, int *folded, struct err *e)
 	do {
 		got = 0;
 		for (size_t i = 0; i < c.g->n_node; i++) {
-			int r = c.drop[i] ? 0 : try_fold(&c, (int)i, e);
+			int r = c.drop[i] ? 0 : try(&c, (int)i, e);
 
 			if (r < 0)
 				goto fail;
@@ -358,4 +497,16 @@ fail:
 	free(c.drop);
 	graph_free(c.gr);
 	return rc;
+}
+
+int
+qdqscale_fold(struct model *m, int *folded, struct err *e)
+{
+	return fold_all(m, try_fold, folded, e);
+}
+
+int
+qdqscale_fold_biases(struct model *m, int *folded, struct err *e)
+{
+	return fold_all(m, try_fold_bias, folded, e);
 }

@@ -1,6 +1,7 @@
 /*
  * qdqscale: fold scalings by a constant into the quantization scales of a
- * QDQ model (onnx-qdq-insert --fold-scales).
+ * QDQ model (onnx-qdq-insert --fold-scales), and additions of a constant
+ * into the bias of the Conv before them (--fold-biases).
  *
  * In a model qdq_apply() wrote, each group
  *
@@ -35,5 +36,33 @@
  * it.
  */
 int qdqscale_fold(struct model *m, int *folded, struct err *e);
+
+/*
+ * In a model qdq_apply() wrote (and qdqscale_fold() may have folded), each
+ * group
+ *
+ *   Conv(..., DequantizeLinear(B, sb)) -> X -> QuantizeLinear(sx, zx)
+ *       -> X_q -> DequantizeLinear(sd, zx) -> Add(k) -> Y
+ *       -> QuantizeLinear(sy, zy) -> Y_q -> DequantizeLinear ...
+ *
+ * whose k is a finite scalar constant (or the DequantizeLinear of one)
+ * reads X_q as r * x (r = sd / sx) and adds k: the Conv's int32 bias B
+ * plus round(k / (r * sb)) (per channel) writes x + k / r, which X's
+ * QuantizeLinear, given scale sy / r and zero point zy, rounds to Y_q
+ * directly. The DequantizeLinear nodes reading Y_q read X_q, and the Add,
+ * Y's QuantizeLinear and X_q's DequantizeLinear are removed. The value is
+ * the same up to the bias' rounding, rounded once instead of twice; a
+ * learnable affine's shift after a Conv (PP-LCNetV3, PaddleOCR v4 det
+ * and rec) costs a QLinearAdd pass in ONNX Runtime otherwise.
+ *
+ * Left alone: a Conv without a bias, a bias not int32, or read by another
+ * node; X, X_q, the Add's input or Y read by another node (or a graph
+ * output); Y_q read by anything but DequantizeLinear nodes; per-channel
+ * activation parameters; X_q and Y_q of different types; a bias leaving
+ * int32 or a scale that is not a positive normal float. *folded (may be
+ * NULL) counts the Add nodes removed. On failure m may be half
+ * rewritten: discard it.
+ */
+int qdqscale_fold_biases(struct model *m, int *folded, struct err *e);
 
 #endif

@@ -95,3 +95,12 @@ ort_node() {
 	fi
 	NODE_PATH=$dir/ortnode/node_modules${NODE_PATH:+:$NODE_PATH} node "$@"
 }
+
+# op_count MODEL OP: how many OP nodes MODEL has, after onnx.checker
+# (fails when the checker does).
+op_count() {
+	/usr/bin/python3 -c 'import sys, onnx
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m)
+print(sum(n.op_type == sys.argv[2] for n in m.graph.node))' "$1" "$2"
+}

@@ -9,8 +9,7 @@
 #include <string.h>
 
 #include "fixture.h"
-#include "prep.h"
-#include "qdq.h"
+#include "qdqfixture.h"
 #include "qop.h"
 #include "unit.h"
 
@@ -48,32 +47,12 @@ note(void *ctx, const char *msg)
 static struct model *
 apply(const char *text, struct qdq_report *rep, struct notes *ns)
 {
-	FILE *fp = fmemopen((void *)text, strlen(text), "r");
-	struct stream_reader *r = NULL;
-	struct qdq_plan *p = qdq_plan_new();
 	struct qdq_opts o = { 0 };
-	struct model *m = fixture_model(CONV);
-	struct err e;
-	int ok = 0;
 
 	o.format = QDQ_FORMAT_QOPERATOR;
 	o.note = note;
 	o.note_ctx = ns;
-	if (fp && p && m && (r = stream_reader_new(fp, "s", &e)) &&
-	    qdq_plan_read(p, r, &e) == 0 && prep_model(m, NULL, &e) == 0 &&
-	    qdq_apply(m, p, &o, rep, &e) == 0)
-		ok = 1;
-	else
-		fprintf(stderr, "%s\n", e.msg);
-	stream_reader_free(r);
-	qdq_plan_free(p);
-	if (fp)
-		fclose(fp);
-	if (!ok) {
-		model_free(m);
-		return NULL;
-	}
-	return m;
+	return qdqfixture_apply(fixture_model(CONV), text, &o, rep);
 }
 
 static int

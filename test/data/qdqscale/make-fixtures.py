@@ -6,6 +6,14 @@ Debian's /usr/bin/python3 (onnx, numpy):
 scale.onnx: x (1x4) -> Div by 6 -> d -> Mul by 0.5 (K) -> k -> Add x -> y;
 x -> Div by 4 -> z (a graph output); x -> Mul by -2 (N) -> n -> Add x ->
 w (a negative constant: left alone).
+
+bias.onnx: x (1x2x3x3) -> Conv (W 3x2x1x1, B) -> c -> Mul by 0.5 (K) -> m
+-> Add 0.25 (A) -> y: the Add folds into B; x -> Conv (W, B2) -> c2 -> Add
+0.1 (A2) -> y2 and c2 -> Relu -> r: c2 read twice, left alone.
+
+resize.onnx (qdqresize_test.c, resize-expand.bats): x (1x2xHxW, H and W
+free) -> Conv -> c -> Resize nearest (asymmetric, floor) by 2 and 3 -> u
+-> Conv -> y; c -> Resize by 2 and 2 with half_pixel -> v (left alone).
 """
 import os
 import sys
@@ -18,6 +26,15 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = sys.argv[1] if len(sys.argv) > 1 else \
     os.path.dirname(os.path.abspath(__file__))
 os.makedirs(HERE, exist_ok=True)
+
+
+def finish(g):
+    """Graph g as a checked opset-13 model."""
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="onnxq-fixtures")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    return m
 
 
 def scale():
@@ -37,11 +54,60 @@ def scale():
     g = helper.make_graph(nodes, "scale", [vi("x", f, [1, 4])],
                           [vi("y", f, [1, 4]), vi("z", f, [1, 4]),
                            vi("w", f, [1, 4])], list(c.values()))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
-                          producer_name="onnxq-fixtures")
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    return m
+    return finish(g)
+
+
+def bias():
+    f = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+    w = np.array([1, -2, 3, 0.5, -1, 2], np.float32).reshape(3, 2, 1, 1)
+    c = {n: numpy_helper.from_array(np.array(v, np.float32), n)
+         for n, v in [("K", [0.5]), ("A", [0.25]), ("A2", 0.1),
+                      ("B", [0.1, -0.2, 0.3]), ("B2", [0.0, 0.1, 0.2])]}
+    c["W"] = numpy_helper.from_array(w * 0.3, "W")
+    nodes = [
+        helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv"),
+        helper.make_node("Mul", ["c", "K"], ["m"], name="mulK"),
+        helper.make_node("Add", ["m", "A"], ["y"], name="addA"),
+        helper.make_node("Conv", ["x", "W", "B2"], ["c2"], name="conv2"),
+        helper.make_node("Add", ["A2", "c2"], ["y2"], name="addA2"),
+        helper.make_node("Relu", ["c2"], ["r"], name="relu"),
+    ]
+    out = [vi(n, f, [1, 3, 3, 3]) for n in ("y", "y2", "r")]
+    g = helper.make_graph(nodes, "bias", [vi("x", f, [1, 2, 3, 3])], out,
+                          list(c.values()))
+    return finish(g)
+
+
+def resize():
+    f = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+    rng = np.random.default_rng(7)
+    c = {n: numpy_helper.from_array(np.array(v, np.float32), n)
+         for n, v in [("roi", []), ("S23", [1, 1, 2, 3]),
+                      ("S22", [1, 1, 2, 2]),
+                      ("W1", rng.normal(0, 0.5, (4, 2, 3, 3))),
+                      ("W2", rng.normal(0, 0.5, (3, 4, 1, 1))),
+                      ("B1", [0.1, -0.2, 0.3, 0.0]), ("B2", [0, 0.1, 0.2])]}
+    near = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor")
+    nodes = [
+        helper.make_node("Conv", ["x", "W1", "B1"], ["c"], pads=[1] * 4,
+                         name="conv1"),
+        helper.make_node("Resize", ["c", "roi", "S23"], ["u"], name="up",
+                         **near),
+        helper.make_node("Conv", ["u", "W2", "B2"], ["y"], name="conv2"),
+        helper.make_node("Resize", ["c", "roi", "S22"], ["v"], name="half",
+                         mode="nearest", nearest_mode="floor"),
+    ]
+    g = helper.make_graph(nodes, "resize",
+                          [vi("x", f, [1, 2, "h", "w"])],
+                          [vi("y", f, [1, 3, None, None]),
+                           vi("v", f, [1, 4, None, None])],
+                          list(c.values()))
+    return finish(g)
 
 
 onnx.save(scale(), os.path.join(HERE, "scale.onnx"))
+onnx.save(resize(), os.path.join(HERE, "resize.onnx"))
+onnx.save(bias(), os.path.join(HERE, "bias.onnx"))
