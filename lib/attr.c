@@ -101,15 +101,20 @@ attr_add_ints(Onnx__NodeProto *n, const char *name, const int64_t *v,
     size_t count, struct err *e)
 {
 	Onnx__AttributeProto *a;
+	int64_t *ints = malloc((count ? count : 1) * sizeof *v);
 
-	if (attr_add_int(n, name, 0, e) != 0)
+	/* the values first: a failure leaves no half-made attribute */
+	if (ints == NULL)
+		return err_nomem(e);
+	if (attr_add_int(n, name, 0, e) != 0) {
+		free(ints);
 		return -1;
+	}
 	a = n->attribute[n->n_attribute - 1];
 	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
 	a->has_i = 0;
-	if ((a->ints = malloc((count ? count : 1) * sizeof *v)) == NULL)
-		return err_nomem(e);
-	memcpy(a->ints, v, count * sizeof *v);
+	memcpy(ints, v, count * sizeof *v);
+	a->ints = ints;
 	a->n_ints = count;
 	return 0;
 }

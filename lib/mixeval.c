@@ -417,16 +417,23 @@ run_sample(struct mixeval *ev, struct interp *ip, struct watch *w, int s,
  * Mark in skip the nodes of m that the probes (names[0..n)) do not
  * need: their outputs are the reference run's, unread. The count of
  * those newly marked, or -1 with e. (m is sorted: readers come after.)
+ * None when a node holds a subgraph: it reads outer values its inputs do
+ * not list.
  */
 static int
 skip_past_probes(const struct model *m, const char *const *names, int n,
     unsigned char *skip, struct err *e)
 {
 	const Onnx__GraphProto *g = m->proto->graph;
-	struct strmap *need = strmap_new();
+	struct strmap *need;
 	int count = 0;
 
-	if (need == NULL)
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t j = 0; j < g->node[i]->n_attribute; j++)
+			if (g->node[i]->attribute[j]->g ||
+			    g->node[i]->attribute[j]->n_graphs)
+				return 0;
+	if ((need = strmap_new()) == NULL)
 		return err_nomem(e);
 	for (int k = 0; k < n; k++)
 		if (strmap_put(need, names[k], 1) < 0)
@@ -697,11 +704,12 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 		}
 		if ((nskip = mixcache_match(ev->cache, m, skip, e)) < 0)
 			goto out;
-		if (probes_only && (part = skip_past_probes(m, names,
-		    ev->noutputs, skip, e)) < 0)
-			goto out;
-		if (probes_only)
+		if (probes_only) {
+			if ((part = skip_past_probes(m, names, ev->noutputs,
+			    skip, e)) < 0)
+				goto out;
 			nskip += part;
+		}
 	}
 	if ((ip = interp_new(m, &io, e)) == NULL)
 		goto out;

@@ -89,7 +89,8 @@ match(struct ctx *c, int ni, int64_t f[2])
 	    !attr_is(n, "mode", "nearest", "nearest") ||
 	    !attr_is(n, "coordinate_transformation_mode", "half_pixel",
 	    "asymmetric") ||
-	    !attr_is(n, "nearest_mode", "round_prefer_floor", "floor"))
+	    !attr_is(n, "nearest_mode", "round_prefer_floor", "floor") ||
+	    attr_find(n, "axes") != NULL)	/* opset 18: scales' order */
 		return 0;
 	if (read_const(c, n->input[2], &s) != 0)
 		return 0;
@@ -224,7 +225,8 @@ fail:
 }
 
 /*
- * A value_info of x: float of rank 4, sizes unknown. ONNX Runtime infers
+ * A value_info of x: of the DequantizeLinear's output type (its scale's:
+ * float, float16 or bfloat16), rank 4, sizes unknown. ONNX Runtime infers
  * no rank for a Reshape to a computed shape, and without one leaves the
  * Convs after it out of its NHWC layout, with Transposes around them.
  */
@@ -232,11 +234,15 @@ static int
 declare_rank4(struct ctx *c, const char *x, struct err *e)
 {
 	static const int64_t unknown[4] = { -1, -1, -1, -1 };
+	const struct graph_value *sv = graph_value(c->gr, c->dq->input[1]);
 	Onnx__GraphProto *g = c->g;
 	Onnx__ValueInfoProto *vi, **vs;
 
-	if ((vi = model_value_info_new(x, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
-	    4, unknown)) == NULL)
+	if (sv == NULL || sv->init == NULL)
+		return err_set(e, "%s: its scale is not a constant",
+		    str_or_empty(c->dq->name));
+	if ((vi = model_value_info_new(x, sv->init->data_type, 4,
+	    unknown)) == NULL)
 		return err_nomem(e);
 	if ((vs = realloc(g->value_info, (g->n_value_info + 1) *
 	    sizeof *vs)) == NULL) {

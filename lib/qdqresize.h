@@ -41,9 +41,10 @@
 #include "model.h"
 
 /*
- * Rewrite every such Resize of m in place and put the nodes back in
- * topological order; *rewritten (may be NULL) counts them. On failure m
- * may be half rewritten: discard it.
+ * Rewrite every such Resize of m in place; *rewritten (may be NULL)
+ * counts them. The new nodes go at the end of the graph: the caller
+ * sorts the nodes (qdq_apply() does). On failure m may be half
+ * rewritten: discard it.
  */
 int qdqresize_expand(struct model *m, int *rewritten, struct err *e);
 

@@ -305,7 +305,7 @@ try_fold_bias(struct ctx *c, int ni, struct err *e)
 	const Onnx__NodeProto *n = c->g->node[ni], *dq = NULL, *xq, *yq;
 	const struct graph_value *dv, *xv, *yv;
 	int dqi = -1, qi, ci, bdqi = -1, slot, r;
-	double k, sd, sx, sy;
+	double k, sd, sx, sy, zx, zd;
 	char *sname;
 
 	if (!is_op(n, "Add") || n->n_input != 2 || n->n_output != 1)
@@ -332,6 +332,8 @@ try_fold_bias(struct ctx *c, int ni, struct err *e)
 	    scalar_const(c, xq->input[1], &sx) != 0 ||
 	    scalar_const(c, dq->input[1], &sd) != 0 ||
 	    scalar_const(c, yq->input[1], &sy) != 0 ||
+	    scalar_const(c, xq->input[2], &zx) != 0 ||
+	    scalar_const(c, dq->input[2], &zd) != 0 || zx != zd ||
 	    (ci = lone_conv(c, xq->input[0], &bdqi)) < 0)
 		return 0;
 	/* dq reads X_q as r * x; the Conv now writes x + k / r */

@@ -51,14 +51,17 @@ int qdqscale_fold(struct model *m, int *folded, struct err *e);
  * QuantizeLinear, given scale sy / r and zero point zy, rounds to Y_q
  * directly. The DequantizeLinear nodes reading Y_q read X_q, and the Add,
  * Y's QuantizeLinear and X_q's DequantizeLinear are removed. The value is
- * the same up to the bias' rounding, rounded once instead of twice; a
+ * the same up to the bias' rounding, rounded once instead of twice,
+ * except where x went past X's range: it was clamped there before the
+ * Add, and is now clamped at Y's range only; a
  * learnable affine's shift after a Conv (PP-LCNetV3, PaddleOCR v4 det
  * and rec) costs a QLinearAdd pass in ONNX Runtime otherwise.
  *
  * Left alone: a Conv without a bias, a bias not int32, or read by another
  * node; X, X_q, the Add's input or Y read by another node (or a graph
  * output); Y_q read by anything but DequantizeLinear nodes; per-channel
- * activation parameters; X_q and Y_q of different types; a bias leaving
+ * activation parameters; X_q and Y_q of different types; X's two zero
+ * points different; a bias leaving
  * int32 or a scale that is not a positive normal float. *folded (may be
  * NULL) counts the Add nodes removed. On failure m may be half
  * rewritten: discard it.

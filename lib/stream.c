@@ -423,13 +423,12 @@ check_bytes(struct stream_reader *r, int record, struct err *e)
 	const uint64_t ones = 0x0101010101010101ULL, highs = ones << 7;
 
 	for (size_t i = 0; i < r->linelen; i++) {
-		unsigned char c = p[i];
-		uint64_t w;
+		unsigned char c;
 
 		/* eight bytes, none 0x20 or less nor 0x7f (most of a hist
 		   line's): skipped at once (SWAR) */
 		while (i + 8 <= r->linelen) {
-			uint64_t x;
+			uint64_t w, x;
 
 			memcpy(&w, p + i, 8);
 			x = w ^ 0x7f * ones;	/* a zero byte where 0x7f */

@@ -23,7 +23,7 @@ qdqfixture_apply(struct model *m, const char *text,
 	FILE *fp = fmemopen((void *)text, strlen(text), "r");
 	struct stream_reader *r = NULL;
 	struct qdq_plan *p = qdq_plan_new();
-	struct err e;
+	struct err e = { 0 };
 	int ok = 0;
 
 	if (fp && p && m && (r = stream_reader_new(fp, "s", &e)) &&
