@@ -1441,6 +1441,12 @@ interp_reexec_bounded_spin(char *const *argv)
 	if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
 	    setenv("GOMP_SPINCOUNT", "10000", 1) == 0)
 		again = 1;
+	/* OpenBLAS only ever runs on one of our threads (gemm_init_threads),
+	 * but a pthread build starts a thread per core when it is loaded,
+	 * and those spin on sched_yield for the whole run. */
+	if (!getenv("OPENBLAS_NUM_THREADS") &&
+	    setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
+		again = 1;
 #ifdef __GLIBC__
 	/* glibc reads it at start-up only; older ones ignore it */
 	if (!getenv("GLIBC_TUNABLES") &&
