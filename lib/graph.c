@@ -310,6 +310,7 @@ index_values(struct graph *gr, struct err *e)
 		if ((gv = add_value(gr, name, VALUE_INPUT, -1, e)) == NULL)
 			return -1;
 		gv->info = g->input[i];
+		gv->is_input = 1;
 	}
 	for (i = 0; i < g->n_sparse_initializer; i++)
 		return err_set(e, "sparse initializer %s: sparse initializers "
@@ -656,6 +657,14 @@ graph_value(const struct graph *gr, const char *name)
 	if (gr->index == NULL || name == NULL || (v = lookup(gr, name)) < 0)
 		return NULL;
 	return &gr->values[v];
+}
+
+const Onnx__TensorProto *
+graph_constant(const struct graph *gr, const char *name)
+{
+	const struct graph_value *v = graph_value(gr, name);
+
+	return v == NULL || v->is_input ? NULL : v->init;
 }
 
 const int *

@@ -29,6 +29,7 @@ struct graph_value {
 	enum value_kind kind;
 	int producer;		/* node index, -1 for inputs and initializers */
 	int is_output;		/* listed in graph.output */
+	int is_input;		/* listed in graph.input */
 	int *consumers;		/* node indices, one entry per use (slot) */
 	int nconsumers;
 	const Onnx__TensorProto *init;		/* initializer or Constant value */
@@ -47,6 +48,14 @@ int graph_nvalues(const struct graph *gr);
 struct graph_value *graph_value_at(const struct graph *gr, int i);
 /* NULL when no such value. */
 struct graph_value *graph_value(const struct graph *gr, const char *name);
+/*
+ * The value of a constant: an initializer that is no graph input, or a
+ * Constant node's output; NULL for anything else. An initializer also
+ * listed as a graph input (as IR < 4 lists them all) only gives a default
+ * the caller may override: rewrites must not read it as fixed.
+ */
+const Onnx__TensorProto *graph_constant(const struct graph *gr,
+    const char *name);
 /* Node indices in topological order (n = number of nodes). */
 const int *graph_topo(const struct graph *gr);
 

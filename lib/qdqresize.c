@@ -40,12 +40,12 @@ is_op(const Onnx__NodeProto *n, const char *op)
 static int
 read_const(const struct ctx *c, const char *name, struct tensor *t)
 {
-	const struct graph_value *v = graph_value(c->gr, name);
+	const Onnx__TensorProto *tp = graph_constant(c->gr, name);
 	struct err e;
 
-	if (v == NULL || v->init == NULL)
-		return -1;
-	return model_tensor_read(c->m, v->init, t, &e);
+	if (tp == NULL)
+		return -1;	/* also a graph input's default */
+	return model_tensor_read(c->m, tp, t, &e);
 }
 
 /* Whether constants a and b hold one value each, of one type, equal. */
@@ -352,7 +352,8 @@ drop_unread(struct ctx *c, char **names, int n)
 
 		for (int k = 0; k < n && !drop; k++)
 			drop = strcmp(names[k], t->name) == 0 && v &&
-			    v->nconsumers == 0 && !v->is_output;
+			    v->nconsumers == 0 && !v->is_output &&
+			    !v->is_input;
 		if (drop)
 			protobuf_c_message_free_unpacked(&t->base, NULL);
 		else

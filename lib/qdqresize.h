@@ -28,7 +28,9 @@
  * its NHWC layout.
  *
  * Left alone: Resize nodes of another mode or coordinate rule, with sizes,
- * a non-constant or non-whole scale, a rank other than 4, an input not
+ * a non-constant or non-whole scale (an initializer also listed as a
+ * graph input is no constant: a default the caller may override; such a
+ * roi stays when unread), a rank other than 4, an input not
  * read through a per-tensor DequantizeLinear with a zero point (and no
  * output_dtype), an output read by anything but one QuantizeLinear of
  * the same parameters (or a graph output), and every Resize of a model

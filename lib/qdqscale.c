@@ -33,12 +33,11 @@ is_op(const Onnx__NodeProto *n, const char *op)
 	    (strstr(op, "uantizeLinear") && strcmp(d, "com.microsoft") == 0));
 }
 
+/* Initializers and Constant outputs; no graph input's default. */
 static const Onnx__TensorProto *
 const_of(const struct ctx *c, const char *name)
 {
-	const struct graph_value *v = graph_value(c->gr, name);
-
-	return v ? v->init : NULL;	/* initializers and Constant outputs */
+	return graph_constant(c->gr, name);
 }
 
 /* The one value of a constant with one element: 0 and *v, or -1. */
@@ -412,7 +411,8 @@ drop_orphans(struct ctx *c, struct err *e)
 
 /*
  * Whether a name the removed nodes used is now dead: no reader and not a
- * graph output (initializers), or no producer any more (value_info).
+ * graph output or input (initializers), or no producer any more
+ * (value_info).
  */
 static int
 dead(const struct ctx *c, const char *name, int as_value_info)
@@ -423,7 +423,8 @@ dead(const struct ctx *c, const char *name, int as_value_info)
 		return 0;
 	if (as_value_info)
 		return v == NULL || (v->producer < 0 && v->kind == VALUE_NODE);
-	return v != NULL && v->nconsumers == 0 && !v->is_output;
+	return v != NULL && v->nconsumers == 0 && !v->is_output &&
+	    !v->is_input;
 }
 
 static void

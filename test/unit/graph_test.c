@@ -94,6 +94,15 @@ test_small(void)
 	CHECK(graph_value(gr, "c")->init != NULL);
 	CHECK(graph_value(gr, "w_in")->init != NULL &&
 	    graph_value(gr, "w_in")->info != NULL);
+	/* w_in, also a graph input, is a default, not a constant */
+	CHECK(graph_value(gr, "w_in")->is_input);
+	CHECK(graph_value(gr, "x")->is_input);
+	CHECK(!graph_value(gr, "w")->is_input);
+	CHECK(graph_constant(gr, "w_in") == NULL);
+	CHECK(graph_constant(gr, "x") == NULL);
+	CHECK(graph_constant(gr, "add") == NULL);
+	CHECK(graph_constant(gr, "w") == graph_value(gr, "w")->init);
+	CHECK(graph_constant(gr, "c") == graph_value(gr, "c")->init);
 	CHECK(graph_value_at(gr, 0) == graph_value(gr, "x"));
 	CHECK(graph_value_at(gr, 10) == NULL);
 	CHECK(graph_value_at(gr, -1) == NULL);

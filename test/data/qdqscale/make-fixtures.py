@@ -14,6 +14,13 @@ bias.onnx: x (1x2x3x3) -> Conv (W 3x2x1x1, B) -> c -> Mul by 0.5 (K) -> m
 resize.onnx (qdqresize_test.c, resize-expand.bats): x (1x2xHxW, H and W
 free) -> Conv -> c -> Resize nearest (asymmetric, floor) by 2 and 3 -> u
 -> Conv -> y; c -> Resize by 2 and 2 with half_pixel -> v (left alone).
+
+scale-inputs.onnx, bias-inputs.onnx, resize-inputs.onnx (overridable.bats,
+the unit tests): some initializers also listed as graph inputs, defaults a
+caller may override, so no constants to fold: K and four in scale.onnx, A
+in bias.onnx; in resize-inputs.onnx, resize.onnx's scales S23, and c ->
+Resize (roi R4, scales S22, asymmetric, floor) -> u4 -> Conv -> y4 added,
+its roi R4 such an input (unread once rewritten: it stays).
 """
 import os
 import sys
@@ -79,6 +86,37 @@ def bias():
     return finish(g)
 
 
+def with_inputs(m, names):
+    """Model m with its initializers `names` also listed as inputs."""
+    g = m.graph
+    for t in g.initializer:
+        if t.name in names:
+            g.input.append(helper.make_tensor_value_info(
+                t.name, t.data_type, list(t.dims)))
+    onnx.checker.check_model(m)
+    return m
+
+
+def resize_inputs():
+    """resize() with a second rewritable Resize; some inputs overridable."""
+    f = TensorProto.FLOAT
+    m = resize()
+    g = m.graph
+    # a roi of rank 4's length: ORT's NHWC layout gathers it (asymmetric
+    # ignores it)
+    g.initializer.append(numpy_helper.from_array(
+        np.array([0] * 4 + [1] * 4, np.float32), "R4"))
+    g.node.extend([
+        helper.make_node("Resize", ["c", "R4", "S22"], ["u4"], name="up4",
+                         mode="nearest", nearest_mode="floor",
+                         coordinate_transformation_mode="asymmetric"),
+        helper.make_node("Conv", ["u4", "W2", "B2"], ["y4"], name="conv4"),
+    ])
+    g.output.append(helper.make_tensor_value_info("y4", f,
+                                                  [1, 3, None, None]))
+    return with_inputs(m, {"S23", "R4"})
+
+
 def resize():
     f = TensorProto.FLOAT
     vi = helper.make_tensor_value_info
@@ -111,3 +149,7 @@ def resize():
 onnx.save(scale(), os.path.join(HERE, "scale.onnx"))
 onnx.save(resize(), os.path.join(HERE, "resize.onnx"))
 onnx.save(bias(), os.path.join(HERE, "bias.onnx"))
+onnx.save(with_inputs(scale(), {"K", "four"}),
+          os.path.join(HERE, "scale-inputs.onnx"))
+onnx.save(with_inputs(bias(), {"A"}), os.path.join(HERE, "bias-inputs.onnx"))
+onnx.save(resize_inputs(), os.path.join(HERE, "resize-inputs.onnx"))
