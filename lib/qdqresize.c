@@ -47,6 +47,34 @@ attr_is(const Onnx__NodeProto *n, const char *name, const char *def,
 }
 
 /*
+ * Whether output pixel i of a nearest Resize by the whole factor f reads
+ * input pixel i / f rounded down, under the ONNX coordinate rule ctm and
+ * rounding nm. With i = f q + r (0 <= r < f): asymmetric maps i to
+ * q + r / f, which floor takes to q, and round_prefer_floor too when f
+ * is 2 (r / f is 0 or one half); half_pixel maps it to
+ * q + (2 r + 1 - f) / (2 f), less than one half from q, which both
+ * roundings take to q (pytorch_half_pixel too: it differs only for an
+ * output of length 1, where both give 0). ONNX Runtime computes this in
+ * float: the margin of one half less 1 / (2 f), with f at most
+ * MAX_FACTOR, holds for outputs under 2^22 pixels long. A factor of 1
+ * maps i to i under all three rules.
+ */
+static int
+whole_pixels(const char *ctm, const char *nm, int64_t f)
+{
+	int asym = strcmp(ctm, "asymmetric") == 0;
+	int half = strcmp(ctm, "half_pixel") == 0 ||
+	    strcmp(ctm, "pytorch_half_pixel") == 0;
+	int rpf = strcmp(nm, "round_prefer_floor") == 0;
+
+	if (f == 1)
+		return asym || half;
+	if (asym)
+		return strcmp(nm, "floor") == 0 || (rpf && f == 2);
+	return half && (rpf || strcmp(nm, "round_prefer_ceil") == 0);
+}
+
+/*
  * Resize node ni's input DequantizeLinear and whole factors (H, W) when it
  * is such a Resize: 1, else 0.
  */
@@ -57,16 +85,19 @@ match(struct ctx *c, int ni, int64_t f[2])
 	const struct graph_value *xv, *yv;
 	struct tensor s = { 0 };
 	struct err e;
+	char cbuf[32], nbuf[32];
+	const char *ctm, *nm;
 	int ok;
 
 	if (!graph_is_op(n, "Resize") || n->n_output != 1 || n->n_input < 3 ||
 	    (n->n_input > 3 && *n->input[3]) ||
 	    !attr_is(n, "mode", "nearest", "nearest") ||
-	    !attr_is(n, "coordinate_transformation_mode", "half_pixel",
-	    "asymmetric") ||
-	    !attr_is(n, "nearest_mode", "round_prefer_floor", "floor") ||
 	    attr_find(n, "axes") != NULL)	/* opset 18: scales' order */
 		return 0;
+	ctm = attr_string(n, "coordinate_transformation_mode", "half_pixel",
+	    cbuf, sizeof cbuf);
+	nm = attr_string(n, "nearest_mode", "round_prefer_floor", nbuf,
+	    sizeof nbuf);
 	if (graph_constant_read(c->gr, c->m, n->input[2], &s, &e) != 0)
 		return 0;
 	ok = s.nelem == 4 && dtype_is_float(s.dtype) &&
@@ -76,6 +107,7 @@ match(struct ctx *c, int ni, int64_t f[2])
 
 		ok = v >= 1 && v <= MAX_FACTOR && v == floor(v);
 		f[i] = ok ? (int64_t)v : 0;
+		ok = ok && whole_pixels(ctm, nm, f[i]);
 	}
 	tensor_release(&s);
 	if (!ok || (f[0] == 1 && f[1] == 1))

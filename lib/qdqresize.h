@@ -8,10 +8,12 @@
  *   X_q -> DequantizeLinear(s, z) -> Resize(scales 1, 1, a, b) -> Y
  *       -> QuantizeLinear(s, z)
  *
- * with mode nearest, coordinate_transformation_mode asymmetric and
- * nearest_mode floor (output pixel i reads input pixel floor(i / a): what
- * PaddlePaddle's nearest_interp exports), whole factors a, b >= 1 and
- * the same scale and zero point on both sides, becomes
+ * with mode nearest and whole factors a, b >= 1 under which output pixel
+ * i reads input pixel floor(i / a) (coordinate_transformation_mode
+ * asymmetric with nearest_mode floor, what PaddlePaddle's nearest_interp
+ * exports, or round_prefer_floor by 2; half_pixel or pytorch_half_pixel
+ * with round_prefer_floor or round_prefer_ceil, by any factor; any of
+ * these by 1), and the same scale and zero point on both sides, becomes
  *
  *   Transpose(0, 2, 3, 1) -> Unsqueeze(axes 2, 4) -> Expand(1, 1, a, 1,
  *   b, 1) -> Reshape(Shape of the Transpose's output * (1, a, b, 1))
