@@ -310,6 +310,7 @@ index_values(struct graph *gr, struct err *e)
 		if ((gv = add_value(gr, name, VALUE_INPUT, -1, e)) == NULL)
 			return -1;
 		gv->info = g->input[i];
+		gv->is_input = 1;
 	}
 	for (i = 0; i < g->n_sparse_initializer; i++)
 		return err_set(e, "sparse initializer %s: sparse initializers "
@@ -658,6 +659,55 @@ graph_value(const struct graph *gr, const char *name)
 	return &gr->values[v];
 }
 
+const Onnx__TensorProto *
+graph_constant(const struct graph *gr, const char *name)
+{
+	const struct graph_value *v = graph_value(gr, name);
+
+	return v == NULL || v->is_input ? NULL : v->init;
+}
+
+int
+graph_constant_read(const struct graph *gr, const struct model *m,
+    const char *name, struct tensor *t, struct err *e)
+{
+	const Onnx__TensorProto *tp = graph_constant(gr, name);
+
+	if (tp == NULL)
+		return err_set(e, "%s is not a constant", name);
+	return model_tensor_read(m, tp, t, e);
+}
+
+int
+graph_constant_scalar(const struct graph *gr, const struct model *m,
+    const char *name, double *v)
+{
+	struct tensor t = { 0 };
+	struct err e;
+	int ok;
+
+	if (graph_constant_read(gr, m, name, &t, &e) != 0)
+		return -1;
+	ok = t.nelem == 1;
+	if (ok)
+		*v = tensor_get(&t, 0);
+	tensor_release(&t);
+	return ok ? 0 : -1;
+}
+
+int
+graph_is_op(const Onnx__NodeProto *n, const char *op)
+{
+	const char *d = str_or_empty(n->domain);
+	int qdq = strcmp(op, "QuantizeLinear") == 0 ||
+	    strcmp(op, "DequantizeLinear") == 0;
+
+	if (n->op_type == NULL || strcmp(n->op_type, op) != 0)
+		return 0;
+	return *d == '\0' || strcmp(d, "ai.onnx") == 0 ||
+	    (qdq && strcmp(d, "com.microsoft") == 0);
+}
+
 const int *
 graph_topo(const struct graph *gr)
 {
@@ -833,4 +883,24 @@ nomem:
 	free(name);
 	err_nomem(e);
 	return NULL;
+}
+
+void
+graph_drop_unread(struct graph *gr, const struct strmap *names)
+{
+	Onnx__GraphProto *g = gr->g;
+	size_t j = 0;
+
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		Onnx__TensorProto *t = g->initializer[i];
+		const char *name = str_or_empty(t->name);
+		const struct graph_value *v = graph_value(gr, name);
+
+		if (strmap_get(names, name, NULL) && v != NULL &&
+		    v->nconsumers == 0 && !v->is_output && !v->is_input)
+			protobuf_c_message_free_unpacked(&t->base, NULL);
+		else
+			g->initializer[j++] = t;
+	}
+	g->n_initializer = j;
 }

@@ -29,6 +29,7 @@ struct graph_value {
 	enum value_kind kind;
 	int producer;		/* node index, -1 for inputs and initializers */
 	int is_output;		/* listed in graph.output */
+	int is_input;		/* listed in graph.input */
 	int *consumers;		/* node indices, one entry per use (slot) */
 	int nconsumers;
 	const Onnx__TensorProto *init;		/* initializer or Constant value */
@@ -47,6 +48,27 @@ int graph_nvalues(const struct graph *gr);
 struct graph_value *graph_value_at(const struct graph *gr, int i);
 /* NULL when no such value. */
 struct graph_value *graph_value(const struct graph *gr, const char *name);
+/*
+ * The value of a constant: an initializer that is no graph input, or a
+ * Constant node's output; NULL for anything else. An initializer also
+ * listed as a graph input (as IR < 4 lists them all) only gives a default
+ * the caller may override: rewrites must not read it as fixed.
+ */
+const Onnx__TensorProto *graph_constant(const struct graph *gr,
+    const char *name);
+struct model;
+struct tensor;
+/* The constant `name` (as above) of m read into t: 0, or -1 with e. */
+int graph_constant_read(const struct graph *gr, const struct model *m,
+    const char *name, struct tensor *t, struct err *e);
+/* The one value of a constant with one element: 0 and *v, or -1. */
+int graph_constant_scalar(const struct graph *gr, const struct model *m,
+    const char *name, double *v);
+/*
+ * Whether n is op of the default domain, or, for QuantizeLinear and
+ * DequantizeLinear, of com.microsoft (the same op there).
+ */
+int graph_is_op(const Onnx__NodeProto *n, const char *op);
 /* Node indices in topological order (n = number of nodes). */
 const int *graph_topo(const struct graph *gr);
 
@@ -69,11 +91,17 @@ int graph_add_initializer(struct graph *gr, Onnx__TensorProto *tp,
  * Add an initializer holding t (copied) under a unique name based on
  * base + suffix; returns the name (malloc'd) or NULL.
  */
-struct tensor;
 char *graph_add_tensor(struct graph *gr, const char *base,
     const char *suffix, const struct tensor *t, struct err *e);
 /* Make input `slot` of node `node` read `name` instead. */
 int graph_rewire_input(struct graph *gr, int node, int slot, const char *name,
     struct err *e);
+/*
+ * Remove the initializers named in `names` that no node reads and that
+ * are no graph output, nor a graph input (a default stays). Their values
+ * keep dangling init pointers: call graph_reindex() before reading them.
+ */
+struct strmap;
+void graph_drop_unread(struct graph *gr, const struct strmap *names);
 
 #endif

@@ -116,6 +116,8 @@ struct deps {
 	int *dq_from;		/* a DequantizeLinear's value: its input's */
 	int *node;		/* each value's producer */
 	size_t nwords, n;
+	/* remake_init(): REMAKE_MAX per value, their count or -1, depth */
+	int *remake, *remake_n, *remake_h;
 };
 
 static int
@@ -208,6 +210,9 @@ deps_release(struct deps *d)
 	free(d->bits);
 	free(d->dq_from);
 	free(d->node);
+	free(d->remake);
+	free(d->remake_n);
+	free(d->remake_h);
 }
 
 /*
@@ -222,37 +227,67 @@ deps_release(struct deps *d)
 #define REMAKE_MAX	8
 
 /*
- * The values v is made again from, added to from[*n]; 0, or -1 when v
- * is not made so (depth: the nodes that may yet run).
+ * For each value v, the values it is made again from (v's inputs made
+ * so in turn, depth first, a DequantizeLinear's input for each of its
+ * values read, repeats and all), at most REMAKE_MAX of them through at
+ * most REMAKE_DEPTH nodes; or none (remake_n[v] -1). One pass over the
+ * values in order, each node once: walking each path of a diamond anew
+ * costs the product of the fan-ins.
  */
 static int
-remake_from(const struct deps *d, const Onnx__GraphProto *g,
-    const struct strmap *konst, int v, int depth, int *from, int *n)
+remake_init(struct deps *d, const Onnx__GraphProto *g,
+    const struct strmap *konst)
 {
-	const Onnx__NodeProto *p = g->node[d->node[v]];
-	int u;
-
-	if (depth == 0 || p->n_output != 1 || is_op(p, "QuantizeLinear"))
+	d->remake = calloc((d->n + 1) * REMAKE_MAX, sizeof *d->remake);
+	d->remake_n = calloc(d->n + 1, sizeof *d->remake_n);
+	d->remake_h = calloc(d->n + 1, sizeof *d->remake_h);
+	if (!d->remake || !d->remake_n || !d->remake_h)
 		return -1;
-	for (size_t j = 0; j < p->n_attribute; j++)
-		if (p->attribute[j]->g || p->attribute[j]->n_graphs)
-			return -1;
-	for (size_t j = 0; j < p->n_input; j++) {
-		const char *s = p->input[j];
+	for (int v = 0; v < (int)d->n; v++) {
+		const Onnx__NodeProto *p = g->node[d->node[v]];
+		int *from = d->remake + (size_t)v * REMAKE_MAX;
+		int n = 0, h = 1, u;
+		int ok = p->n_output == 1 && !is_op(p, "QuantizeLinear");
 
-		/* constants and graph inputs are there anyway */
-		if (!s[0] || strmap_get(konst, s, NULL) ||
-		    !strmap_get(d->ix, s, &u))
-			continue;
-		if (d->dq_from[u] < 0) {
-			if (remake_from(d, g, konst, u, depth - 1, from, n) < 0)
-				return -1;
-			continue;
+		for (size_t j = 0; ok && j < p->n_attribute; j++)
+			ok = !p->attribute[j]->g && !p->attribute[j]->n_graphs;
+		for (size_t j = 0; ok && j < p->n_input; j++) {
+			const char *s = p->input[j];
+
+			/* constants and graph inputs are there anyway */
+			if (!s[0] || strmap_get(konst, s, NULL) ||
+			    !strmap_get(d->ix, s, &u))
+				continue;
+			if (d->dq_from[u] >= 0) {
+				if ((ok = n < REMAKE_MAX))
+					from[n++] = d->dq_from[u];
+				continue;
+			}
+			ok = u < v && d->remake_n[u] >= 0 &&
+			    n + d->remake_n[u] <= REMAKE_MAX;
+			if (!ok)
+				break;
+			memcpy(from + n, d->remake + (size_t)u * REMAKE_MAX,
+			    (size_t)d->remake_n[u] * sizeof *from);
+			n += d->remake_n[u];
+			if (h < d->remake_h[u] + 1)
+				h = d->remake_h[u] + 1;
 		}
-		if (*n == REMAKE_MAX)
-			return -1;
-		from[(*n)++] = d->dq_from[u];
+		d->remake_n[v] = ok && h <= REMAKE_DEPTH ? n : -1;
+		d->remake_h[v] = h;
 	}
+	return 0;
+}
+
+/* The values v is made again from into from[*n]; 0, or -1 (not so). */
+static int
+remake_from(const struct deps *d, int v, int *from, int *n)
+{
+	if (d->remake_n[v] < 0)
+		return -1;
+	*n = d->remake_n[v];
+	memcpy(from, d->remake + (size_t)v * REMAKE_MAX,
+	    (size_t)*n * sizeof *from);
 	return 0;
 }
 
@@ -285,7 +320,7 @@ find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
 		if (strmap_put(c->want, str_or_empty(g->output[i]->name),
 		    1) < 0)
 			goto out;
-	if (deps_init(&d, g, konst) < 0)
+	if (deps_init(&d, g, konst) < 0 || remake_init(&d, g, konst) < 0)
 		goto out;
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
@@ -297,8 +332,7 @@ find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
 			if (!strmap_get(d.ix, n->input[j], &v))
 				continue;
 			if (changes && j == 0 && d.dq_from[v] < 0 &&
-			    remake_from(&d, g, konst, v, REMAKE_DEPTH, from,
-			    &nfrom) == 0) {
+			    remake_from(&d, v, from, &nfrom) == 0) {
 				for (int k = 0; k < nfrom; k++)
 					if (strmap_put(c->want, d.name[from[k]],
 					    1) < 0)

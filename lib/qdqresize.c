@@ -9,6 +9,7 @@
 #include "attr.h"
 #include "graph.h"
 #include "qdqresize.h"
+#include "strmap.h"
 #include "tensor.h"
 #include "util.h"
 
@@ -22,44 +23,17 @@ struct ctx {
 	const char *y;			/* the Resize's output: names' base */
 };
 
-/* op of the default domain, or a (De)QuantizeLinear of com.microsoft */
-static int
-is_op(const Onnx__NodeProto *n, const char *op)
-{
-	const char *d = str_or_empty(n->domain);
-	int qdq = strcmp(op, "QuantizeLinear") == 0 ||
-	    strcmp(op, "DequantizeLinear") == 0;
-
-	if (n->op_type == NULL || strcmp(n->op_type, op) != 0)
-		return 0;
-	return *d == '\0' || strcmp(d, "ai.onnx") == 0 ||
-	    (qdq && strcmp(d, "com.microsoft") == 0);
-}
-
-/* The constant `name` into t: 0, or -1 (not a constant, unreadable). */
-static int
-read_const(const struct ctx *c, const char *name, struct tensor *t)
-{
-	const struct graph_value *v = graph_value(c->gr, name);
-	struct err e;
-
-	if (v == NULL || v->init == NULL)
-		return -1;
-	return model_tensor_read(c->m, v->init, t, &e);
-}
-
 /* Whether constants a and b hold one value each, of one type, equal. */
 static int
 same_scalar(const struct ctx *c, const char *a, const char *b)
 {
-	struct tensor x = { 0 }, y = { 0 };
-	int same = read_const(c, a, &x) == 0 && read_const(c, b, &y) == 0 &&
-	    x.nelem == 1 && y.nelem == 1 && x.dtype == y.dtype &&
-	    tensor_get(&x, 0) == tensor_get(&y, 0);
+	const Onnx__TensorProto *ta = graph_constant(c->gr, a);
+	const Onnx__TensorProto *tb = graph_constant(c->gr, b);
+	double x, y;
 
-	tensor_release(&x);
-	tensor_release(&y);
-	return same;
+	return ta && tb && ta->data_type == tb->data_type &&
+	    graph_constant_scalar(c->gr, c->m, a, &x) == 0 &&
+	    graph_constant_scalar(c->gr, c->m, b, &y) == 0 && x == y;
 }
 
 /* The attribute `name` of n is `want` (def when absent). */
@@ -73,6 +47,34 @@ attr_is(const Onnx__NodeProto *n, const char *name, const char *def,
 }
 
 /*
+ * Whether output pixel i of a nearest Resize by the whole factor f reads
+ * input pixel i / f rounded down, under the ONNX coordinate rule ctm and
+ * rounding nm. With i = f q + r (0 <= r < f): asymmetric maps i to
+ * q + r / f, which floor takes to q, and round_prefer_floor too when f
+ * is 2 (r / f is 0 or one half); half_pixel maps it to
+ * q + (2 r + 1 - f) / (2 f), less than one half from q, which both
+ * roundings take to q (pytorch_half_pixel too: it differs only for an
+ * output of length 1, where both give 0). ONNX Runtime computes this in
+ * float: the margin of one half less 1 / (2 f), with f at most
+ * MAX_FACTOR, holds for outputs under 2^22 pixels long. A factor of 1
+ * maps i to i under all three rules.
+ */
+static int
+whole_pixels(const char *ctm, const char *nm, int64_t f)
+{
+	int asym = strcmp(ctm, "asymmetric") == 0;
+	int half = strcmp(ctm, "half_pixel") == 0 ||
+	    strcmp(ctm, "pytorch_half_pixel") == 0;
+	int rpf = strcmp(nm, "round_prefer_floor") == 0;
+
+	if (f == 1)
+		return asym || half;
+	if (asym)
+		return strcmp(nm, "floor") == 0 || (rpf && f == 2);
+	return half && (rpf || strcmp(nm, "round_prefer_ceil") == 0);
+}
+
+/*
  * Resize node ni's input DequantizeLinear and whole factors (H, W) when it
  * is such a Resize: 1, else 0.
  */
@@ -82,17 +84,21 @@ match(struct ctx *c, int ni, int64_t f[2])
 	const Onnx__NodeProto *n = c->g->node[ni], *dq, *q;
 	const struct graph_value *xv, *yv;
 	struct tensor s = { 0 };
+	struct err e;
+	char cbuf[32], nbuf[32];
+	const char *ctm, *nm;
 	int ok;
 
-	if (!is_op(n, "Resize") || n->n_output != 1 || n->n_input < 3 ||
+	if (!graph_is_op(n, "Resize") || n->n_output != 1 || n->n_input < 3 ||
 	    (n->n_input > 3 && *n->input[3]) ||
 	    !attr_is(n, "mode", "nearest", "nearest") ||
-	    !attr_is(n, "coordinate_transformation_mode", "half_pixel",
-	    "asymmetric") ||
-	    !attr_is(n, "nearest_mode", "round_prefer_floor", "floor") ||
 	    attr_find(n, "axes") != NULL)	/* opset 18: scales' order */
 		return 0;
-	if (read_const(c, n->input[2], &s) != 0)
+	ctm = attr_string(n, "coordinate_transformation_mode", "half_pixel",
+	    cbuf, sizeof cbuf);
+	nm = attr_string(n, "nearest_mode", "round_prefer_floor", nbuf,
+	    sizeof nbuf);
+	if (graph_constant_read(c->gr, c->m, n->input[2], &s, &e) != 0)
 		return 0;
 	ok = s.nelem == 4 && dtype_is_float(s.dtype) &&
 	    tensor_get(&s, 0) == 1 && tensor_get(&s, 1) == 1;
@@ -101,6 +107,7 @@ match(struct ctx *c, int ni, int64_t f[2])
 
 		ok = v >= 1 && v <= MAX_FACTOR && v == floor(v);
 		f[i] = ok ? (int64_t)v : 0;
+		ok = ok && whole_pixels(ctm, nm, f[i]);
 	}
 	tensor_release(&s);
 	if (!ok || (f[0] == 1 && f[1] == 1))
@@ -112,9 +119,9 @@ match(struct ctx *c, int ni, int64_t f[2])
 		return 0;
 	dq = c->g->node[xv->producer];
 	q = c->g->node[yv->consumers[0]];
-	if (!is_op(dq, "DequantizeLinear") || dq->n_input != 3 ||
+	if (!graph_is_op(dq, "DequantizeLinear") || dq->n_input != 3 ||
 	    attr_find(dq, "output_dtype") != NULL ||
-	    !is_op(q, "QuantizeLinear") || q->n_input != 3 ||
+	    !graph_is_op(q, "QuantizeLinear") || q->n_input != 3 ||
 	    strcmp(q->input[0], n->output[0]) != 0 ||
 	    strcmp(str_or_empty(q->domain), str_or_empty(dq->domain)) != 0 ||
 	    !same_scalar(c, dq->input[1], q->input[1]) ||
@@ -338,35 +345,12 @@ done:
 	return rc;
 }
 
-/* Initializers no node reads any more (a rewritten Resize's roi, scales). */
-static void
-drop_unread(struct ctx *c, char **names, int n)
-{
-	Onnx__GraphProto *g = c->g;
-	size_t j = 0;
-
-	for (size_t i = 0; i < g->n_initializer; i++) {
-		Onnx__TensorProto *t = g->initializer[i];
-		const struct graph_value *v = graph_value(c->gr, t->name);
-		int drop = 0;
-
-		for (int k = 0; k < n && !drop; k++)
-			drop = strcmp(names[k], t->name) == 0 && v &&
-			    v->nconsumers == 0 && !v->is_output;
-		if (drop)
-			protobuf_c_message_free_unpacked(&t->base, NULL);
-		else
-			g->initializer[j++] = t;
-	}
-	g->n_initializer = j;
-}
-
 int
 qdqresize_expand(struct model *m, int *rewritten, struct err *e)
 {
 	struct ctx c = { 0 };
-	char **old = NULL;
-	int nold = 0, done = 0, rc = -1;
+	struct strmap *old = NULL;	/* roi and scales of those rewritten */
+	int done = 0, rc = -1;
 	size_t n;
 	int64_t f[2];
 
@@ -381,7 +365,7 @@ qdqresize_expand(struct model *m, int *rewritten, struct err *e)
 	if ((c.gr = graph_new(c.g, e)) == NULL)
 		return err_prefix(e, "%s", m->path);
 	n = c.g->n_node;
-	if ((old = calloc(2 * (n ? n : 1), sizeof *old)) == NULL) {
+	if ((old = strmap_new()) == NULL) {
 		err_nomem(e);
 		goto fail;
 	}
@@ -393,8 +377,8 @@ qdqresize_expand(struct model *m, int *rewritten, struct err *e)
 		c.y = r->output[0];
 		/* roi and scales: dropped once nothing reads them */
 		for (size_t k = 1; k < 3; k++)
-			if (*r->input[k] &&
-			    (old[nold++] = strdup(r->input[k])) == NULL) {
+			if (*r->input[k] && strmap_put(old, r->input[k], 1) !=
+			    0) {
 				err_nomem(e);
 				goto fail;
 			}
@@ -404,16 +388,14 @@ qdqresize_expand(struct model *m, int *rewritten, struct err *e)
 	}
 	if (done && graph_reindex(c.gr, e) != 0)
 		goto fail;
-	drop_unread(&c, old, nold);
+	graph_drop_unread(c.gr, old);
 	if (rewritten)
 		*rewritten = done;
 	rc = 0;
 fail:
 	if (rc != 0)
 		err_prefix(e, "%s", m->path);
-	for (int i = 0; i < nold; i++)
-		free(old[i]);
-	free(old);
+	strmap_free(old);
 	graph_free(c.gr);
 	return rc;
 }

@@ -8,10 +8,12 @@
  *   X_q -> DequantizeLinear(s, z) -> Resize(scales 1, 1, a, b) -> Y
  *       -> QuantizeLinear(s, z)
  *
- * with mode nearest, coordinate_transformation_mode asymmetric and
- * nearest_mode floor (output pixel i reads input pixel floor(i / a): what
- * PaddlePaddle's nearest_interp exports), whole factors a, b >= 1 and
- * the same scale and zero point on both sides, becomes
+ * with mode nearest and whole factors a, b >= 1 under which output pixel
+ * i reads input pixel floor(i / a) (coordinate_transformation_mode
+ * asymmetric with nearest_mode floor, what PaddlePaddle's nearest_interp
+ * exports, or round_prefer_floor by 2; half_pixel or pytorch_half_pixel
+ * with round_prefer_floor or round_prefer_ceil, by any factor; any of
+ * these by 1), and the same scale and zero point on both sides, becomes
  *
  *   Transpose(0, 2, 3, 1) -> Unsqueeze(axes 2, 4) -> Expand(1, 1, a, 1,
  *   b, 1) -> Reshape(Shape of the Transpose's output * (1, a, b, 1))
@@ -28,7 +30,9 @@
  * its NHWC layout.
  *
  * Left alone: Resize nodes of another mode or coordinate rule, with sizes,
- * a non-constant or non-whole scale, a rank other than 4, an input not
+ * a non-constant or non-whole scale (an initializer also listed as a
+ * graph input is no constant: a default the caller may override; such a
+ * roi stays when unread), a rank other than 4, an input not
  * read through a per-tensor DequantizeLinear with a zero point (and no
  * output_dtype), an output read by anything but one QuantizeLinear of
  * the same parameters (or a graph output), and every Resize of a model

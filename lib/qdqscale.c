@@ -23,40 +23,17 @@ struct ctx {
 	int folded;
 };
 
-static int
-is_op(const Onnx__NodeProto *n, const char *op)
-{
-	const char *d = n->domain;
-
-	return n->op_type && strcmp(n->op_type, op) == 0 &&
-	    (d == NULL || *d == '\0' || strcmp(d, "ai.onnx") == 0 ||
-	    (strstr(op, "uantizeLinear") && strcmp(d, "com.microsoft") == 0));
-}
-
+/* Initializers and Constant outputs; no graph input's default. */
 static const Onnx__TensorProto *
 const_of(const struct ctx *c, const char *name)
 {
-	const struct graph_value *v = graph_value(c->gr, name);
-
-	return v ? v->init : NULL;	/* initializers and Constant outputs */
+	return graph_constant(c->gr, name);
 }
 
-/* The one value of a constant with one element: 0 and *v, or -1. */
 static int
 scalar_const(const struct ctx *c, const char *name, double *v)
 {
-	const Onnx__TensorProto *tp = const_of(c, name);
-	struct tensor t = { 0 };
-	struct err e = { 0 };
-	int ok;
-
-	if (tp == NULL || model_tensor_read(c->m, tp, &t, &e) != 0)
-		return -1;
-	ok = t.nelem == 1;
-	if (ok)
-		*v = tensor_get(&t, 0);
-	tensor_release(&t);
-	return ok ? 0 : -1;
+	return graph_constant_scalar(c->gr, c->m, name, v);
 }
 
 /* A scalar constant, or the DequantizeLinear of one: 0 and *v, or -1. */
@@ -72,7 +49,7 @@ scalar_of(const struct ctx *c, const char *name, double *v)
 	if (gv->producer < 0 || gv->kind == VALUE_CONSTANT)
 		return scalar_const(c, name, v);
 	dq = c->g->node[gv->producer];
-	if (!is_op(dq, "DequantizeLinear") || dq->n_input < 2 ||
+	if (!graph_is_op(dq, "DequantizeLinear") || dq->n_input < 2 ||
 	    scalar_const(c, dq->input[0], &q) != 0 ||
 	    scalar_const(c, dq->input[1], &s) != 0 ||
 	    (dq->n_input > 2 && *dq->input[2] &&
@@ -93,7 +70,7 @@ dq_writing(const struct ctx *c, const char *name, int *ni)
 	if (v == NULL || v->producer < 0 || c->drop[v->producer])
 		return NULL;
 	dq = c->g->node[v->producer];
-	if (!is_op(dq, "DequantizeLinear") || dq->n_input != 3 ||
+	if (!graph_is_op(dq, "DequantizeLinear") || dq->n_input != 3 ||
 	    const_of(c, dq->input[0]) != NULL ||
 	    scalar_const(c, dq->input[1], &s) != 0 || !const_of(c,
 	    dq->input[2]))
@@ -119,7 +96,7 @@ lone_q(const struct ctx *c, const char *y, const Onnx__NodeProto *dq)
 	    c->drop[v->consumers[0]])
 		return -1;
 	q = c->g->node[v->consumers[0]];
-	if (!is_op(q, "QuantizeLinear") || q->n_input != 3 ||
+	if (!graph_is_op(q, "QuantizeLinear") || q->n_input != 3 ||
 	    q->n_output != 1 || strcmp(q->input[0], y) != 0 ||
 	    scalar_const(c, q->input[1], &s) != 0 ||
 	    !(z = const_of(c, q->input[2])) || z->data_type !=
@@ -132,7 +109,7 @@ lone_q(const struct ctx *c, const char *y, const Onnx__NodeProto *dq)
 	for (int i = 0; i < qv->nconsumers; i++) {
 		const Onnx__NodeProto *r = c->g->node[qv->consumers[i]];
 
-		if (!is_op(r, "DequantizeLinear") || r->n_input != 3 ||
+		if (!graph_is_op(r, "DequantizeLinear") || r->n_input != 3 ||
 		    strcmp(r->input[0], q->output[0]) != 0 ||
 		    strcmp(str_or_empty(r->domain),
 		    str_or_empty(dq->domain)) != 0)
@@ -169,7 +146,7 @@ add_scale(struct ctx *c, const char *base, const char *like, double v,
 	struct tensor s = { 0 };
 	char *name;
 
-	if (model_tensor_read(c->m, const_of(c, like), &s, e) != 0)
+	if (graph_constant_read(c->gr, c->m, like, &s, e) != 0)
 		return NULL;
 	tensor_set(&s, 0, v);
 	name = graph_add_tensor(c->gr, base, "_folded_scale", &s, e);
@@ -186,11 +163,12 @@ try_fold(struct ctx *c, int ni, struct err *e)
 {
 	const Onnx__NodeProto *n = c->g->node[ni], *dq = NULL;
 	const struct graph_value *qv;
-	int div = is_op(n, "Div"), dqi = -1, qi = -1, slot;
+	int div = graph_is_op(n, "Div"), dqi = -1, qi = -1, slot;
 	double k, s;
 	char *sname;
 
-	if ((!div && !is_op(n, "Mul")) || n->n_input != 2 || n->n_output != 1)
+	if ((!div && !graph_is_op(n, "Mul")) || n->n_input != 2 ||
+	    n->n_output != 1)
 		return 0;
 	for (slot = 0; slot < (div ? 1 : 2) && dq == NULL; slot++)
 		if ((dq = dq_writing(c, n->input[slot], &dqi)) != NULL &&
@@ -238,12 +216,12 @@ lone_conv(const struct ctx *c, const char *x, int *bdqi)
 	    v->producer < 0 || c->drop[v->producer])
 		return -1;
 	n = c->g->node[v->producer];
-	if (!is_op(n, "Conv") || n->n_input != 3 || n->n_output != 1 ||
+	if (!graph_is_op(n, "Conv") || n->n_input != 3 || n->n_output != 1 ||
 	    !(bv = graph_value(c->gr, n->input[2])) || bv->nconsumers != 1 ||
 	    bv->is_output || bv->producer < 0 || c->drop[bv->producer])
 		return -1;
 	bdq = c->g->node[bv->producer];
-	if (!is_op(bdq, "DequantizeLinear") || bdq->n_input < 2 ||
+	if (!graph_is_op(bdq, "DequantizeLinear") || bdq->n_input < 2 ||
 	    !(b = const_of(c, bdq->input[0])) ||
 	    b->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
 	    !(bs = const_of(c, bdq->input[1])) ||
@@ -267,8 +245,8 @@ shift_bias(struct ctx *c, int bdqi, double k, struct err *e)
 	char *name = NULL;
 	int rc = -1;
 
-	if (model_tensor_read(c->m, const_of(c, bdq->input[0]), &b, e) != 0 ||
-	    model_tensor_read(c->m, const_of(c, bdq->input[1]), &s, e) != 0)
+	if (graph_constant_read(c->gr, c->m, bdq->input[0], &b, e) != 0 ||
+	    graph_constant_read(c->gr, c->m, bdq->input[1], &s, e) != 0)
 		goto done;
 	rc = 0;
 	if (s.nelem != 1 && s.nelem != b.nelem)
@@ -308,7 +286,7 @@ try_fold_bias(struct ctx *c, int ni, struct err *e)
 	double k, sd, sx, sy, zx, zd;
 	char *sname;
 
-	if (!is_op(n, "Add") || n->n_input != 2 || n->n_output != 1)
+	if (!graph_is_op(n, "Add") || n->n_input != 2 || n->n_output != 1)
 		return 0;
 	for (slot = 0; slot < 2 && dq == NULL; slot++)
 		if ((dq = dq_writing(c, n->input[slot], &dqi)) != NULL &&
@@ -325,7 +303,7 @@ try_fold_bias(struct ctx *c, int ni, struct err *e)
 		return 0;
 	xq = c->g->node[xv->producer];
 	yq = c->g->node[qi];
-	if (!is_op(xq, "QuantizeLinear") || xq->n_input != 3 ||
+	if (!graph_is_op(xq, "QuantizeLinear") || xq->n_input != 3 ||
 	    strcmp(str_or_empty(xq->domain), str_or_empty(dq->domain)) != 0 ||
 	    !const_of(c, xq->input[2]) || const_of(c, xq->input[2])->data_type
 	    != const_of(c, dq->input[2])->data_type ||
@@ -397,8 +375,8 @@ drop_orphans(struct ctx *c, struct err *e)
 			const Onnx__NodeProto *n = c->g->node[i];
 			const struct graph_value *v;
 
-			if ((!is_op(n, "DequantizeLinear") &&
-			    !is_op(n, "Constant")) || n->n_output != 1 ||
+			if ((!graph_is_op(n, "DequantizeLinear") &&
+			    !graph_is_op(n, "Constant")) || n->n_output != 1 ||
 			    !is_gone(c, n->output[0]) ||
 			    !(v = graph_value(c->gr, n->output[0])) ||
 			    v->nconsumers > 0 || v->is_output)
@@ -410,42 +388,28 @@ drop_orphans(struct ctx *c, struct err *e)
 	return rc;
 }
 
-/*
- * Whether a name the removed nodes used is now dead: no reader and not a
- * graph output (initializers), or no producer any more (value_info).
- */
+/* A value_info of a removed node's output no node writes any more. */
 static int
-dead(const struct ctx *c, const char *name, int as_value_info)
+dead_info(const struct ctx *c, const char *name)
 {
 	const struct graph_value *v = graph_value(c->gr, name);
 
-	if (!is_gone(c, name))
-		return 0;
-	if (as_value_info)
-		return v == NULL || (v->producer < 0 && v->kind == VALUE_NODE);
-	return v != NULL && v->nconsumers == 0 && !v->is_output;
+	return is_gone(c, name) &&
+	    (v == NULL || (v->producer < 0 && v->kind == VALUE_NODE));
 }
 
+/* The initializers and value_info only removed nodes used. */
 static void
 drop_unused(struct ctx *c)
 {
 	Onnx__GraphProto *g = c->g;
 	size_t j = 0;
 
-	for (size_t i = 0; i < g->n_initializer; i++) {
-		Onnx__TensorProto *t = g->initializer[i];
-
-		if (dead(c, t->name, 0))
-			protobuf_c_message_free_unpacked(&t->base, NULL);
-		else
-			g->initializer[j++] = t;
-	}
-	g->n_initializer = j;
-	j = 0;
+	graph_drop_unread(c->gr, c->gone);
 	for (size_t i = 0; i < g->n_value_info; i++) {
 		Onnx__ValueInfoProto *vi = g->value_info[i];
 
-		if (dead(c, str_or_empty(vi->name), 1))
+		if (dead_info(c, str_or_empty(vi->name)))
 			protobuf_c_message_free_unpacked(&vi->base, NULL);
 		else
 			g->value_info[j++] = vi;

@@ -22,7 +22,9 @@
  * QuantizeLinear, Y_q read by anything but DequantizeLinear nodes or a
  * graph output, X or Y per-channel or without an explicit zero point,
  * X_q and Y_q of different types or their nodes of different domains, a
- * new scale that is not a positive normal float.
+ * new scale that is not a positive normal float. Here and below, an
+ * initializer also listed as a graph input is no constant (a default the
+ * caller may override), and stays in the model even when unread.
  */
 #ifndef ONNXQ_QDQSCALE_H
 #define ONNXQ_QDQSCALE_H

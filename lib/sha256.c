@@ -107,16 +107,20 @@ blocks_ni(struct sha256 *s, const uint8_t *p, size_t n)
 	_mm_storeu_si128((__m128i *)&s->h[4], _mm_alignr_epi8(cdgh, t, 8));
 }
 
+/* Whether the CPU has them; asked once (threads may race to ask). */
 static int
 have_sha_ni(void)
 {
-	static int have = -1;
+	static int known = -1;
+	int have = __atomic_load_n(&known, __ATOMIC_RELAXED);
 	unsigned a, b, c, d;
 
-	if (have < 0)
+	if (have < 0) {
 		have = __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
 		    (b >> 29 & 1) && __get_cpuid(1, &a, &b, &c, &d) &&
 		    (c >> 19 & 1) && (c >> 9 & 1);	/* SSE4.1, SSSE3 */
+		__atomic_store_n(&known, have, __ATOMIC_RELAXED);
+	}
 	return have;
 }
 #endif
@@ -126,7 +130,7 @@ static void
 blocks(struct sha256 *s, const uint8_t *p, size_t n)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-	if (have_sha_ni()) {
+	if (!s->portable && have_sha_ni()) {
 		blocks_ni(s, p, n);
 		return;
 	}
@@ -146,6 +150,14 @@ sha256_init(struct sha256 *s)
 	memcpy(s->h, h0, sizeof h0);
 	s->len = 0;
 	s->nbuf = 0;
+	s->portable = 0;
+}
+
+void
+sha256_init_portable(struct sha256 *s)
+{
+	sha256_init(s);
+	s->portable = 1;
 }
 
 void

@@ -531,14 +531,76 @@ duplicate_key(struct stream_rec *rec)
 	return dup;
 }
 
+/*
+ * Split rec->work_ (a copy of the line) in place: rec->type, the subject
+ * (unescaped) and the fields (rec->kv, grown as needed); of an end
+ * record, its type and its count as the subject. 0, or -1 with e saying
+ * what is wrong (no file or line).
+ */
+static int
+split_record(struct stream_rec *rec, struct err *e)
+{
+	struct err ue;
+	char *p = rec->work_, *tab, *subj;
+
+	rec->nkv = 0;
+	if (!(tab = strchr(p, '\t')))
+		return err_set(e, "record '%.40s' has no subject", p);
+	*tab = '\0';
+	rec->type = p;
+	if (!word_ok(rec->type))
+		return err_set(e, "bad record type '%.40s'", rec->type);
+	subj = tab + 1;
+	tab = strchr(subj, '\t');
+	if (tab)
+		*tab = '\0';
+	rec->subject = subj;
+	if (strcmp(rec->type, "end") == 0)
+		return tab ? err_set(e, "end record has extra fields") : 0;
+	if (!*subj)
+		return err_set(e, "%s record: empty subject", rec->type);
+	if (unescape_n(subj, strlen(subj), subj, &ue) < 0)
+		return err_set(e, "%s record: subject: %s", rec->type, ue.msg);
+	while (tab) {
+		char *field = tab + 1, *eq;
+
+		tab = strchr(field, '\t');
+		if (tab)
+			*tab = '\0';
+		if (!*field)
+			return err_set(e, "%s %s: empty field (two TABs in a "
+			    "row?)", rec->type, rec->subject);
+		if (!(eq = strchr(field, '=')))
+			return err_set(e, "%s %s: field '%.40s' is not "
+			    "key=value", rec->type, rec->subject, field);
+		*eq = '\0';
+		if (!word_ok(field))
+			return err_set(e, "%s %s: bad key '%.40s'", rec->type,
+			    rec->subject, field);
+		if (rec->nkv == rec->kvcap_) {
+			size_t c = rec->kvcap_ ? rec->kvcap_ * 2 : 16;
+			struct stream_kv *nk = realloc(rec->kv, c * sizeof *nk);
+
+			if (!nk)
+				return err_nomem(e);
+			rec->kv = nk;
+			rec->kvcap_ = c;
+		}
+		rec->kv[rec->nkv].key = field;
+		rec->kv[rec->nkv].val = eq + 1;
+		rec->nkv++;
+	}
+	return 0;
+}
+
 /* Split r->line into r->rec. Returns 1 for a record, 0 for the end record. */
 static int
 parse_record(struct stream_reader *r, struct err *e)
 {
 	struct stream_rec *rec = &r->rec;
-	struct err ue;
-	char *p, *tab, *subj;
+	struct err se;
 	const char *dup;
+	uint64_t n;
 
 	if (check_bytes(r, 1, e) < 0)
 		return -1;
@@ -549,73 +611,18 @@ parse_record(struct stream_reader *r, struct err *e)
 	rec->rawlen = r->linelen;
 	rec->file = r->name;
 	rec->line = r->lineno;
-	rec->nkv = 0;
-	p = rec->work_;
-	if (!(tab = strchr(p, '\t')))
-		return rfail(r, r->lineno, e, "record '%.40s' has no subject",
-		    p);
-	*tab = '\0';
-	rec->type = p;
-	if (!word_ok(rec->type))
-		return rfail(r, r->lineno, e, "bad record type '%.40s'",
-		    rec->type);
-	subj = tab + 1;
-	tab = strchr(subj, '\t');
-	if (tab)
-		*tab = '\0';
+	if (split_record(rec, &se) < 0)
+		return rfail(r, r->lineno, e, "%s", se.msg);
 	if (strcmp(rec->type, "end") == 0) {
-		uint64_t n;
-
-		if (tab)
+		if (stream_parse_uint(rec->subject, &n) < 0)
 			return rfail(r, r->lineno, e,
-			    "end record has extra fields");
-		if (stream_parse_uint(subj, &n) < 0)
-			return rfail(r, r->lineno, e,
-			    "end record: bad count '%.40s'", subj);
+			    "end record: bad count '%.40s'", rec->subject);
 		if (n != r->nrec)
 			return rfail(r, r->lineno, e, "end record says %llu "
 			    "records, stream has %llu (truncated or edited)",
 			    (unsigned long long)n,
 			    (unsigned long long)r->nrec);
 		return 0;
-	}
-	if (!*subj)
-		return rfail(r, r->lineno, e, "%s record: empty subject",
-		    rec->type);
-	if (unescape_n(subj, strlen(subj), subj, &ue) < 0)
-		return rfail(r, r->lineno, e, "%s record: subject: %s",
-		    rec->type, ue.msg);
-	rec->subject = subj;
-	while (tab) {
-		char *field = tab + 1, *eq;
-
-		tab = strchr(field, '\t');
-		if (tab)
-			*tab = '\0';
-		if (!*field)
-			return rfail(r, r->lineno, e,
-			    "%s %s: empty field (two TABs in a row?)",
-			    rec->type, rec->subject);
-		if (!(eq = strchr(field, '=')))
-			return rfail(r, r->lineno, e,
-			    "%s %s: field '%.40s' is not key=value", rec->type,
-			    rec->subject, field);
-		*eq = '\0';
-		if (!word_ok(field))
-			return rfail(r, r->lineno, e, "%s %s: bad key '%.40s'",
-			    rec->type, rec->subject, field);
-		if (rec->nkv == rec->kvcap_) {
-			size_t c = rec->kvcap_ ? rec->kvcap_ * 2 : 16;
-			struct stream_kv *nk = realloc(rec->kv, c * sizeof *nk);
-
-			if (!nk)
-				return rfail(r, r->lineno, e, "out of memory");
-			rec->kv = nk;
-			rec->kvcap_ = c;
-		}
-		rec->kv[rec->nkv].key = field;
-		rec->kv[rec->nkv].val = eq + 1;
-		rec->nkv++;
 	}
 	if ((dup = duplicate_key(rec)) != NULL) {
 		if (!*dup)
@@ -878,51 +885,24 @@ struct stream_rec *
 stream_rec_reparse(const struct stream_rec *lean, struct err *e)
 {
 	struct stream_rec t = *lean, *rec = NULL;
-	struct stream_kv *kv;
-	char *field, *eq, *tab;
-	struct err ue;
+	struct err se;
 
 	/* It parsed when read: only the splitting is done again. */
-	if (!(t.work_ = malloc(lean->rawlen + 1)))
-		goto nomem;
+	if (!(t.work_ = malloc(lean->rawlen + 1))) {
+		err_nomem(e);
+		return NULL;
+	}
 	memcpy(t.work_, lean->raw, lean->rawlen);
 	t.work_[lean->rawlen] = '\0';
 	t.kv = NULL;
-	t.nkv = t.kvcap_ = 0;
-	t.type = t.work_;
-	if ((tab = strchr(t.work_, '\t')) == NULL)
-		goto bad;
-	*tab = '\0';
-	field = tab + 1;
-	if ((tab = strchr(field, '\t')) != NULL)
-		*tab = '\0';
-	if (unescape_n(field, strlen(field), field, &ue) < 0)
-		goto bad;
-	t.subject = field;
-	while (tab) {
-		field = tab + 1;
-		if ((tab = strchr(field, '\t')) != NULL)
-			*tab = '\0';
-		if ((eq = strchr(field, '=')) == NULL)
-			goto bad;
-		*eq = '\0';
-		if (t.nkv == t.kvcap_) {
-			t.kvcap_ = t.kvcap_ ? 2 * t.kvcap_ : 16;
-			if (!(kv = realloc(t.kv, t.kvcap_ * sizeof *kv)))
-				goto nomem;
-			t.kv = kv;
-		}
-		t.kv[t.nkv].key = field;
-		t.kv[t.nkv++].val = eq + 1;
-	}
-	rec = stream_rec_dup(&t, e);
-	goto out;
-bad:
-	stream_rec_err(lean, e, "%s record: not as it was read", lean->type);
-	goto out;
-nomem:
-	err_nomem(e);
-out:
+	t.kvcap_ = 0;
+	if (split_record(&t, &se) == 0)
+		rec = stream_rec_dup(&t, e);
+	else if (strcmp(se.msg, "out of memory") == 0)
+		err_nomem(e);
+	else
+		stream_rec_err(lean, e, "%s record: not as it was read",
+		    lean->type);
 	free(t.work_);
 	free(t.kv);
 	return rec;

@@ -4,8 +4,10 @@
 # exactly those of whole runs (ONNXQ_MIXPREC_WHOLE_RUNS=1). Compared: the
 # stream written and every verbose note (each candidate's gain, each
 # step's SNR), on chain.onnx (16 bits, and float allowed; a target out
-# of reach, measured alone too) and on PaddleOCR's direction classifier
-# (as test/golden-run searches it).
+# of reach, measured alone too), on chain.onnx ending in a Softmax (whose
+# input is the probe: probe runs skip the nodes past it, skip_past_probes
+# in lib/mixeval.c) and on PaddleOCR's direction classifier (as
+# test/golden-run searches it).
 # Needs: the built programs, /usr/bin/python3 with numpy, the real models
 # for the second test.
 
@@ -48,6 +50,39 @@ both() {
 	both chain chain.qp --target-snr 37 -d "$MD/chain-eval" "$CHAIN"
 	both chainf chain.qp --allow-float --target-snr 37 \
 	    -d "$MD/chain-eval" "$CHAIN"
+}
+
+# softmax_chain OUT: chain.onnx with y renamed logits, and a Softmax
+# named softmax writing y from it.
+softmax_chain() {
+	"$PY" - "$CHAIN" "$1" <<-'EOF'
+	import sys
+	import onnx
+	from onnx import helper
+	m = onnx.load(sys.argv[1])
+	g = m.graph
+	g.node[-1].output[0] = "logits"
+	g.node.append(helper.make_node("Softmax", ["logits"], ["y"],
+	                               name="softmax", axis=-1))
+	onnx.checker.check_model(m)
+	onnx.save(m, sys.argv[2])
+	EOF
+}
+
+@test "mixfast: chain.onnx with a Softmax: probe runs decide as whole runs" {
+	softmax_chain sm.onnx || fail "no fixture"
+	onnx-calib --quiet -d "$MD/chain-calib" sm.onnx >sm.stats
+	onnx-qparams --all-ops -m minmax sm.stats >sm.qp
+	grep -q '^qparam	y	' sm.qp || fail "the Softmax not quantized"
+	# (at the output 29.5 dB as quantized, 34.3 reachable; at the
+	# logits 34.4 and 40.9)
+	both sm sm.qp --target-snr 33 -d "$MD/chain-eval" sm.onnx
+	both smf sm.qp --allow-float --target-snr 33 -d "$MD/chain-eval" \
+	    sm.onnx
+	both sml sm.qp --at-logits --target-snr 38 -d "$MD/chain-eval" \
+	    sm.onnx
+	# the probe is the Softmax's input
+	grep -q 'at the probes' sm.inc.err || fail "$(cat sm.inc.err)"
 }
 
 @test "mixfast: PaddleOCR cls: incremental runs decide as whole runs" {

@@ -1,7 +1,8 @@
 /*
  * graph_test: lib/graph.c: values, producers, consumers, topological
- * order, subgraph reads, the errors graph_new reports, and the editing
- * helpers. Needs test/data/models/{small,subgraph,cycle,dup-output}.onnx
+ * order, subgraph reads, the errors graph_new reports, the editing
+ * helpers, the constant and clean-up helpers. Needs
+ * test/data/models/{small,subgraph,cycle,dup-output}.onnx
  * (run from the top of the source tree, as make check does).
  */
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 
 #include "graph.h"
 #include "model.h"
+#include "strmap.h"
+#include "tensor.h"
 #include "unit.h"
 
 #define MODELS "test/data/models/"
@@ -94,6 +97,15 @@ test_small(void)
 	CHECK(graph_value(gr, "c")->init != NULL);
 	CHECK(graph_value(gr, "w_in")->init != NULL &&
 	    graph_value(gr, "w_in")->info != NULL);
+	/* w_in, also a graph input, is a default, not a constant */
+	CHECK(graph_value(gr, "w_in")->is_input);
+	CHECK(graph_value(gr, "x")->is_input);
+	CHECK(!graph_value(gr, "w")->is_input);
+	CHECK(graph_constant(gr, "w_in") == NULL);
+	CHECK(graph_constant(gr, "x") == NULL);
+	CHECK(graph_constant(gr, "add") == NULL);
+	CHECK(graph_constant(gr, "w") == graph_value(gr, "w")->init);
+	CHECK(graph_constant(gr, "c") == graph_value(gr, "c")->init);
 	CHECK(graph_value_at(gr, 0) == graph_value(gr, "x"));
 	CHECK(graph_value_at(gr, 10) == NULL);
 	CHECK(graph_value_at(gr, -1) == NULL);
@@ -242,5 +254,56 @@ test_editing(void)
 	model_free(m);
 }
 
+/* graph_constant_read/_scalar, graph_is_op, graph_drop_unread */
+static void
+test_constants(void)
+{
+	struct model *m = load("small.onnx");
+	Onnx__GraphProto *g;
+	struct graph *gr;
+	struct strmap *names;
+	struct tensor t = { 0 };
+	struct err e;
+	Onnx__NodeProto *n;
+	double v;
+
+	REQUIRE(m != NULL);
+	g = m->proto->graph;
+	REQUIRE((gr = graph_new(g, &e)) != NULL);
+	CHECK(graph_constant_read(gr, m, "c", &t, &e) == 0 && t.nelem == 4 &&
+	    tensor_get(&t, 3) == 4);
+	tensor_release(&t);
+	CHECK(graph_constant_read(gr, m, "w_in", &t, &e) == -1);
+	CHECK_EQ_STR(e.msg, "w_in is not a constant");
+	CHECK_EQ_INT(graph_constant_scalar(gr, m, "b", &v), -1); /* 4 */
+	n = g->node[0];		/* relu */
+	CHECK(graph_is_op(n, "Relu") && !graph_is_op(n, "Mul"));
+	free(n->domain);
+	n->domain = strdup("com.microsoft");
+	CHECK(!graph_is_op(n, "Relu"));
+	free(n->op_type);
+	n->op_type = strdup("QuantizeLinear");
+	CHECK(graph_is_op(n, "QuantizeLinear"));
+	free(n->domain);
+	n->domain = strdup("ai.onnx");
+	CHECK(graph_is_op(n, "QuantizeLinear"));
+	/* mm now reads b in w's place: w unread goes, w_in (an input) stays */
+	REQUIRE(graph_rewire_input(gr, 3, 1, "b", &e) == 0);
+	REQUIRE(graph_rewire_input(gr, 5, 1, "b", &e) == 0);
+	REQUIRE(graph_reindex(gr, &e) == 0);
+	REQUIRE((names = strmap_new()) != NULL);
+	REQUIRE(strmap_put(names, "w", 1) == 0 &&
+	    strmap_put(names, "w_in", 1) == 0 &&
+	    strmap_put(names, "b", 1) == 0);
+	graph_drop_unread(gr, names);
+	CHECK_EQ_INT(g->n_initializer, 2);
+	CHECK_EQ_STR(g->initializer[0]->name, "b");
+	CHECK_EQ_STR(g->initializer[1]->name, "w_in");
+	CHECK_EQ_INT(g->n_input, 2);
+	strmap_free(names);
+	graph_free(gr);
+	model_free(m);
+}
+
 UNIT_MAIN(test_small, test_subgraph_reads, test_errors, test_self_loop,
-    test_editing)
+    test_editing, test_constants)

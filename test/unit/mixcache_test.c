@@ -6,14 +6,17 @@
  * its whole run; r1 (read by the second Conv alone) is kept only when
  * asked for, else the first nodes run again; interp_run_keep() hands
  * the values over; past the budget the reference is dropped. On a QDQ
- * model, what is kept and made again. Also the interpreter's
- * fold_constant_nodes: the same outputs.
+ * model, what is kept and made again; on layered diamonds, the limits
+ * of making again, in time. Also the interpreter's fold_constant_nodes:
+ * the same outputs.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
+#include "graph.h"
 #include "interp.h"
 #include "mixcache.h"
 #include "model.h"
@@ -333,5 +336,119 @@ test_fold(void)
 	model_free(m);
 }
 
+/*
+ * A graph of layers, each a Sum reading the layer before `fan` times,
+ * over x's QuantizeLinear and DequantizeLinear (dq) or its Relu: x ->
+ * QuantizeLinear -> "xq" -> DequantizeLinear -> a0 -> Sum -> a1 ... ->
+ * a`depth` -> QuantizeLinear -> y. Each layer multiplies the paths back
+ * to a0 by fan.
+ */
+static struct model *
+diamond(int depth, int fan, int dq, struct graph **gr)
+{
+	struct model *m = calloc(1, sizeof *m);
+	const char *in[64], *out[1];
+	char prev[16], name[16];
+	struct err e;
+
+	REQUIRE(m != NULL && fan <= 64);
+	REQUIRE((m->proto = malloc(sizeof *m->proto)) != NULL);
+	onnx__model_proto__init(m->proto);
+	REQUIRE((m->proto->graph = malloc(sizeof *m->proto->graph)) != NULL);
+	onnx__graph_proto__init(m->proto->graph);
+	REQUIRE((*gr = graph_new(m->proto->graph, &e)) != NULL);
+	in[0] = "x";
+	in[1] = "s";
+	out[0] = "xq";
+	REQUIRE(graph_add_node(*gr, "QuantizeLinear", NULL, "q0", in, 2, out,
+	    1, &e) != NULL);
+	in[0] = dq ? "xq" : "x";
+	out[0] = "a0";
+	REQUIRE(graph_add_node(*gr, dq ? "DequantizeLinear" : "Relu", NULL,
+	    "a0", in, dq ? 2 : 1, out, 1, &e) != NULL);
+	strcpy(prev, "a0");
+	for (int i = 1; i <= depth; i++) {
+		snprintf(name, sizeof name, "a%d", i);
+		for (int k = 0; k < fan; k++)
+			in[k] = prev;
+		out[0] = name;
+		REQUIRE(graph_add_node(*gr, "Sum", NULL, name, in, fan, out,
+		    1, &e) != NULL);
+		strcpy(prev, name);
+	}
+	in[0] = prev;
+	in[1] = "s";
+	out[0] = "y";
+	REQUIRE(graph_add_node(*gr, "QuantizeLinear", NULL, "q", in, 2, out,
+	    1, &e) != NULL);
+	return m;
+}
+
+/* Whether the reference of m keeps `name` (a scalar recorded). */
+static int
+kept(struct model *m, const char *name)
+{
+	struct mixcache *c = mixcache_new(1 << 20);
+	struct tensor t = { 0 };
+	struct err e;
+	int got;
+
+	REQUIRE(c != NULL);
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(tensor_alloc(&t, DT_FLOAT, 0, NULL, &e) == 0);
+	mixcache_record(c, 0, name, &t);
+	got = mixcache_get(c, 0, name) != NULL;
+	tensor_release(&t);
+	mixcache_free(c);
+	return got;
+}
+
+static void
+free_diamond(struct model *m, struct graph *gr)
+{
+	graph_free(gr);
+	model_free(m);
+}
+
+/*
+ * A QuantizeLinear's input is made again from DequantizeLinear inputs
+ * through up to 8 nodes, from up to 8 of them (repeats counted). Each
+ * node is looked at once, not once per path: the 40 ^ 7 paths from a7
+ * back to x's Relu, all good, would not end (the alarm fails the test
+ * instead).
+ */
+static void
+test_remake_diamond(void)
+{
+	struct graph *gr;
+	struct model *m;
+
+	alarm(20);
+	/* a2 made again from xq read 4 times: xq kept, a2 not */
+	m = diamond(2, 2, 1, &gr);
+	CHECK(kept(m, "xq") && !kept(m, "a2"));
+	free_diamond(m, gr);
+	/* 8 times: still */
+	m = diamond(3, 2, 1, &gr);
+	CHECK(kept(m, "xq") && !kept(m, "a3"));
+	free_diamond(m, gr);
+	/* 16 times, too many: a4 kept */
+	m = diamond(4, 2, 1, &gr);
+	CHECK(!kept(m, "xq") && kept(m, "a4"));
+	free_diamond(m, gr);
+	/* 8 Sum nodes deep: made again; 9: kept */
+	m = diamond(8, 1, 1, &gr);
+	CHECK(kept(m, "xq") && !kept(m, "a8"));
+	free_diamond(m, gr);
+	m = diamond(9, 1, 1, &gr);
+	CHECK(!kept(m, "xq") && kept(m, "a9"));
+	free_diamond(m, gr);
+	/* from x alone (a graph input): nothing kept, 40 ^ 7 paths */
+	m = diamond(7, 40, 0, &gr);
+	CHECK(!kept(m, "a7") && !kept(m, "a0"));
+	free_diamond(m, gr);
+	alarm(0);
+}
+
 UNIT_MAIN(test_match_and_skip, test_qdq_keep,
-    test_missing_and_budget, test_fold)
+    test_missing_and_budget, test_fold, test_remake_diamond)

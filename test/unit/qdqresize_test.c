@@ -5,6 +5,10 @@
  * QuantizeLinear of the same parameters becomes Transpose, Unsqueeze,
  * Expand (1, 1, 2, 1, 3, 1), Reshape and Transpose, each step quantized
  * with those parameters; the half_pixel one stays; off, nothing changes.
+ * In resize-inputs.onnx, a Resize whose scales are also a graph input (a
+ * default a caller may override) stays; one whose roi is gets rewritten,
+ * the roi kept as the input's default. In resize-modes.onnx, those of
+ * other rules and roundings that read whole pixels are rewritten too.
  * (Their values: test/resize-expand.bats, against ONNX Runtime.)
  */
 #include <stdio.h>
@@ -103,4 +107,83 @@ test_rewrite(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_rewrite)
+/* How many initializers and graph inputs of m are named `name`. */
+static int
+count_named(const struct model *m, const char *name)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+	int k = 0;
+
+	for (size_t i = 0; i < g->n_initializer; i++)
+		k += strcmp(g->initializer[i]->name, name) == 0;
+	for (size_t i = 0; i < g->n_input; i++)
+		k += strcmp(g->input[i]->name, name) == 0;
+	return k;
+}
+
+static void
+test_overridable(void)
+{
+	static const char text[] = "#onnxq\t1.0\n"
+	    "qparam\tc\trole=act\ttype=uint8\tscale=0.02\tzp=160\n"
+	    "qparam\tu\trole=act\ttype=uint8\tscale=0.02\tzp=160\n"
+	    "qparam\tu4\trole=act\ttype=uint8\tscale=0.02\tzp=160\n"
+	    "qparam\tv\trole=act\ttype=uint8\tscale=0.02\tzp=160\n"
+	    "end\t4\n";
+	struct qdq_opts o = { 0 };
+	struct qdq_report rep;
+	struct model *m;
+
+	o.resize_expand = 1;
+	REQUIRE((m = qdqfixture_apply(fixture_generated(
+	    "qdqscale/resize-inputs.onnx"), text, &o, &rep)) != NULL);
+	CHECK_EQ_INT(rep.resize_rewrites, 1);	/* up4 */
+	CHECK_EQ_INT(count_op(m, "Resize", NULL), 2);	/* up: S23 */
+	CHECK_EQ_INT(count_op(m, "Expand", NULL), 1);
+	CHECK_EQ_INT(count_named(m, "S23"), 2);
+	CHECK_EQ_INT(count_named(m, "R4"), 2);	/* unread, a default */
+	model_free(m);
+}
+
+/*
+ * resize-modes.onnx: the Resize nodes whose output pixel i reads input
+ * pixel i / f rounded down are rewritten, whatever their rule says.
+ */
+static void
+test_modes(void)
+{
+	static const char *const names[] = { "hp_rpf", "hp_rpc", "pt_rpf",
+	    "as_rpf2", "as_rpf3", "hp_floor", "hp_ceil", "as_ceil" };
+	static const char *const left = " as_rpf3 hp_floor hp_ceil as_ceil ";
+	char text[2048], key[32];
+	const Onnx__GraphProto *g;
+	struct qdq_opts o = { 0 };
+	struct qdq_report rep;
+	struct model *m;
+	size_t len;
+
+	len = (size_t)snprintf(text, sizeof text, "#onnxq\t1.0\n"
+	    "qparam\tc\trole=act\ttype=uint8\tscale=0.02\tzp=160\n");
+	for (int i = 0; i < 8; i++)
+		len += (size_t)snprintf(text + len, sizeof text - len,
+		    "qparam\tu_%s\trole=act\ttype=uint8\tscale=0.02\t"
+		    "zp=160\n", names[i]);
+	snprintf(text + len, sizeof text - len, "end\t9\n");
+	o.resize_expand = 1;
+	REQUIRE((m = qdqfixture_apply(fixture_generated(
+	    "qdqscale/resize-modes.onnx"), text, &o, &rep)) != NULL);
+	CHECK_EQ_INT(rep.resize_rewrites, 4);
+	CHECK_EQ_INT(count_op(m, "Expand", NULL), 4);
+	g = m->proto->graph;
+	for (size_t i = 0; i < g->n_node; i++) {
+		if (strcmp(g->node[i]->op_type, "Resize") != 0)
+			continue;
+		snprintf(key, sizeof key, " %s ", g->node[i]->name);
+		if (!CHECK(strstr(left, key) != NULL))
+			CHECK_EQ_STR(g->node[i]->name, "one of those left");
+	}
+	CHECK_EQ_INT(count_op(m, "Resize", NULL), 4);
+	model_free(m);
+}
+
+UNIT_MAIN(test_rewrite, test_overridable, test_modes)

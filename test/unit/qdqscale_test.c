@@ -6,7 +6,8 @@
  * the DequantizeLinear's); a Mul by a negative constant stays. With
  * fold_biases, on bias.onnx: Conv * 0.5 + 0.25 folds into the Conv's
  * int32 bias and its QuantizeLinear; a Conv whose output has two readers
- * keeps its Add.
+ * keeps its Add. Constants also listed as graph inputs (scale-inputs.onnx,
+ * bias-inputs.onnx) are defaults a caller may override: not folded.
  */
 #include <math.h>
 #include <stdio.h>
@@ -228,4 +229,43 @@ test_bias_fold(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_div_and_mul_fold, test_off_by_default, test_bias_fold)
+/* Whether `name` is an initializer and a graph input of m. */
+static int
+default_input(const struct model *m, const char *name)
+{
+	const Onnx__GraphProto *g = m->proto->graph;
+	int k = 0;
+
+	for (size_t i = 0; i < g->n_input; i++)
+		k += strcmp(g->input[i]->name, name) == 0;
+	return k == 1 && !isnan(init_value(m, name));
+}
+
+static void
+test_overridable_left_alone(void)
+{
+	struct qdq_report rep;
+	struct model *m;
+
+	/* K and four are graph inputs too: only x / 6 folds */
+	REQUIRE((m = apply_to("qdqscale/scale-inputs.onnx", stream_text, 1,
+	    0, &rep)) != NULL);
+	CHECK_EQ_INT(rep.scale_folds, 1);
+	CHECK_EQ_INT(count_op(m, "Div"), 1);
+	CHECK_EQ_INT(count_op(m, "Mul"), 2);
+	CHECK(isnan(init_value(m, "six")));
+	CHECK(default_input(m, "K"));
+	CHECK(default_input(m, "four"));
+	model_free(m);
+	/* A is: the Mul folds, the Add stays */
+	REQUIRE((m = apply_to("qdqscale/bias-inputs.onnx", bias_text, 1, 1,
+	    &rep)) != NULL);
+	CHECK_EQ_INT(rep.scale_folds, 1);
+	CHECK_EQ_INT(rep.bias_folds, 0);
+	CHECK_EQ_INT(count_op(m, "Add"), 2);
+	CHECK(default_input(m, "A"));
+	model_free(m);
+}
+
+UNIT_MAIN(test_div_and_mul_fold, test_off_by_default, test_bias_fold,
+    test_overridable_left_alone)

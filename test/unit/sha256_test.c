@@ -2,7 +2,10 @@
  * sha256_test: lib/sha256.c against FIPS 180-4's examples and digests
  * Python's hashlib gives, whole and fed in pieces of every size (the
  * buffered path and the many-blocks path, which the SHA extensions take
- * where the CPU has them). Needs nothing but libonnxq.
+ * where the CPU has them); the portable rounds
+ * (sha256_init_portable) on the same, and against the default path on
+ * random data of random lengths fed in random pieces. Needs nothing but
+ * libonnxq.
  */
 #include "sha256.h"
 #include "unit.h"
@@ -12,6 +15,22 @@ hex_of(const uint8_t d[32], char hex[65])
 {
 	for (int i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* The digest of n bytes at p, fed in one update, portable or not. */
+static void
+digest_hex(const void *p, size_t n, int portable, char hex[65])
+{
+	struct sha256 s;
+	uint8_t d[32];
+
+	if (portable)
+		sha256_init_portable(&s);
+	else
+		sha256_init(&s);
+	sha256_update(&s, p, n);
+	sha256_final(&s, d);
+	hex_of(d, hex);
 }
 
 static void
@@ -33,6 +52,8 @@ test_known(void)
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		sha256_hex(v[i].msg, strlen(v[i].msg), hex);
 		CHECK_EQ_STR(hex, v[i].hex);
+		digest_hex(v[i].msg, strlen(v[i].msg), 1, hex);
+		CHECK_EQ_STR(hex, v[i].hex);
 	}
 }
 
@@ -50,8 +71,14 @@ test_pieces(void)
 	sha256_hex(a, n, hex);
 	CHECK_EQ_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e"
 	    "046d39ccc7112cd0");
+	digest_hex(a, n, 1, hex);
+	CHECK_EQ_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e"
+	    "046d39ccc7112cd0");
 	for (size_t step = 1; step <= 200; step += 7) {
-		sha256_init(&s);
+		if (step % 2)
+			sha256_init(&s);
+		else
+			sha256_init_portable(&s);
 		for (size_t at = 0; at < n; at += step)
 			sha256_update(&s, a + at, at + step < n ? step : n - at);
 		sha256_final(&s, d);
@@ -88,4 +115,53 @@ test_lengths(void)
 	    "cfa912f12ffc3f");
 }
 
-UNIT_MAIN(test_known, test_pieces, test_lengths)
+/* xorshift64: the same bytes every run. */
+static uint64_t
+next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * Random data of random lengths (0 to 4 KB, and a few of 64 KB), fed in
+ * random pieces to the default and the portable path: the same digest.
+ */
+static void
+test_paths_agree(void)
+{
+	size_t cap = 65536;
+	uint8_t *buf = malloc(cap), d[2][32];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	char hex[2][65];
+	struct sha256 s[2];
+
+	REQUIRE(buf != NULL);
+	for (size_t i = 0; i < cap; i++)
+		buf[i] = (uint8_t)next(&x);
+	for (int round = 0; round < 300; round++) {
+		size_t n = round < 295 ? next(&x) % 4097 : cap - round % 5;
+
+		sha256_init(&s[0]);
+		sha256_init_portable(&s[1]);
+		for (int k = 0; k < 2; k++) {
+			for (size_t at = 0, step; at < n; at += step) {
+				step = 1 + next(&x) % 300;
+				if (step > n - at)
+					step = n - at;
+				sha256_update(&s[k], buf + at, step);
+			}
+			sha256_final(&s[k], d[k]);
+			hex_of(d[k], hex[k]);
+		}
+		if (!CHECK_EQ_STR(hex[1], hex[0]))
+			CHECK_EQ_INT((int)n, -1);	/* which length */
+		digest_hex(buf, n, 1, hex[1]);
+		CHECK_EQ_STR(hex[1], hex[0]);
+	}
+	free(buf);
+}
+
+UNIT_MAIN(test_known, test_pieces, test_lengths, test_paths_agree)

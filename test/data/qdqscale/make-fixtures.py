@@ -14,6 +14,18 @@ bias.onnx: x (1x2x3x3) -> Conv (W 3x2x1x1, B) -> c -> Mul by 0.5 (K) -> m
 resize.onnx (qdqresize_test.c, resize-expand.bats): x (1x2xHxW, H and W
 free) -> Conv -> c -> Resize nearest (asymmetric, floor) by 2 and 3 -> u
 -> Conv -> y; c -> Resize by 2 and 2 with half_pixel -> v (left alone).
+
+resize-modes.onnx (qdqresize_test.c, resize-expand.bats): x (1x2xHxW)
+-> Conv -> c -> eight nearest Resize nodes, each -> Conv -> its output
+(MODES below: name, coordinate rule, rounding, factors, and whether
+output pixel i reads input pixel i // factor, so that the rewrite holds).
+
+scale-inputs.onnx, bias-inputs.onnx, resize-inputs.onnx (overridable.bats,
+the unit tests): some initializers also listed as graph inputs, defaults a
+caller may override, so no constants to fold: K and four in scale.onnx, A
+in bias.onnx; in resize-inputs.onnx, resize.onnx's scales S23, and c ->
+Resize (roi R4, scales S22, asymmetric, floor) -> u4 -> Conv -> y4 added,
+its roi R4 such an input (unread once rewritten: it stays).
 """
 import os
 import sys
@@ -79,6 +91,83 @@ def bias():
     return finish(g)
 
 
+def with_inputs(m, names):
+    """Model m with its initializers `names` also listed as inputs."""
+    g = m.graph
+    for t in g.initializer:
+        if t.name in names:
+            g.input.append(helper.make_tensor_value_info(
+                t.name, t.data_type, list(t.dims)))
+    onnx.checker.check_model(m)
+    return m
+
+
+def resize_inputs():
+    """resize() with a second rewritable Resize; some inputs overridable."""
+    f = TensorProto.FLOAT
+    m = resize()
+    g = m.graph
+    # a roi of rank 4's length: ORT's NHWC layout gathers it (asymmetric
+    # ignores it)
+    g.initializer.append(numpy_helper.from_array(
+        np.array([0] * 4 + [1] * 4, np.float32), "R4"))
+    g.node.extend([
+        helper.make_node("Resize", ["c", "R4", "S22"], ["u4"], name="up4",
+                         mode="nearest", nearest_mode="floor",
+                         coordinate_transformation_mode="asymmetric"),
+        helper.make_node("Conv", ["u4", "W2", "B2"], ["y4"], name="conv4"),
+    ])
+    g.output.append(helper.make_tensor_value_info("y4", f,
+                                                  [1, 3, None, None]))
+    return with_inputs(m, {"S23", "R4"})
+
+
+# name, coordinate_transformation_mode, nearest_mode (None: the
+# defaults), H and W factors, rewritten
+MODES = [
+    ("hp_rpf", None, None, 2, 3, True),
+    ("hp_rpc", "half_pixel", "round_prefer_ceil", 3, 2, True),
+    ("pt_rpf", "pytorch_half_pixel", "round_prefer_floor", 2, 4, True),
+    ("as_rpf2", "asymmetric", "round_prefer_floor", 2, 1, True),
+    ("as_rpf3", "asymmetric", "round_prefer_floor", 3, 3, False),
+    ("hp_floor", "half_pixel", "floor", 2, 2, False),
+    ("hp_ceil", "half_pixel", "ceil", 1, 2, False),
+    ("as_ceil", "asymmetric", "ceil", 2, 2, False),
+]
+
+
+def resize_modes():
+    """c resized by each of MODES, each read by a Conv."""
+    f = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+    rng = np.random.default_rng(11)
+    c = {n: numpy_helper.from_array(np.array(v, np.float32), n)
+         for n, v in [("roi", []), ("W1", rng.normal(0, 0.5, (4, 2, 3, 3))),
+                      ("W2", rng.normal(0, 0.5, (3, 4, 1, 1))),
+                      ("B1", [0.1, -0.2, 0.3, 0.0]), ("B2", [0, 0.1, 0.2])]}
+    nodes = [helper.make_node("Conv", ["x", "W1", "B1"], ["c"],
+                              pads=[1] * 4, name="conv1")]
+    outs = []
+    for name, ctm, nm, fh, fw, _ in MODES:
+        sc = numpy_helper.from_array(np.array([1, 1, fh, fw], np.float32),
+                                     "S_" + name)
+        c[sc.name] = sc
+        at = {"mode": "nearest"}
+        if ctm:
+            at.update(coordinate_transformation_mode=ctm, nearest_mode=nm)
+        nodes += [
+            helper.make_node("Resize", ["c", "roi", sc.name], ["u_" + name],
+                             name=name, **at),
+            helper.make_node("Conv", ["u_" + name, "W2", "B2"],
+                             ["y_" + name], name="conv_" + name),
+        ]
+        outs.append(vi("y_" + name, f, [1, 3, None, None]))
+    g = helper.make_graph(nodes, "resize_modes",
+                          [vi("x", f, [1, 2, "h", "w"])], outs,
+                          list(c.values()))
+    return finish(g)
+
+
 def resize():
     f = TensorProto.FLOAT
     vi = helper.make_tensor_value_info
@@ -111,3 +200,8 @@ def resize():
 onnx.save(scale(), os.path.join(HERE, "scale.onnx"))
 onnx.save(resize(), os.path.join(HERE, "resize.onnx"))
 onnx.save(bias(), os.path.join(HERE, "bias.onnx"))
+onnx.save(with_inputs(scale(), {"K", "four"}),
+          os.path.join(HERE, "scale-inputs.onnx"))
+onnx.save(with_inputs(bias(), {"A"}), os.path.join(HERE, "bias-inputs.onnx"))
+onnx.save(resize_inputs(), os.path.join(HERE, "resize-inputs.onnx"))
+onnx.save(resize_modes(), os.path.join(HERE, "resize-modes.onnx"))
