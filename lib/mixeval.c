@@ -44,6 +44,8 @@ struct mixeval {
 	Onnx__TensorProto **lent;	/* the initializers of the model
 					   now that hold base's bytes */
 	size_t nlent, caplent;
+	struct qdq_plan *facts;	/* the stream's stat, weight and bias
+				   records, which every plan goes by */
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct foldcache *folded;	/* and dequantized once */
 	struct mixcache *cache;		/* the reference run's activations */
@@ -107,6 +109,7 @@ evaldata_release(struct mixeval *ev)
 		qparam_rec_release(&ev->qp[i]);
 	free(ev->qp);
 	strmap_free(ev->qp_ix);
+	qdq_plan_free(ev->facts);
 	qdq_wcache_free(ev->wcache);
 	foldcache_free(ev->folded);
 	mixcache_free(ev->cache);
@@ -612,9 +615,14 @@ add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 	struct qparam_rec r;
 
 	/* the plan has no use for node records (qdq_plan_add_rec() passes
-	   them over), a quarter of the stream's; hist ones are not given */
+	   them over), a quarter of the stream's; hist ones are not given;
+	   the first emit alone gives stat, weight and bias ones */
 	if (strcmp(rec->type, "node") == 0)
 		return 0;
+	if (strcmp(rec->type, "stat") == 0 ||
+	    strcmp(rec->type, "weight") == 0 ||
+	    strcmp(rec->type, "bias") == 0)
+		return qdq_plan_add_rec(pl->ev->facts, rec, e);
 	if (strcmp(rec->type, "qparam") != 0)
 		return qdq_plan_add_rec(pl->p, rec, e);
 	if (read_once(pl->ev, rec, &r, e) < 0)
@@ -622,23 +630,36 @@ add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 	return qdq_plan_add_qparam(pl->p, &r, e);
 }
 
-/* mp's current result, as a qdq plan. */
+/*
+ * mp's current result, as a qdq plan. The records every result gives as
+ * read (stat, weight, bias: the same stream's, for the search's life)
+ * go to ev->facts on the first emit only, which every plan then goes
+ * by (qdq_plan_new_like()).
+ */
 static struct qdq_plan *
 plan_of(struct mixeval *ev, const struct mixprec *mp, struct err *e)
 {
 	struct planning pl = { ev, NULL };
+	int first = ev->facts == NULL;
 	struct mixprec_sink s = { &pl, add_qparam, add_convert, add_rec,
-	    read_qparam };
+	    read_qparam, !first };
 
-	if ((pl.p = qdq_plan_new()) == NULL) {
-		err_nomem(e);
-		return NULL;
-	}
-	if (mixprec_emit(mp, &s, e) < 0) {
-		qdq_plan_free(pl.p);
-		return NULL;
-	}
+	if (first && (ev->facts = qdq_plan_new()) == NULL)
+		goto nomem;
+	if ((pl.p = qdq_plan_new_like(ev->facts)) == NULL)
+		goto nomem;
+	if (mixprec_emit(mp, &s, e) < 0)
+		goto fail;
 	return pl.p;
+nomem:
+	err_nomem(e);
+fail:
+	qdq_plan_free(pl.p);
+	if (first) {	/* read them again next time */
+		qdq_plan_free(ev->facts);
+		ev->facts = NULL;
+	}
+	return NULL;
 }
 
 /*

@@ -125,6 +125,13 @@ struct qdq_report {
 struct qdq_plan;
 
 struct qdq_plan *qdq_plan_new(void);
+/*
+ * An empty plan that goes by info's stat, weight and bias records (their
+ * dtypes, ranks and shapes) rather than its own, which are then ignored;
+ * info must outlive it. For a caller making many plans of one stream
+ * (onnx-mixprec's evaluations): those records are read once.
+ */
+struct qdq_plan *qdq_plan_new_like(const struct qdq_plan *info);
 void qdq_plan_free(struct qdq_plan *p);
 
 /*
