@@ -42,7 +42,8 @@ struct mixeval {
 				   bytes, which each model borrows */
 	size_t nskel;
 	Onnx__TensorProto **lent;	/* the initializers of the model
-					   now that hold base's bytes */
+					   now that hold base's bytes, or
+					   wcache's (qdq_opts.lent) */
 	size_t nlent, caplent;
 	struct qdq_plan *facts;	/* the stream's stat, weight and bias
 				   records, which every plan goes by */
@@ -515,6 +516,19 @@ give_back(struct mixeval *ev, Onnx__TensorProto *t)
 		}
 }
 
+/* qdq_opts.lent: an initializer holding wcache's bytes. */
+static int
+lent_initializer(void *ctx, Onnx__TensorProto *t)
+{
+	struct mixeval *ev = ctx;
+
+	if (array_grow(&ev->lent, &ev->caplent, ev->nlent,
+	    sizeof *ev->lent) < 0)
+		return -1;
+	ev->lent[ev->nlent++] = t;
+	return 0;
+}
+
 /* qdq_opts.removed: an initializer qdq_apply() removed. */
 static void
 drop_initializer(void *ctx, Onnx__TensorProto *t)
@@ -678,7 +692,7 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 {
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
 	    .wcache = ev->wcache, .removed = drop_initializer,
-	    .removed_ctx = ev };
+	    .removed_ctx = ev, .lent = lent_initializer, .lent_ctx = ev };
 	struct watch w = { ev, 0 };
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,

@@ -676,6 +676,49 @@ add_tensor(struct ctx *c, const char *base, const char *suffix,
 	return graph_add_tensor(c->gr, base, suffix, t, e);
 }
 
+/* Are t's elements, as they lie in memory, its raw_data bytes? */
+static int
+raw_as_is(const struct tensor *t)
+{
+	const uint16_t one = 1;
+
+	return *(const uint8_t *)&one == 1 && (t->dtype == DT_INT8 ||
+	    t->dtype == DT_UINT8 || t->dtype == DT_INT16 ||
+	    t->dtype == DT_UINT16 || t->dtype == DT_INT32);
+}
+
+/*
+ * The cached weight qt as an initializer named base + suffix, lent to
+ * the model where it can be (qdq_opts.lent), else copied.
+ */
+static char *
+add_cached(struct ctx *c, const char *base, const char *suffix,
+    const struct tensor *qt, struct err *e)
+{
+	struct tensor h = *qt;
+	Onnx__TensorProto *tp;
+	char *name;
+
+	if (c->o == NULL || c->o->lent == NULL || !raw_as_is(qt))
+		return add_tensor(c, base, suffix, qt, e);
+	h.nelem = 0;		/* its dims, no bytes */
+	h.data = NULL;
+	if ((name = add_tensor(c, base, suffix, &h, e)) == NULL)
+		return NULL;
+	tp = c->g->initializer[c->g->n_initializer - 1];
+	free(tp->raw_data.data);
+	tp->raw_data.data = qt->data;
+	tp->raw_data.len = (size_t)qt->nelem * dtype_size(qt->dtype);
+	if (c->o->lent(c->o->lent_ctx, tp) < 0) {
+		tp->raw_data.data = NULL;	/* the cache's, not freed */
+		tp->raw_data.len = 0;
+		free(name);
+		err_nomem(e);
+		return NULL;
+	}
+	return name;
+}
+
 /*
  * Scale and zero-point initializers of q, named after base; the scale of
  * type ft (float_type).
@@ -1345,8 +1388,8 @@ apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct er
 		    e) != 0 || (wc && qdq_wcache_put(wc, name, &t, &qa, bias,
 		    &q, e) != 0)))
 			goto done;
-		if ((qname = add_tensor(c, name, "_quantized", qt ? qt : &q,
-		    e)) == NULL)
+		if ((qname = qt ? add_cached(c, name, "_quantized", qt, e) :
+		    add_tensor(c, name, "_quantized", &q, e)) == NULL)
 			goto done;
 	}
 	if ((dq = add_qdq(c, 0, name, qname, sname, zname, axis, NULL,

@@ -97,6 +97,16 @@ struct qdq_opts {
 	 */
 	void (*removed)(void *ctx, Onnx__TensorProto *tp);
 	void *removed_ctx;
+	/*
+	 * Non-NULL (with wcache): a weight found in wcache is not copied
+	 * into the model: its initializer's raw_data is the cached bytes,
+	 * lent (8-, 16- and 32-bit integers, on a little-endian host), and
+	 * goes to lent(), whose caller empties raw_data before the model
+	 * is freed, and does not apply with wcache in the meantime; -1
+	 * when it cannot take it (out of memory).
+	 */
+	int (*lent)(void *ctx, Onnx__TensorProto *tp);
+	void *lent_ctx;
 };
 
 struct qdq_report {
