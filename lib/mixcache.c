@@ -22,7 +22,8 @@ struct mixcache {
 	ProtobufCMessage **nodes;	/* copies of the reference's */
 	size_t nnodes;
 	struct strmap *init_ix;	/* name -> inits */
-	ProtobufCMessage **inits;
+	ProtobufCMessage **inits;	/* their raw_data, if lent: */
+	ProtobufCBinaryData *raw;	/* where it is, else NULL */
 	size_t ninits;
 	struct sample *smp;
 	size_t nsmp, capsmp;
@@ -62,6 +63,8 @@ drop(struct mixcache *c)
 {
 	free_copies(c->nodes, c->nnodes);
 	free_copies(c->inits, c->ninits);
+	free(c->raw);
+	c->raw = NULL;
 	for (size_t i = 0; i < c->nsmp; i++) {
 		tensor_release_n(c->smp[i].v, c->smp[i].n);
 		free(c->smp[i].v);
@@ -328,6 +331,33 @@ mixcache_want(struct mixcache *c, const char *name, struct err *e)
 int
 mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
 {
+	return mixcache_begin_lent(c, m, NULL, NULL, e);
+}
+
+/*
+ * A copy of initializer t, without its bytes when stable() says they
+ * stay (raw: where they are; else NULL).
+ */
+static ProtobufCMessage *
+init_copy(const Onnx__TensorProto *t, ProtobufCBinaryData *raw,
+    int (*stable)(void *, const Onnx__TensorProto *), void *ctx)
+{
+	Onnx__TensorProto bare;
+
+	memset(raw, 0, sizeof *raw);
+	if (stable == NULL || t->raw_data.len == 0 || !stable(ctx, t))
+		return copy_of(&t->base);
+	bare = *t;
+	bare.raw_data.len = 0;
+	*raw = t->raw_data;
+	return copy_of(&bare.base);
+}
+
+int
+mixcache_begin_lent(struct mixcache *c, const struct model *m,
+    int (*stable)(void *ctx, const Onnx__TensorProto *t), void *ctx,
+    struct err *e)
+{
 	const Onnx__GraphProto *g = m->proto->graph;
 
 	drop(c);
@@ -335,7 +365,8 @@ mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
 	c->init_ix = strmap_new();
 	c->nodes = calloc(g->n_node + 1, sizeof *c->nodes);
 	c->inits = calloc(g->n_initializer + 1, sizeof *c->inits);
-	if (!c->node_ix || !c->init_ix || !c->nodes || !c->inits)
+	c->raw = calloc(g->n_initializer + 1, sizeof *c->raw);
+	if (!c->node_ix || !c->init_ix || !c->nodes || !c->inits || !c->raw)
 		goto nomem;
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
@@ -350,7 +381,8 @@ mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		const Onnx__TensorProto *t = g->initializer[i];
 
-		if ((c->inits[c->ninits] = copy_of(&t->base)) == NULL)
+		if ((c->inits[c->ninits] = init_copy(t, &c->raw[c->ninits],
+		    stable, ctx)) == NULL)
 			goto nomem;
 		if (strmap_put(c->init_ix, str_or_empty(t->name),
 		    (int)c->ninits++) < 0)
@@ -467,6 +499,19 @@ struct variant {
 };
 
 /* Is the input name of a node what it was in the reference run? */
+/* Is t the reference's initializer k? */
+static int
+init_same(const struct mixcache *c, int k, const Onnx__TensorProto *t)
+{
+	Onnx__TensorProto ref;
+
+	if (c->raw[k].data == NULL)
+		return protoeq(&t->base, c->inits[k]);
+	ref = *(const Onnx__TensorProto *)c->inits[k];
+	ref.raw_data = c->raw[k];	/* where it still is */
+	return protoeq(&t->base, &ref.base);
+}
+
 static int
 input_same(const struct mixcache *c, struct variant *v, const char *name)
 {
@@ -477,8 +522,7 @@ input_same(const struct mixcache *c, struct variant *v, const char *name)
 	if (strmap_get(v->init, name, &i)) {
 		if (v->same[i] < 0)
 			v->same[i] = strmap_get(c->init_ix, name, &k) &&
-			    protoeq(&v->g->initializer[i]->base,
-			    c->inits[k]);
+			    init_same(c, k, v->g->initializer[i]);
 		return v->same[i];
 	}
 	return strmap_get(v->input, name, NULL);

@@ -529,6 +529,21 @@ lent_initializer(void *ctx, Onnx__TensorProto *t)
 	return 0;
 }
 
+/*
+ * mixcache_begin_lent(): does t hold lent bytes, base's or wcache's,
+ * which stay where they are for ev's life (qdqwcache.h)?
+ */
+static int
+is_lent(void *ctx, const Onnx__TensorProto *t)
+{
+	struct mixeval *ev = ctx;
+
+	for (size_t i = 0; i < ev->nlent; i++)
+		if (ev->lent[i] == t)
+			return 1;
+	return 0;
+}
+
 /* qdq_opts.removed: an initializer qdq_apply() removed. */
 static void
 drop_initializer(void *ctx, Onnx__TensorProto *t)
@@ -730,7 +745,7 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 		goto out;
 	ev->record = 0;
 	if (record) {
-		if (mixcache_begin(ev->cache, m, e) < 0)
+		if (mixcache_begin_lent(ev->cache, m, is_lent, ev, e) < 0)
 			goto out;
 	} else {
 		if ((skip = malloc(m->proto->graph->n_node + 1)) == NULL) {

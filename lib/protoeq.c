@@ -52,6 +52,7 @@ value_eq(const ProtobufCFieldDescriptor *f, const void *a, const void *b)
 		const ProtobufCBinaryData *x = a, *y = b;
 
 		return x->len == y->len && (x->len == 0 ||
+		    x->data == y->data ||
 		    memcmp(x->data, y->data, x->len) == 0);
 	}
 	case PROTOBUF_C_TYPE_MESSAGE: {
