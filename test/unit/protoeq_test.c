@@ -13,21 +13,26 @@
 #include "onnx/onnx.pb-c.h"
 #include "unit.h"
 
+/* m packed (malloc'd), its length in *n. */
+static uint8_t *
+packed(const ProtobufCMessage *m, size_t *n)
+{
+	uint8_t *p;
+
+	*n = protobuf_c_message_get_packed_size(m);
+	if ((p = malloc(*n + 1)) != NULL)
+		protobuf_c_message_pack(m, p);
+	return p;
+}
+
 /* What protoeq() must answer: pack both and compare. */
 static int
 packed_same(const ProtobufCMessage *a, const ProtobufCMessage *b)
 {
-	size_t n = protobuf_c_message_get_packed_size(a);
-	uint8_t *x, *y;
-	int same;
+	size_t na, nb;
+	uint8_t *x = packed(a, &na), *y = packed(b, &nb);
+	int same = x && y && na == nb && memcmp(x, y, na) == 0;
 
-	if (protobuf_c_message_get_packed_size(b) != n)
-		return 0;
-	x = malloc(n + 1);
-	y = malloc(n + 1);
-	protobuf_c_message_pack(a, x);
-	protobuf_c_message_pack(b, y);
-	same = memcmp(x, y, n) == 0;
 	free(x);
 	free(y);
 	return same;
@@ -36,12 +41,11 @@ packed_same(const ProtobufCMessage *a, const ProtobufCMessage *b)
 static ProtobufCMessage *
 dup_msg(const ProtobufCMessage *m)
 {
-	size_t n = protobuf_c_message_get_packed_size(m);
-	uint8_t *p = malloc(n + 1);
+	size_t n;
+	uint8_t *p = packed(m, &n);
 	ProtobufCMessage *c;
 
-	protobuf_c_message_pack(m, p);
-	c = protobuf_c_message_unpack(m->descriptor, NULL, n, p);
+	c = p ? protobuf_c_message_unpack(m->descriptor, NULL, n, p) : NULL;
 	free(p);
 	return c;
 }

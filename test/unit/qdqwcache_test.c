@@ -78,13 +78,13 @@ test_get_put(void)
 	qdq_wcache_free(NULL);
 }
 
+/* W per tensor, x's scale 0.04 times W's 0.02 the biases' */
 static const char bias_text[] = "#onnxq\t1.0\n"
-    "qparam\tx\trole=act\ttype=uint8\tscale=0.02\tzp=128\n"
-    "qparam\tW\trole=weight\ttype=int8\tscale=0.01\tzp=0\n"
-    "qparam\tB\trole=bias\ttype=int32\tscale=0.0002\tzp=0\n"
-    "qparam\tB2\trole=bias\ttype=int32\tscale=0.0002\tzp=0\n"
-    "qparam\tc\trole=act\ttype=uint8\tscale=0.05\tzp=100\n"
-    "end\t5\n";
+    "qparam\tB2\trole=bias\ttype=int32\tscale=0.0008\tzp=0\n"
+    "qparam\tW\trole=weight\ttype=int8\tscale=0.02\tzp=0\n"
+    "qparam\tx\trole=act\ttype=uint8\tscale=0.04\tzp=120\n"
+    "qparam\tB\trole=bias\ttype=int32\tscale=0.0008\tzp=0\n"
+    "end\t4\n";
 
 /* qdq_opts.lent: the initializers lent, up to 8. */
 struct lent {
