@@ -3,13 +3,9 @@
 #include <string.h>
 
 #include "mixcache.h"
+#include "protoeq.h"
 #include "strmap.h"
 #include "util.h"
-
-struct packed {
-	uint8_t *p;
-	size_t n;
-};
 
 /* One sample's tensors of the reference run. */
 struct sample {
@@ -23,56 +19,57 @@ struct mixcache {
 	uint64_t budget, bytes;
 	int valid;		/* a reference is set */
 	struct strmap *node_ix;	/* first output -> nodes */
-	struct packed *nodes;
+	ProtobufCMessage **nodes;	/* copies of the reference's */
 	size_t nnodes;
 	struct strmap *init_ix;	/* name -> inits */
-	struct packed *inits;
+	ProtobufCMessage **inits;	/* their raw_data, if lent: */
+	ProtobufCBinaryData *raw;	/* where it is, else NULL */
 	size_t ninits;
 	struct sample *smp;
 	size_t nsmp, capsmp;
 	struct strmap *want;	/* the values kept (find_wanted) */
 };
 
-static int
-pack(const ProtobufCMessage *msg, struct packed *out)
+/*
+ * A copy of msg (packed and read back), or NULL. Kept unpacked: a
+ * variant's nodes are compared field by field (protoeq.h), not packed.
+ */
+static ProtobufCMessage *
+copy_of(const ProtobufCMessage *msg)
 {
 	size_t n = protobuf_c_message_get_packed_size(msg);
+	ProtobufCMessage *c;
+	uint8_t *p;
 
-	if ((out->p = malloc(n ? n : 1)) == NULL)
-		return -1;
-	out->n = protobuf_c_message_pack(msg, out->p);
-	return 0;
+	if ((p = malloc(n ? n : 1)) == NULL)
+		return NULL;
+	n = protobuf_c_message_pack(msg, p);
+	c = protobuf_c_message_unpack(msg->descriptor, NULL, n, p);
+	free(p);
+	return c;
 }
 
-static int
-same_packed(const ProtobufCMessage *msg, const struct packed *ref)
+static void
+free_copies(ProtobufCMessage **v, size_t n)
 {
-	struct packed x;
-	int same;
-
-	if (protobuf_c_message_get_packed_size(msg) != ref->n ||
-	    pack(msg, &x) < 0)
-		return 0;
-	same = x.n == ref->n && memcmp(x.p, ref->p, x.n) == 0;
-	free(x.p);
-	return same;
+	for (size_t i = 0; i < n; i++)
+		protobuf_c_message_free_unpacked(v[i], NULL);
+	free(v);
 }
 
 /* Drop the reference and its samples. */
 static void
 drop(struct mixcache *c)
 {
-	for (size_t i = 0; i < c->nnodes; i++)
-		free(c->nodes[i].p);
-	for (size_t i = 0; i < c->ninits; i++)
-		free(c->inits[i].p);
+	free_copies(c->nodes, c->nnodes);
+	free_copies(c->inits, c->ninits);
+	free(c->raw);
+	c->raw = NULL;
 	for (size_t i = 0; i < c->nsmp; i++) {
 		tensor_release_n(c->smp[i].v, c->smp[i].n);
 		free(c->smp[i].v);
 		strmap_free(c->smp[i].ix);
 	}
-	free(c->nodes);
-	free(c->inits);
 	free(c->smp);
 	strmap_free(c->node_ix);
 	strmap_free(c->init_ix);
@@ -368,6 +365,33 @@ mixcache_want(struct mixcache *c, const char *name, struct err *e)
 int
 mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
 {
+	return mixcache_begin_lent(c, m, NULL, NULL, e);
+}
+
+/*
+ * A copy of initializer t, without its bytes when stable() says they
+ * stay (raw: where they are; else NULL).
+ */
+static ProtobufCMessage *
+init_copy(const Onnx__TensorProto *t, ProtobufCBinaryData *raw,
+    int (*stable)(void *, const Onnx__TensorProto *), void *ctx)
+{
+	Onnx__TensorProto bare;
+
+	memset(raw, 0, sizeof *raw);
+	if (stable == NULL || t->raw_data.len == 0 || !stable(ctx, t))
+		return copy_of(&t->base);
+	bare = *t;
+	bare.raw_data.len = 0;
+	*raw = t->raw_data;
+	return copy_of(&bare.base);
+}
+
+int
+mixcache_begin_lent(struct mixcache *c, const struct model *m,
+    int (*stable)(void *ctx, const Onnx__TensorProto *t), void *ctx,
+    struct err *e)
+{
 	const Onnx__GraphProto *g = m->proto->graph;
 
 	drop(c);
@@ -375,26 +399,28 @@ mixcache_begin(struct mixcache *c, const struct model *m, struct err *e)
 	c->init_ix = strmap_new();
 	c->nodes = calloc(g->n_node + 1, sizeof *c->nodes);
 	c->inits = calloc(g->n_initializer + 1, sizeof *c->inits);
-	if (!c->node_ix || !c->init_ix || !c->nodes || !c->inits)
+	c->raw = calloc(g->n_initializer + 1, sizeof *c->raw);
+	if (!c->node_ix || !c->init_ix || !c->nodes || !c->inits || !c->raw)
 		goto nomem;
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
 
 		if (n->n_output < 1 || n->output[0][0] == '\0')
 			continue;
-		if (pack(&n->base, &c->nodes[c->nnodes]) < 0 ||
-		    strmap_put(c->node_ix, n->output[0], (int)c->nnodes) < 0)
+		if ((c->nodes[c->nnodes] = copy_of(&n->base)) == NULL)
 			goto nomem;
-		c->nnodes++;
+		if (strmap_put(c->node_ix, n->output[0], (int)c->nnodes++) < 0)
+			goto nomem;
 	}
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		const Onnx__TensorProto *t = g->initializer[i];
 
-		if (pack(&t->base, &c->inits[c->ninits]) < 0 ||
-		    strmap_put(c->init_ix, str_or_empty(t->name),
-		    (int)c->ninits) < 0)
+		if ((c->inits[c->ninits] = init_copy(t, &c->raw[c->ninits],
+		    stable, ctx)) == NULL)
 			goto nomem;
-		c->ninits++;
+		if (strmap_put(c->init_ix, str_or_empty(t->name),
+		    (int)c->ninits++) < 0)
+			goto nomem;
 	}
 	if (find_wanted(c, g) < 0)
 		goto nomem;
@@ -507,6 +533,19 @@ struct variant {
 };
 
 /* Is the input name of a node what it was in the reference run? */
+/* Is t the reference's initializer k? */
+static int
+init_same(const struct mixcache *c, int k, const Onnx__TensorProto *t)
+{
+	Onnx__TensorProto ref;
+
+	if (c->raw[k].data == NULL)
+		return protoeq(&t->base, c->inits[k]);
+	ref = *(const Onnx__TensorProto *)c->inits[k];
+	ref.raw_data = c->raw[k];	/* where it still is */
+	return protoeq(&t->base, &ref.base);
+}
+
 static int
 input_same(const struct mixcache *c, struct variant *v, const char *name)
 {
@@ -517,8 +556,7 @@ input_same(const struct mixcache *c, struct variant *v, const char *name)
 	if (strmap_get(v->init, name, &i)) {
 		if (v->same[i] < 0)
 			v->same[i] = strmap_get(c->init_ix, name, &k) &&
-			    same_packed(&v->g->initializer[i]->base,
-			    &c->inits[k]);
+			    init_same(c, k, v->g->initializer[i]);
 		return v->same[i];
 	}
 	return strmap_get(v->input, name, NULL);
@@ -584,7 +622,7 @@ mixcache_match(const struct mixcache *c, const struct model *m,
 		const Onnx__NodeProto *n = g->node[i];
 		int ok = n->n_output >= 1 && n->output[0][0] != '\0' &&
 		    strmap_get(c->node_ix, n->output[0], &k) &&
-		    same_packed(&n->base, &c->nodes[k]);
+		    protoeq(&n->base, c->nodes[k]);
 
 		for (size_t j = 0; ok && j < n->n_attribute; j++)
 			ok = n->attribute[j]->g == NULL &&

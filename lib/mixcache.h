@@ -39,6 +39,16 @@ void mixcache_free(struct mixcache *c);
 /* Make m (not kept) the reference, with no samples yet; -1 with e. */
 int mixcache_begin(struct mixcache *c, const struct model *m, struct err *e);
 /*
+ * The same, where stable(ctx, t) is 1 for each initializer t of m whose
+ * bytes stay where they are, unchanged, while m is the reference (the
+ * caller lends them from stores that outlive it): those are read where
+ * they are, not copied, and a variant's initializer whose bytes lie at
+ * the same address has the same bytes, unread.
+ */
+int mixcache_begin_lent(struct mixcache *c, const struct model *m,
+    int (*stable)(void *ctx, const Onnx__TensorProto *t), void *ctx,
+    struct err *e);
+/*
  * Keep a copy of sample s's tensor; 0 (past the budget: dropped). Only
  * the values a variant may read are kept (see mixcache_match()), and
  * those named by mixcache_want().

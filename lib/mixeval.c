@@ -42,8 +42,11 @@ struct mixeval {
 				   bytes, which each model borrows */
 	size_t nskel;
 	Onnx__TensorProto **lent;	/* the initializers of the model
-					   now that hold base's bytes */
+					   now that hold base's bytes, or
+					   wcache's (qdq_opts.lent) */
 	size_t nlent, caplent;
+	struct qdq_plan *facts;	/* the stream's stat, weight and bias
+				   records, which every plan goes by */
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct foldcache *folded;	/* and dequantized once */
 	struct mixcache *cache;		/* the reference run's activations */
@@ -107,6 +110,7 @@ evaldata_release(struct mixeval *ev)
 		qparam_rec_release(&ev->qp[i]);
 	free(ev->qp);
 	strmap_free(ev->qp_ix);
+	qdq_plan_free(ev->facts);
 	qdq_wcache_free(ev->wcache);
 	foldcache_free(ev->folded);
 	mixcache_free(ev->cache);
@@ -512,6 +516,34 @@ give_back(struct mixeval *ev, Onnx__TensorProto *t)
 		}
 }
 
+/* qdq_opts.lent: an initializer holding wcache's bytes. */
+static int
+lent_initializer(void *ctx, Onnx__TensorProto *t)
+{
+	struct mixeval *ev = ctx;
+
+	if (array_grow(&ev->lent, &ev->caplent, ev->nlent,
+	    sizeof *ev->lent) < 0)
+		return -1;
+	ev->lent[ev->nlent++] = t;
+	return 0;
+}
+
+/*
+ * mixcache_begin_lent(): does t hold lent bytes, base's or wcache's,
+ * which stay where they are for ev's life (qdqwcache.h)?
+ */
+static int
+is_lent(void *ctx, const Onnx__TensorProto *t)
+{
+	struct mixeval *ev = ctx;
+
+	for (size_t i = 0; i < ev->nlent; i++)
+		if (ev->lent[i] == t)
+			return 1;
+	return 0;
+}
+
 /* qdq_opts.removed: an initializer qdq_apply() removed. */
 static void
 drop_initializer(void *ctx, Onnx__TensorProto *t)
@@ -612,9 +644,14 @@ add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 	struct qparam_rec r;
 
 	/* the plan has no use for node records (qdq_plan_add_rec() passes
-	   them over), a quarter of the stream's; hist ones are not given */
+	   them over), a quarter of the stream's; hist ones are not given;
+	   the first emit alone gives stat, weight and bias ones */
 	if (strcmp(rec->type, "node") == 0)
 		return 0;
+	if (strcmp(rec->type, "stat") == 0 ||
+	    strcmp(rec->type, "weight") == 0 ||
+	    strcmp(rec->type, "bias") == 0)
+		return qdq_plan_add_rec(pl->ev->facts, rec, e);
 	if (strcmp(rec->type, "qparam") != 0)
 		return qdq_plan_add_rec(pl->p, rec, e);
 	if (read_once(pl->ev, rec, &r, e) < 0)
@@ -622,23 +659,36 @@ add_rec(void *ctx, const struct stream_rec *rec, struct err *e)
 	return qdq_plan_add_qparam(pl->p, &r, e);
 }
 
-/* mp's current result, as a qdq plan. */
+/*
+ * mp's current result, as a qdq plan. The records every result gives as
+ * read (stat, weight, bias: the same stream's, for the search's life)
+ * go to ev->facts on the first emit only, which every plan then goes
+ * by (qdq_plan_new_like()).
+ */
 static struct qdq_plan *
 plan_of(struct mixeval *ev, const struct mixprec *mp, struct err *e)
 {
 	struct planning pl = { ev, NULL };
+	int first = ev->facts == NULL;
 	struct mixprec_sink s = { &pl, add_qparam, add_convert, add_rec,
-	    read_qparam };
+	    read_qparam, !first };
 
-	if ((pl.p = qdq_plan_new()) == NULL) {
-		err_nomem(e);
-		return NULL;
-	}
-	if (mixprec_emit(mp, &s, e) < 0) {
-		qdq_plan_free(pl.p);
-		return NULL;
-	}
+	if (first && (ev->facts = qdq_plan_new()) == NULL)
+		goto nomem;
+	if ((pl.p = qdq_plan_new_like(ev->facts)) == NULL)
+		goto nomem;
+	if (mixprec_emit(mp, &s, e) < 0)
+		goto fail;
 	return pl.p;
+nomem:
+	err_nomem(e);
+fail:
+	qdq_plan_free(pl.p);
+	if (first) {	/* read them again next time */
+		qdq_plan_free(ev->facts);
+		ev->facts = NULL;
+	}
+	return NULL;
 }
 
 /*
@@ -657,7 +707,7 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 {
 	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO,
 	    .wcache = ev->wcache, .removed = drop_initializer,
-	    .removed_ctx = ev };
+	    .removed_ctx = ev, .lent = lent_initializer, .lent_ctx = ev };
 	struct watch w = { ev, 0 };
 	/* Each model runs on several samples: its weights dequantized once. */
 	struct interp_opts io = { .threads = ev->o.threads,
@@ -695,7 +745,7 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 		goto out;
 	ev->record = 0;
 	if (record) {
-		if (mixcache_begin(ev->cache, m, e) < 0)
+		if (mixcache_begin_lent(ev->cache, m, is_lent, ev, e) < 0)
 			goto out;
 	} else {
 		if ((skip = malloc(m->proto->graph->n_node + 1)) == NULL) {

@@ -394,7 +394,7 @@ mixprec_read(struct stream_reader *r, struct err *e)
 		if (add_record(mp, stream_record(r), e) < 0)
 			goto fail;
 	}
-	if (item < 0)
+	if (item < 0 || mx_kinds(mp, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < mp->nt; i++)
 		nq += mp->t[i].qrec >= 0;
@@ -431,6 +431,7 @@ mixprec_free(struct mixprec *mp)
 	for (size_t i = 0; i < mp->nheaders; i++)
 		free(mp->headers[i]);
 	free(mp->headers);
+	free(mp->kinds);
 	for (size_t i = 0; i < mp->nnodes; i++) {
 		struct mnode *n = &mp->nodes[i];
 

@@ -218,6 +218,12 @@ struct mixprec_sink {
 	 */
 	int (*read_qparam)(void *ctx, const struct stream_rec *rec,
 	    struct qparam_rec *r, struct err *e);
+	/*
+	 * 1: rec() is not given the records every result gives as read
+	 * (stat, weight, bias and node records): a sink that had them from
+	 * an earlier emit.
+	 */
+	int fixed_once;
 };
 
 int mixprec_emit(const struct mixprec *mp, const struct mixprec_sink *s,

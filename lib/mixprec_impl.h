@@ -128,6 +128,7 @@ struct mixprec {
 	size_t nheaders, caphdr;
 	struct stream_rec **recs;
 	size_t nrecs, caprecs;
+	unsigned char *kinds;	/* each record's enum mx_kind (mx_kinds) */
 	struct mnode *nodes;
 	size_t nnodes, capnodes;
 	struct mtensor *t;
@@ -173,6 +174,20 @@ int mx_tensor_at(struct mixprec *mp, const char *name, struct err *e);
  * the bias records behind bias qparams), read through records.h at
  * rec = mp->recs[nrecs].
  */
+/*
+ * The kinds of records the writer tells apart, read once (the records
+ * lie all over the heap: reading each one's type on every emit cost
+ * more than the rest of the walk).
+ */
+enum mx_kind {
+	MX_OTHER,
+	MX_CONVERT,
+	MX_FOLD,
+	MX_HIST,
+	MX_FIXED,	/* stat, weight, bias, node: emitted as read, always */
+};
+/* mp->kinds, of every record read; -1 with e. */
+int mx_kinds(struct mixprec *mp, struct err *e);
 int mx_read_qparam(struct mixprec *mp, const struct stream_rec *rec,
     struct err *e);
 int mx_read_convert(struct mixprec *mp, const struct stream_rec *rec,

@@ -308,6 +308,28 @@ put_tensor(const struct out *o, const struct mixprec *mp,
 	return 0;
 }
 
+int
+mx_kinds(struct mixprec *mp, struct err *e)
+{
+	static const struct {
+		const char *type;
+		enum mx_kind kind;
+	} k[] = { { "convert", MX_CONVERT }, { "fold", MX_FOLD },
+	    { "hist", MX_HIST }, { "stat", MX_FIXED }, { "weight", MX_FIXED },
+	    { "bias", MX_FIXED }, { "node", MX_FIXED } };
+
+	free(mp->kinds);
+	if ((mp->kinds = malloc(mp->nrecs + 1)) == NULL)
+		return err_nomem(e);
+	for (size_t i = 0; i < mp->nrecs; i++) {
+		mp->kinds[i] = MX_OTHER;
+		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
+			if (strcmp(mp->recs[i]->type, k[j].type) == 0)
+				mp->kinds[i] = (unsigned char)k[j].kind;
+	}
+	return 0;
+}
+
 /* The records, to o (skip_hist: leave hist records out). */
 static int
 walk(const struct mixprec *mp, const struct out *o, int skip_hist,
@@ -337,7 +359,7 @@ walk(const struct mixprec *mp, const struct out *o, int skip_hist,
 			synth[mp->t[i].synth_after] = (int)i;
 	for (size_t i = 0; i < mp->nrecs; i++) {
 		const struct stream_rec *rec = mp->recs[i];
-		const char *type = rec->type;
+		int kind = mp->kinds[i];
 
 		if (t_at[i] >= 0) {
 			const struct mtensor *t = &mp->t[t_at[i]];
@@ -354,7 +376,7 @@ walk(const struct mixprec *mp, const struct out *o, int skip_hist,
 				goto out;
 			continue;
 		}
-		if (strcmp(type, "convert") == 0)
+		if (kind == MX_CONVERT)
 			continue;	/* written after its qparam */
 		if (wb_at[i] >= 0 && mp->resolved) {
 			const struct mwb *b = &mp->wbs[wb_at[i]];
@@ -374,13 +396,14 @@ walk(const struct mixprec *mp, const struct out *o, int skip_hist,
 				continue;
 			}
 		}
-		if (strcmp(type, "fold") == 0 && mp->resolved) {
+		if (kind == MX_FOLD && mp->resolved) {
 			int nd = mixprec_node_find(mp, rec->subject);
 
 			if (nd >= 0 && mp->nodes[nd].fold_dropped)
 				continue;
 		}
-		if (strcmp(type, "hist") == 0 && skip_hist)
+		if ((kind == MX_HIST && skip_hist) || (kind == MX_FIXED &&
+		    o->sink && o->sink->fixed_once))
 			continue;
 		if (out_rec(o, rec, e) < 0)
 			goto out;

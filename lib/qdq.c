@@ -54,7 +54,16 @@ struct qdq_plan {
 	size_t nbq, capbq;
 	struct strmap *qpidx, *cvidx, *stidx;
 	struct streamfit *match;	/* the records' dtypes and shapes */
+	/* whose st and match are read instead (qdq_plan_new_like) */
+	const struct qdq_plan *info;
 };
+
+/* The plan whose stat, weight and bias records p goes by. */
+static const struct qdq_plan *
+facts(const struct qdq_plan *p)
+{
+	return p->info ? p->info : p;
+}
 
 static int
 is_default_domain(const char *d)
@@ -120,6 +129,16 @@ qdq_plan_new(void)
 		qdq_plan_free(p);
 		return NULL;
 	}
+	return p;
+}
+
+struct qdq_plan *
+qdq_plan_new_like(const struct qdq_plan *info)
+{
+	struct qdq_plan *p = qdq_plan_new();
+
+	if (p)
+		p->info = facts(info);
 	return p;
 }
 
@@ -462,7 +481,7 @@ stat_of(const struct qdq_plan *p, const char *name)
 {
 	int i;
 
-	return strmap_get(p->stidx, name, &i) ? i : -1;
+	return strmap_get(facts(p)->stidx, name, &i) ? i : -1;
 }
 
 /* The info callback of opset.h: the stream's stat records. */
@@ -472,8 +491,8 @@ plan_info(void *ctx, const char *tensor, int *dtype, int *rank)
 	const struct qdq_plan *p = ctx;
 	int i = stat_of(p, tensor);
 
-	*dtype = i >= 0 ? p->st[i].dtype : DT_UNDEFINED;
-	*rank = i >= 0 ? p->st[i].rank : -1;
+	*dtype = i >= 0 ? facts(p)->st[i].dtype : DT_UNDEFINED;
+	*rank = i >= 0 ? facts(p)->st[i].rank : -1;
 }
 
 /* Element type of a non-constant value: declared, else from its stat record. */
@@ -488,7 +507,7 @@ value_dtype(struct ctx *c, const struct graph_value *v)
 	    v->info->type->tensor_type->elem_type != DT_UNDEFINED)
 		return v->info->type->tensor_type->elem_type;
 	if ((i = stat_of(c->p, v->name)) >= 0)
-		return c->p->st[i].dtype;
+		return facts(c->p)->st[i].dtype;
 	return DT_UNDEFINED;
 }
 
@@ -655,6 +674,49 @@ add_tensor(struct ctx *c, const char *base, const char *suffix,
     const struct tensor *t, struct err *e)
 {
 	return graph_add_tensor(c->gr, base, suffix, t, e);
+}
+
+/* Are t's elements, as they lie in memory, its raw_data bytes? */
+static int
+raw_as_is(const struct tensor *t)
+{
+	const uint16_t one = 1;
+
+	return *(const uint8_t *)&one == 1 && (t->dtype == DT_INT8 ||
+	    t->dtype == DT_UINT8 || t->dtype == DT_INT16 ||
+	    t->dtype == DT_UINT16 || t->dtype == DT_INT32);
+}
+
+/*
+ * The cached weight qt as an initializer named base + suffix, lent to
+ * the model where it can be (qdq_opts.lent), else copied.
+ */
+static char *
+add_cached(struct ctx *c, const char *base, const char *suffix,
+    const struct tensor *qt, struct err *e)
+{
+	struct tensor h = *qt;
+	Onnx__TensorProto *tp;
+	char *name;
+
+	if (c->o == NULL || c->o->lent == NULL || !raw_as_is(qt))
+		return add_tensor(c, base, suffix, qt, e);
+	h.nelem = 0;		/* its dims, no bytes */
+	h.data = NULL;
+	if ((name = add_tensor(c, base, suffix, &h, e)) == NULL)
+		return NULL;
+	tp = c->g->initializer[c->g->n_initializer - 1];
+	free(tp->raw_data.data);
+	tp->raw_data.data = qt->data;
+	tp->raw_data.len = (size_t)qt->nelem * dtype_size(qt->dtype);
+	if (c->o->lent(c->o->lent_ctx, tp) < 0) {
+		tp->raw_data.data = NULL;	/* the cache's, not freed */
+		tp->raw_data.len = 0;
+		free(name);
+		err_nomem(e);
+		return NULL;
+	}
+	return name;
 }
 
 /*
@@ -1087,12 +1149,14 @@ classify(struct ctx *c, int *need, struct err *e)
 			*need = 19;
 	}
 	/* Float activations the stream has statistics for but no parameters. */
-	for (i = 0; i < p->nst; i++)
-		if (p->st[i].dtype == DT_FLOAT &&
-		    !strmap_get(p->qpidx, p->st[i].name, NULL) &&
-		    graph_value(c->gr, p->st[i].name) != NULL)
-			note(c, "%s: no parameters: left in float",
-			    p->st[i].name);
+	for (i = 0; i < facts(p)->nst; i++) {
+		const struct st *st = &facts(p)->st[i];
+
+		if (st->dtype == DT_FLOAT &&
+		    !strmap_get(p->qpidx, st->name, NULL) &&
+		    graph_value(c->gr, st->name) != NULL)
+			note(c, "%s: no parameters: left in float", st->name);
+	}
 	for (i = 0; i < p->ncv; i++) {
 		const struct convert_rec *cv = &p->cv[i];
 
@@ -1324,8 +1388,8 @@ apply_weight(struct ctx *c, const struct qparam_rec *qp, size_t limit, struct er
 		    e) != 0 || (wc && qdq_wcache_put(wc, name, &t, &qa, bias,
 		    &q, e) != 0)))
 			goto done;
-		if ((qname = add_tensor(c, name, "_quantized", qt ? qt : &q,
-		    e)) == NULL)
+		if ((qname = qt ? add_cached(c, name, "_quantized", qt, e) :
+		    add_tensor(c, name, "_quantized", &q, e)) == NULL)
 			goto done;
 	}
 	if ((dq = add_qdq(c, 0, name, qname, sname, zname, axis, NULL,
@@ -1681,7 +1745,7 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	if ((c.gr = graph_new(c.g, e)) == NULL)
 		return err_prefix(e, "%s", m->path);
 	/* a stream of another model would apply scales to other tensors */
-	if (streamfit_check(p->match, c.gr, m->path, e) != 0)
+	if (streamfit_check(facts(p)->match, c.gr, m->path, e) != 0)
 		goto done;
 	if ((c.names = weights_node_names(c.g, e)) == NULL)
 		goto done;

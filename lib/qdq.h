@@ -97,6 +97,16 @@ struct qdq_opts {
 	 */
 	void (*removed)(void *ctx, Onnx__TensorProto *tp);
 	void *removed_ctx;
+	/*
+	 * Non-NULL (with wcache): a weight found in wcache is not copied
+	 * into the model: its initializer's raw_data is the cached bytes,
+	 * lent (8-, 16- and 32-bit integers, on a little-endian host), and
+	 * goes to lent(), whose caller empties raw_data before the model
+	 * is freed, and does not apply with wcache in the meantime; -1
+	 * when it cannot take it (out of memory).
+	 */
+	int (*lent)(void *ctx, Onnx__TensorProto *tp);
+	void *lent_ctx;
 };
 
 struct qdq_report {
@@ -125,6 +135,13 @@ struct qdq_report {
 struct qdq_plan;
 
 struct qdq_plan *qdq_plan_new(void);
+/*
+ * An empty plan that goes by info's stat, weight and bias records (their
+ * dtypes, ranks and shapes) rather than its own, which are then ignored;
+ * info must outlive it. For a caller making many plans of one stream
+ * (onnx-mixprec's evaluations): those records are read once.
+ */
+struct qdq_plan *qdq_plan_new_like(const struct qdq_plan *info);
 void qdq_plan_free(struct qdq_plan *p);
 
 /*

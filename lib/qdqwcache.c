@@ -18,6 +18,8 @@ struct qdq_wcache {
 	struct strmap *ix;	/* name -> entry */
 	struct entry *v;
 	size_t n, cap;
+	struct tensor *old;	/* replaced entries' tensors, kept */
+	size_t nold, capold;
 	long hits;
 };
 
@@ -43,6 +45,8 @@ qdq_wcache_free(struct qdq_wcache *wc)
 		tensor_release(&wc->v[i].qt);
 	}
 	free(wc->v);
+	tensor_release_n(wc->old, wc->nold);
+	free(wc->old);
 	strmap_free(wc->ix);
 	free(wc);
 }
@@ -89,6 +93,14 @@ qdq_wcache_put(struct qdq_wcache *wc, const char *name,
 		memset(&wc->v[i], 0, sizeof wc->v[i]);
 	}
 	x = &wc->v[i];
+	/* what qdq_wcache_get() gave stays for the cache's life */
+	if (x->qt.data != NULL) {
+		if (array_grow(&wc->old, &wc->capold, wc->nold,
+		    sizeof *wc->old) < 0)
+			return err_nomem(e);
+		wc->old[wc->nold++] = x->qt;	/* moved */
+		memset(&x->qt, 0, sizeof x->qt);
+	}
 	qparam_release(&x->q);
 	tensor_release(&x->qt);
 	x->rank = src->rank;

@@ -10,7 +10,10 @@
  * The cache does not look at the float values: the caller promises that
  * every model applied with one cache holds the same initializers under
  * the same names (the same model, loaded and prepared alike). One entry
- * per name: new parameters replace the old entry.
+ * per name: new parameters replace the old entry. A tensor the cache
+ * gave stays where it is, unchanged, for the cache's life (a replaced
+ * entry's is kept): callers lend its bytes (qdq_opts.lent) and compare
+ * them by address (mixcache.h).
  */
 #ifndef ONNXQ_QDQWCACHE_H
 #define ONNXQ_QDQWCACHE_H

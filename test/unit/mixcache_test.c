@@ -450,5 +450,46 @@ test_remake_diamond(void)
 	alarm(0);
 }
 
+static int
+all_stable(void *ctx, const Onnx__TensorProto *t)
+{
+	(void)ctx;
+	(void)t;
+	return 1;
+}
+
+/*
+ * mixcache_begin_lent(): the reference's lent initializers are read
+ * where they are, not copied: a variant with the same bytes elsewhere
+ * matches, one with another B2 does not; B2 changed in place (which the
+ * contract forbids) shows the reference reads the model's bytes.
+ */
+static void
+test_lent(void)
+{
+	struct model *m = fixture_model(CHAIN), *v = fixture_model(CHAIN);
+	struct mixcache *c = mixcache_new(1 << 30);
+	unsigned char skip[6];
+	struct err e;
+
+	REQUIRE(m != NULL && v != NULL && c != NULL);
+	REQUIRE(mixcache_begin_lent(c, m, all_stable, NULL, &e) == 0);
+	REQUIRE(mixcache_want(c, "r1", &e) == 0);
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 6);
+	bump(v, "B2");
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 2);
+	bump(m, "B2");			/* now v's bytes */
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 6);
+	/* copied by mixcache_begin(): m's later change is not seen */
+	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(mixcache_want(c, "r1", &e) == 0);
+	bump(m, "B2");
+	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 6);
+	mixcache_free(c);
+	model_free(m);
+	model_free(v);
+}
+
 UNIT_MAIN(test_match_and_skip, test_qdq_keep,
-    test_missing_and_budget, test_fold, test_remake_diamond)
+    test_missing_and_budget, test_fold, test_remake_diamond, test_lent)
