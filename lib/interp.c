@@ -808,10 +808,12 @@ fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 		    st->args, st->nin, &ip->vals[s]);
 		if (hit || (run_step(ip, st, &scratch) == 0 &&
 		    ip->vals[s].data)) {
-			/* run_step() set st->args as fold_args() does */
+			/* run_step() set st->args as fold_args() does; the
+			   cache takes the value and lends it back */
 			if (cacheable && !hit)
-				foldcache_put(cache, st->node, st->opset,
-				    st->args, st->nin, &ip->vals[s], &scratch);
+				hit = foldcache_keep(cache, st->node,
+				    st->opset, st->args, st->nin,
+				    &ip->vals[s], &scratch) == 1;
 			tensor_move(&ip->consts[s], &ip->vals[s]);
 			/* the cache's: not freed with the interpreter */
 			ip->maps[s].lent = hit;
