@@ -93,6 +93,7 @@ struct interp {
 	/* interp_run_keep(), during the run; NULL otherwise */
 	interp_keep_fn keep;
 	void *keep_ctx;
+	struct op_scratch scratch;	/* the kernels' (op_ctx.scratch) */
 	/*
 	 * A subgraph (If branch, Loop or Scan body) is planned like the main
 	 * graph. The names it reads from enclosing graphs become extra inputs
@@ -892,6 +893,7 @@ interp_free(struct interp *ip)
 		free(st->graphs);
 	}
 	free(ip->steps);
+	free(ip->scratch.p);
 	for (int v = 0; ip->consts && v < ip->nvalues; v++)
 		if (ip->maps)
 			model_map_release(&ip->maps[v], &ip->consts[v]);
@@ -1238,6 +1240,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.graphs = st->graphs;
 	c.err = e;
 	c.const_in = 0;
+	c.scratch = &ip->scratch;
 	for (int j = 0; j < st->nin && j < 64; j++)
 		if (st->args[j] && ip->is_const[st->in[j]])
 			c.const_in |= 1ULL << j;
