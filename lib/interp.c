@@ -831,6 +831,21 @@ fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 	ip->observe = observe;
 }
 
+/*
+ * Every run allocates and frees the same big tensors. By default glibc
+ * maps each one afresh and unmaps it on free, so every run pays page
+ * faults on all its memory (a quarter of the time of a detection
+ * model); keep freed memory in the heap for reuse instead.
+ */
+static void
+keep_freed_memory(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
+}
+
 struct interp *
 interp_new(const struct model *m, const struct interp_opts *opts,
     struct err *e)
@@ -856,16 +871,7 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	 */
 	gemm_init_threads();
 	omp_set_num_threads(ip->threads);
-#ifdef __GLIBC__
-	/*
-	 * Every run allocates and frees the same big tensors. By default
-	 * glibc maps each one afresh and unmaps it on free, so every run
-	 * pays page faults on all its memory (a quarter of the time of a
-	 * detection model); keep freed memory in the heap for reuse instead.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	mallopt(M_TRIM_THRESHOLD, 512 << 20);
-#endif
+	keep_freed_memory();
 	if (opts && opts->fold_constant_nodes)
 		fold_constant_nodes(ip, opts->fold_cache);
 	return ip;
@@ -1456,4 +1462,7 @@ interp_reexec_bounded_spin(char *const *argv)
 		execv("/proc/self/exe", argv);
 	/* No /proc: run on; spinning threads and small pages are only
 	 * slower. */
+	/* From the start: the models read before the first interpreter
+	 * then leave their memory to the heap, not to the system. */
+	keep_freed_memory();
 }
