@@ -18,6 +18,17 @@
 
 #define CLF "test/data/verify/clf-q.onnx"
 
+/* n: op, inputs in[0..nin), output out (the names kept by pointer). */
+static void
+node_set(Onnx__NodeProto *n, char *op, char **in, size_t nin, char **out)
+{
+	n->op_type = op;
+	n->n_input = nin;
+	n->input = in;
+	n->n_output = out ? 1 : 0;
+	n->output = out;
+}
+
 static void
 test_get_put(void)
 {
@@ -30,11 +41,7 @@ test_get_put(void)
 	struct err e;
 
 	REQUIRE(c != NULL);
-	n.op_type = "DequantizeLinear";
-	n.n_input = 2;
-	n.input = in_names;
-	n.n_output = 1;
-	n.output = out_names;
+	node_set(&n, "DequantizeLinear", in_names, 2, out_names);
 	REQUIRE(tensor_alloc(&w, DT_INT8, 1, d, &e) == 0);
 	REQUIRE(tensor_alloc(&s, DT_FLOAT, 0, NULL, &e) == 0);
 	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
@@ -94,11 +101,8 @@ test_keep(void)
 	struct err e;
 
 	REQUIRE(c != NULL);
-	n.op_type = anon.op_type = "Neg";
-	n.n_input = 1;
-	n.input = in_names;
-	n.n_output = 1;
-	n.output = out_names;
+	node_set(&n, "Neg", in_names, 1, out_names);
+	node_set(&anon, "Neg", in_names, 1, NULL);
 	REQUIRE(tensor_alloc(&w, DT_FLOAT, 1, d, &e) == 0);
 	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
 	((float *)v.data)[2] = -2.5f;
