@@ -1364,6 +1364,10 @@ run_graph(struct interp *ip, const struct tensor *const *in,
 		const struct tensor *src = ip->ptr[s];
 
 		memset(&outputs[i], 0, sizeof outputs[i]);
+		if (!src->data && ip->skip &&
+		    graph_value_at(ip->gr, s)->producer >= 0 &&
+		    ip->skip[graph_value_at(ip->gr, s)->producer])
+			continue;	/* skipped, not cached: not wanted */
 		if (!src->data) {
 			err_set(e, "output %s was not computed",
 			    interp_output_name(ip, i));

@@ -111,8 +111,9 @@ int interp_run(struct interp *ip, const struct tensor *inputs,
  * the graph's node list) is not run, and its outputs are what
  * cached(ctx, NAME) returns, kept alive by the caller through the run
  * (NULL for one that a node run reads is the error "node N (Op): no
- * cached value of NAME"). The observer does not see the skipped nodes'
- * outputs.
+ * cached value of NAME"; for a graph output, it comes back empty: the
+ * caller skipped its node, not wanting it). The observer does not see
+ * the skipped nodes' outputs.
  * Otherwise as interp_run(); skip NULL runs every node.
  */
 typedef const struct tensor *(*interp_cached_fn)(void *ctx,
