@@ -120,13 +120,17 @@ foldcache_get(struct foldcache *c, const Onnx__NodeProto *n, int opset,
 	return 1;
 }
 
-int
-foldcache_put(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+/*
+ * Keep val as made by node n from in[0..nin): a copy, or, given own
+ * (val itself), val's data, lent back to own as foldcache_get() lends.
+ */
+static int
+store(struct foldcache *c, const Onnx__NodeProto *n, int opset,
     const struct tensor *const *in, int nin, const struct tensor *val,
-    struct err *e)
+    struct tensor *own, struct err *e)
 {
 	const char *key = key_of(n);
-	struct fentry f = { 0 };
+	struct fentry f = { 0 }, *at;
 	int i;
 
 	if (key == NULL)
@@ -145,22 +149,43 @@ foldcache_put(struct foldcache *c, const Onnx__NodeProto *n, int opset,
 		    tensor_copy(&f.in[f.nin], in[f.nin], e) < 0)
 			goto fail;
 	}
-	if (tensor_copy(&f.val, val, e) < 0)
+	if (!own && tensor_copy(&f.val, val, e) < 0)
 		goto fail;
 	if (strmap_get(c->ix, key, &i)) {
 		fentry_release(&c->v[i]);
-		c->v[i] = f;
-		return 0;
-	}
-	if (array_grow(&c->v, &c->cap, c->n, sizeof *c->v) < 0 ||
+		at = &c->v[i];
+	} else if (array_grow(&c->v, &c->cap, c->n, sizeof *c->v) < 0 ||
 	    strmap_put(c->ix, key, (int)c->n) < 0) {
 		err_nomem(e);
 		goto fail;
+	} else
+		at = &c->v[c->n++];
+	*at = f;
+	if (own) {
+		tensor_move(&at->val, own);
+		*own = at->val;
+		own->counted = 0;
 	}
-	c->v[c->n++] = f;
 	return 0;
 fail:
 	f.nin = nin;	/* the copies not made are zero: released as such */
 	fentry_release(&f);
 	return -1;
+}
+
+int
+foldcache_put(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, const struct tensor *val,
+    struct err *e)
+{
+	return store(c, n, opset, in, nin, val, NULL, e);
+}
+
+int
+foldcache_keep(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, struct tensor *val,
+    struct err *e)
+{
+	return store(c, n, opset, in, nin, val, val, e) < 0 ? -1 :
+	    key_of(n) != NULL;
 }

@@ -14,8 +14,10 @@
  * kernels are deterministic), lent rather than copied. One entry per
  * name: a new value replaces the old entry.
  *
- * Memory: the kept values and inputs are copies (tensor.h), counted
- * against the memory limit; a copy that does not fit is not kept.
+ * Memory: the kept inputs are copies (tensor.h), counted against the
+ * memory limit, and so are the values foldcache_put() keeps; a copy
+ * that does not fit is not kept. foldcache_keep() takes the value
+ * itself instead, so that its maker and the cache share one copy.
  */
 #ifndef ONNXQ_FOLDCACHE_H
 #define ONNXQ_FOLDCACHE_H
@@ -43,6 +45,15 @@ int foldcache_get(struct foldcache *c, const Onnx__NodeProto *n, int opset,
 /* Keep a copy of val, made so; -1 with e (nothing kept). */
 int foldcache_put(struct foldcache *c, const Onnx__NodeProto *n, int opset,
     const struct tensor *const *in, int nin, const struct tensor *val,
+    struct err *e);
+/*
+ * Keep val itself, made so: 1 with val's data moved to the cache and
+ * *val its lent view (as foldcache_get() gives it: the one who made
+ * the value reads the cache's, under the same rules); 0 when nothing
+ * is kept (n has no output name), -1 with e; val is untouched then.
+ */
+int foldcache_keep(struct foldcache *c, const Onnx__NodeProto *n, int opset,
+    const struct tensor *const *in, int nin, struct tensor *val,
     struct err *e);
 /* Values foldcache_get() found so far (for tests and profiles). */
 long foldcache_hits(const struct foldcache *c);

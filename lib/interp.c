@@ -93,6 +93,7 @@ struct interp {
 	/* interp_run_keep(), during the run; NULL otherwise */
 	interp_keep_fn keep;
 	void *keep_ctx;
+	struct op_scratch scratch;	/* the kernels' (op_ctx.scratch) */
 	/*
 	 * A subgraph (If branch, Loop or Scan body) is planned like the main
 	 * graph. The names it reads from enclosing graphs become extra inputs
@@ -808,10 +809,12 @@ fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 		    st->args, st->nin, &ip->vals[s]);
 		if (hit || (run_step(ip, st, &scratch) == 0 &&
 		    ip->vals[s].data)) {
-			/* run_step() set st->args as fold_args() does */
+			/* run_step() set st->args as fold_args() does; the
+			   cache takes the value and lends it back */
 			if (cacheable && !hit)
-				foldcache_put(cache, st->node, st->opset,
-				    st->args, st->nin, &ip->vals[s], &scratch);
+				hit = foldcache_keep(cache, st->node,
+				    st->opset, st->args, st->nin,
+				    &ip->vals[s], &scratch) == 1;
 			tensor_move(&ip->consts[s], &ip->vals[s]);
 			/* the cache's: not freed with the interpreter */
 			ip->maps[s].lent = hit;
@@ -826,6 +829,21 @@ fold_constant_nodes(struct interp *ip, struct foldcache *cache)
 			tensor_release(&ip->vals[s]);
 	}
 	ip->observe = observe;
+}
+
+/*
+ * Every run allocates and frees the same big tensors. By default glibc
+ * maps each one afresh and unmaps it on free, so every run pays page
+ * faults on all its memory (a quarter of the time of a detection
+ * model); keep freed memory in the heap for reuse instead.
+ */
+static void
+keep_freed_memory(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
 }
 
 struct interp *
@@ -853,16 +871,7 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	 */
 	gemm_init_threads();
 	omp_set_num_threads(ip->threads);
-#ifdef __GLIBC__
-	/*
-	 * Every run allocates and frees the same big tensors. By default
-	 * glibc maps each one afresh and unmaps it on free, so every run
-	 * pays page faults on all its memory (a quarter of the time of a
-	 * detection model); keep freed memory in the heap for reuse instead.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	mallopt(M_TRIM_THRESHOLD, 512 << 20);
-#endif
+	keep_freed_memory();
 	if (opts && opts->fold_constant_nodes)
 		fold_constant_nodes(ip, opts->fold_cache);
 	return ip;
@@ -890,6 +899,7 @@ interp_free(struct interp *ip)
 		free(st->graphs);
 	}
 	free(ip->steps);
+	free(ip->scratch.p);
 	for (int v = 0; ip->consts && v < ip->nvalues; v++)
 		if (ip->maps)
 			model_map_release(&ip->maps[v], &ip->consts[v]);
@@ -1236,6 +1246,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.graphs = st->graphs;
 	c.err = e;
 	c.const_in = 0;
+	c.scratch = &ip->scratch;
 	for (int j = 0; j < st->nin && j < 64; j++)
 		if (st->args[j] && ip->is_const[st->in[j]])
 			c.const_in |= 1ULL << j;
@@ -1353,6 +1364,10 @@ run_graph(struct interp *ip, const struct tensor *const *in,
 		const struct tensor *src = ip->ptr[s];
 
 		memset(&outputs[i], 0, sizeof outputs[i]);
+		if (!src->data && ip->skip &&
+		    graph_value_at(ip->gr, s)->producer >= 0 &&
+		    ip->skip[graph_value_at(ip->gr, s)->producer])
+			continue;	/* skipped, not cached: not wanted */
 		if (!src->data) {
 			err_set(e, "output %s was not computed",
 			    interp_output_name(ip, i));
@@ -1457,4 +1472,7 @@ interp_reexec_bounded_spin(char *const *argv)
 		execv("/proc/self/exe", argv);
 	/* No /proc: run on; spinning threads and small pages are only
 	 * slower. */
+	/* From the start: the models read before the first interpreter
+	 * then leave their memory to the heap, not to the system. */
+	keep_freed_memory();
 }

@@ -111,8 +111,9 @@ int interp_run(struct interp *ip, const struct tensor *inputs,
  * the graph's node list) is not run, and its outputs are what
  * cached(ctx, NAME) returns, kept alive by the caller through the run
  * (NULL for one that a node run reads is the error "node N (Op): no
- * cached value of NAME"). The observer does not see the skipped nodes'
- * outputs.
+ * cached value of NAME"; for a graph output, it comes back empty: the
+ * caller skipped its node, not wanting it). The observer does not see
+ * the skipped nodes' outputs.
  * Otherwise as interp_run(); skip NULL runs every node.
  */
 typedef const struct tensor *(*interp_cached_fn)(void *ctx,
@@ -167,7 +168,11 @@ int interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
  * fresh memory, and on a virtual machine the first touch of each 4 KiB
  * page can cost more than the work done in it (256 MiB took 1.4 s of
  * CPU, 0.1 s in huge pages; onnx-mixprec on PaddleOCR rec: 6-10% less
- * CPU, the same peak memory). Outputs do not change.
+ * CPU, the same peak memory). Outputs do not change. And it keeps freed
+ * memory in the heap from then on, as interp_new() does, so that what
+ * the program frees before its first interpreter (a model read and
+ * dropped) is not touched afresh again (rec: a tenth of the page
+ * faults).
  *
  * And unless OPENBLAS_NUM_THREADS is set, it sets it to 1: OpenBLAS is
  * only called from one thread at a time, and the threads a pthread build

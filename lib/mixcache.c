@@ -295,9 +295,9 @@ remake_from(const struct deps *d, int v, int *from, int *n)
  * inputs did, one that can change alone (depends on a QuantizeLinear
  * this value does not). A DequantizeLinear's value is kept as its
  * input, four times smaller: it is quick to make again; so is what a
- * QuantizeLinear reads when remake_from() finds it so made. The graph
- * outputs too. Anything else a variant needs is made again from these
- * (mixcache_match()).
+ * QuantizeLinear reads when remake_from() finds it so made. Not the
+ * graph outputs: a variant's change reaches them. Anything else a
+ * variant needs is made again from these (mixcache_match()).
  */
 static int
 find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
@@ -311,10 +311,6 @@ find_wanted(struct mixcache *c, const Onnx__GraphProto *g)
 		goto out;
 	for (size_t i = 0; i < g->n_initializer; i++)
 		if (strmap_put(konst, str_or_empty(g->initializer[i]->name),
-		    1) < 0)
-			goto out;
-	for (size_t i = 0; i < g->n_output; i++)
-		if (strmap_put(c->want, str_or_empty(g->output[i]->name),
 		    1) < 0)
 			goto out;
 	if (deps_init(&d, g, konst) < 0 || remake_init(&d, g, konst) < 0)
@@ -641,7 +637,17 @@ mixcache_match(const struct mixcache *c, const struct model *m,
 	/*
 	 * A node that runs reads what skipped nodes made: kept values, or
 	 * made again by their producers (backwards, so that theirs are too).
+	 * The graph outputs are read so too.
 	 */
+	for (size_t j = 0; j < g->n_output; j++) {
+		const char *name = str_or_empty(g->output[j]->name);
+
+		if (!strmap_get(c->want, name, NULL) &&
+		    strmap_get(v.producer, name, &k) && skip[k]) {
+			skip[k] = 0;
+			nmatch--;
+		}
+	}
 	for (size_t i = g->n_node; i-- > 0; ) {
 		const Onnx__NodeProto *n = g->node[i];
 

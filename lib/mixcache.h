@@ -13,12 +13,16 @@
  * then the reference run's, bit for bit (the kernels are deterministic).
  *
  * Only the values a variant's nodes may read from a matching node are
- * kept: the graph outputs, what a QuantizeLinear reads (its parameters
- * are what variants change; when a few nodes make it from
- * DequantizeLinear values, their integer inputs instead) and what a
- * node reads along with another value that is not constant. A matching
- * node whose value a node that runs needs, but is not kept, runs too
- * (and so on, back to kept values): it makes the same value again.
+ * kept: what a QuantizeLinear reads (its parameters are what variants
+ * change; when a few nodes make it from DequantizeLinear values, their
+ * integer inputs instead) and what a node reads along with another
+ * value that is not constant. A matching node whose value a node that
+ * runs needs, but is not kept, runs too (and so on, back to kept
+ * values): it makes the same value again. So do the nodes that make
+ * the graph outputs, which are not kept either (a variant's change
+ * reaches them; interp_run_skip() leaves an output empty when its node
+ * is marked skipped after mixcache_match(), as a caller that does not
+ * read it may do).
  *
  * Memory: the recorded tensors take at most `budget` bytes; a reference
  * that would pass it is dropped (the caller then runs whole models).

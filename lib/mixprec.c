@@ -234,8 +234,9 @@ read_fold(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 }
 
 static int
-add_record(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
+add_record(struct mixprec *mp, struct stream_reader *r, struct err *e)
 {
+	const struct stream_rec *rec = stream_record(r);
 	struct stream_rec *d;
 	const char *type = rec->type;
 	int i;
@@ -250,8 +251,9 @@ add_record(struct mixprec *mp, const struct stream_rec *rec, struct err *e)
 	if (array_grow(&mp->recs, &mp->caprecs, mp->nrecs, sizeof *mp->recs) < 0)
 		return err_nomem(e);
 	/* hist records are most of a stream's bytes: kept as lines, split
-	   again when read (mixresolve.c's load_stats) */
-	if ((d = strcmp(type, "hist") == 0 ? stream_rec_dup_lean(rec, e) :
+	   again when read (mixresolve.c's load_stats), or only where they
+	   are in the input file, read again then */
+	if ((d = strcmp(type, "hist") == 0 ? stream_rec_dup_placed(r, e) :
 	    stream_rec_dup(rec, e)) == NULL)
 		return -1;
 	mp->recs[mp->nrecs] = d;
@@ -391,7 +393,7 @@ mixprec_read(struct stream_reader *r, struct err *e)
 			read_model_header(mp, h);
 			continue;
 		}
-		if (add_record(mp, stream_record(r), e) < 0)
+		if (add_record(mp, r, e) < 0)
 			goto fail;
 	}
 	if (item < 0 || mx_kinds(mp, e) < 0)

@@ -73,7 +73,10 @@ typedef void (*mixprec_note_fn)(void *ctx, const char *msg);
 /*
  * Read every header and record of r (to its end record). Fails on
  * malformed node, qparam, convert, fold, bias and stat records, on a
- * stream without node or qparam records, and on duplicates.
+ * stream without node or qparam records, and on duplicates. hist
+ * records, most of a stream's bytes, are left in r's file when it is a
+ * regular one (stream_rec_dup_placed()): it must not change until mp is
+ * freed (a change is an error where they are read again).
  */
 struct mixprec *mixprec_read(struct stream_reader *r, struct err *e);
 void mixprec_free(struct mixprec *mp);

@@ -137,7 +137,8 @@ ceildiv(int64_t a, int64_t b)
  * run, since weights need not be constants; for constant weights, their
  * address). Kept between runs when the interpreter offers a state
  * pointer; else scratch is allocated for the call (and freed by the
- * caller through *tmp) and nothing is cached.
+ * caller through *tmp) and nothing is cached. Scratch the interpreter
+ * shares among its nodes (op_ctx.scratch) is taken before either.
  */
 struct nn_state {
 	float *p;			/* scratch */
@@ -191,6 +192,22 @@ scratch_get(struct op_ctx *c, int64_t nfloats, float **tmp)
 		err_set(c->err, "scratch of %lld floats is too large",
 		    (long long)nfloats);
 		return NULL;
+	}
+	if (c->scratch) {
+		/* one buffer for all the interpreter's nodes: the largest
+		   is what they take together, not the sum */
+		struct op_scratch *sh = c->scratch;
+
+		if (sh->n < (size_t)nfloats * sizeof(float)) {
+			if (!(p = malloc((size_t)nfloats * sizeof(float)))) {
+				err_nomem(c->err);
+				return NULL;
+			}
+			free(sh->p);
+			sh->p = p;
+			sh->n = (size_t)nfloats * sizeof(float);
+		}
+		return sh->p;
 	}
 	if (!c->state) {
 		if (!(*tmp = malloc((size_t)nfloats * sizeof(float))))

@@ -29,6 +29,12 @@
 
 struct interp;
 
+/* Scratch memory the nodes of one interpreter share (op_ctx.scratch). */
+struct op_scratch {
+	void *p;
+	size_t n;
+};
+
 struct op_ctx {
 	const Onnx__NodeProto *node;
 	int opset;			/* imported version of the node's domain */
@@ -56,6 +62,12 @@ struct op_ctx {
 	 * 0 outside the interpreter.
 	 */
 	unsigned long long const_in;
+	/*
+	 * Scratch the interpreter's nodes share, one node running at a
+	 * time: a kernel's for the length of its run only (its contents
+	 * are not kept). NULL outside the interpreter.
+	 */
+	struct op_scratch *scratch;
 };
 
 typedef int (*op_run_fn)(struct op_ctx *c);

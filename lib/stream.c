@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "stream.h"
 
@@ -302,9 +304,22 @@ word_ok(const char *s)
 
 /* Reading. */
 
+/* The raw line of placed records (stream_rec_dup_placed()): none. */
+static const char placed_raw[1];
+
+/* The reader's regular input file, shared by placed records. */
+struct stream_src {
+	int fd;			/* a dup of the reader's, for pread() */
+	long refs;		/* the reader and each placed record */
+};
+
 struct stream_reader {
 	FILE *fp;
 	int own_fp;
+	int64_t pos;		/* fp's offset of ibuf[ipos]; -1: not a
+				   regular file (or unknown) */
+	int64_t line_at;	/* of the line read last */
+	struct stream_src *src;	/* made by the first placed record */
 	char *name;
 	long lineno;
 	size_t max_line;
@@ -371,6 +386,7 @@ static int
 read_line(struct stream_reader *r, struct err *e)
 {
 	r->linelen = 0;
+	r->line_at = r->pos;
 	for (;;) {
 		char *start, *nl;
 		size_t n;
@@ -400,6 +416,8 @@ read_line(struct stream_reader *r, struct err *e)
 		r->linelen += n;
 		r->line[r->linelen] = '\0';
 		r->ipos += n + (nl != NULL);
+		if (r->pos >= 0)
+			r->pos += (int64_t)(n + (nl != NULL));
 		if (nl) {
 			r->lineno++;
 			return 1;
@@ -664,10 +682,20 @@ parse_magic(struct stream_reader *r, struct err *e)
 	return 0;
 }
 
+static void
+src_release(struct stream_src *src)
+{
+	if (src && --src->refs == 0) {
+		close(src->fd);
+		free(src);
+	}
+}
+
 struct stream_reader *
 stream_reader_new(FILE *fp, const char *name, struct err *e)
 {
 	struct stream_reader *r = calloc(1, sizeof *r);
+	struct stat st;
 	int got;
 
 	if (!r || !(r->name = strdup(name)) ||
@@ -680,6 +708,8 @@ stream_reader_new(FILE *fp, const char *name, struct err *e)
 	}
 	r->fp = fp;
 	r->max_line = STREAM_LINE_MAX;
+	r->pos = fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) ?
+	    (int64_t)ftello(fp) : -1;
 	if ((got = read_line(r, e)) == 0)
 		rfail(r, 1, e, "empty input (not an onnxq stream)");
 	if (got <= 0 || parse_magic(r, e) < 0) {
@@ -716,6 +746,7 @@ stream_reader_free(struct stream_reader *r)
 		return;
 	if (r->own_fp)
 		fclose(r->fp);
+	src_release(r->src);
 	free(r->name);
 	free(r->ibuf);
 	free(r->line);
@@ -825,6 +856,8 @@ stream_rec_dup(const struct stream_rec *src, struct err *e)
 	char *raw, *work, *file;
 
 #define REBASE(ptr) (work + ((ptr) - src->work_))
+	if (src->raw == placed_raw)	/* its line is in its file */
+		return stream_rec_reparse(src, e);
 	if (!(rec = malloc(size))) {
 		err_nomem(e);
 		return NULL;
@@ -881,18 +914,126 @@ stream_rec_dup_lean(const struct stream_rec *src, struct err *e)
 	return rec;
 }
 
+/*
+ * A placed record: its line is left in the input file (src), at byte
+ * at; sum is its bytes' line_sum(), to tell it is still there. Its raw
+ * is placed_raw (no line), by which it is told from other records.
+ */
+struct placed {
+	struct stream_rec rec;		/* first: the record given out */
+	struct stream_src *src;
+	int64_t at;
+	uint64_t sum;
+};
+
+/* A sum of n bytes (four lanes of eight bytes, then the tail). */
+static uint64_t
+line_sum(const char *p, size_t n)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ULL;
+	uint64_t h[4] = { n, 1, 2, 3 }, w;
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32)
+		for (int j = 0; j < 4; j++) {
+			memcpy(&w, p + i + 8 * j, 8);
+			h[j] = ((h[j] ^ w) * k) ^ (h[j] >> 29);
+		}
+	for (; i < n; i++)
+		h[0] = (h[0] ^ (unsigned char)p[i]) * k;
+	return (h[0] ^ (h[1] * 3) ^ (h[2] * 5) ^ (h[3] * 7)) * k;
+}
+
+struct stream_rec *
+stream_rec_dup_placed(struct stream_reader *r, struct err *e)
+{
+	const struct stream_rec *src = &r->rec;
+	struct placed *pl;
+	size_t tlen = strlen(src->type) + 1, slen = strlen(src->subject) + 1;
+	size_t flen = strlen(src->file) + 1;
+	char *p;
+
+	if (r->line_at < 0 || r->state != ST_RECORDS ||
+	    src->rawlen != r->linelen)
+		return stream_rec_dup_lean(src, e);
+	if (r->src == NULL) {
+		if ((r->src = calloc(1, sizeof *r->src)) == NULL)
+			goto nomem;
+		if ((r->src->fd = dup(fileno(r->fp))) < 0) {
+			free(r->src);
+			r->src = NULL;
+			r->line_at = -1;
+			return stream_rec_dup_lean(src, e);
+		}
+		r->src->refs = 1;
+	}
+	if (!(pl = malloc(sizeof *pl + tlen + slen + flen)))
+		goto nomem;
+	p = (char *)(pl + 1);
+	pl->rec = *src;
+	pl->rec.raw = placed_raw;
+	pl->rec.type = memcpy(p, src->type, tlen);
+	pl->rec.subject = memcpy(p += tlen, src->subject, slen);
+	pl->rec.file = memcpy(p += slen, src->file, flen);
+	pl->rec.kv = NULL;
+	pl->rec.nkv = pl->rec.kvcap_ = 0;
+	pl->rec.work_ = NULL;
+	pl->src = r->src;
+	pl->src->refs++;
+	pl->at = r->line_at;
+	pl->sum = line_sum(src->raw, src->rawlen);
+	return &pl->rec;
+nomem:
+	err_nomem(e);
+	return NULL;
+}
+
+/*
+ * rec's line into buf (rec->rawlen bytes): a placed record's read back
+ * from its file, checked; -1 with e.
+ */
+static int
+line_of(const struct stream_rec *rec, char *buf, struct err *e)
+{
+	const struct placed *pl = (const struct placed *)rec;
+	size_t got = 0;
+	ssize_t n;
+
+	if (rec->raw != placed_raw) {
+		memcpy(buf, rec->raw, rec->rawlen);
+		return 0;
+	}
+	errno = 0;
+	while (got < rec->rawlen && (n = pread(pl->src->fd, buf + got,
+	    rec->rawlen - got, (off_t)(pl->at + (int64_t)got))) > 0)
+		got += (size_t)n;
+	if (got < rec->rawlen || line_sum(buf, got) != pl->sum)
+		return stream_rec_err(rec, e, "%s record: %s", rec->type,
+		    got < rec->rawlen && errno ? strerror(errno) :
+		    "the input file changed since it was read");
+	return 0;
+}
+
 struct stream_rec *
 stream_rec_reparse(const struct stream_rec *lean, struct err *e)
 {
 	struct stream_rec t = *lean, *rec = NULL;
+	char *line = NULL;
 	struct err se;
 
-	/* It parsed when read: only the splitting is done again. */
-	if (!(t.work_ = malloc(lean->rawlen + 1))) {
-		err_nomem(e);
-		return NULL;
+	t.work_ = NULL;
+	t.kv = NULL;
+	if (lean->raw == placed_raw) {
+		if (!(line = malloc(lean->rawlen + 1)))
+			goto nomem;
+		if (line_of(lean, line, e) < 0)
+			goto out;
+		t.raw = line;
 	}
-	memcpy(t.work_, lean->raw, lean->rawlen);
+	/* It parsed when read: only the splitting is done again. */
+	if (!(t.work_ = malloc(lean->rawlen + 1)))
+		goto nomem;
+	memcpy(t.work_, t.raw, lean->rawlen);
 	t.work_[lean->rawlen] = '\0';
 	t.kv = NULL;
 	t.kvcap_ = 0;
@@ -903,6 +1044,11 @@ stream_rec_reparse(const struct stream_rec *lean, struct err *e)
 	else
 		stream_rec_err(lean, e, "%s record: not as it was read",
 		    lean->type);
+	goto out;
+nomem:
+	err_nomem(e);
+out:
+	free(line);
 	free(t.work_);
 	free(t.kv);
 	return rec;
@@ -911,6 +1057,8 @@ stream_rec_reparse(const struct stream_rec *lean, struct err *e)
 void
 stream_rec_free(struct stream_rec *rec)
 {
+	if (rec && rec->raw == placed_raw)
+		src_release(((struct placed *)rec)->src);
 	free(rec);
 }
 
@@ -1617,7 +1765,18 @@ stream_put_rec(struct stream_writer *w, const struct stream_rec *rec)
 	}
 	start(w);
 	w->line.len = 0;
-	sb_addn(&w->line, rec->raw, rec->rawlen);
+	if (rec->raw != placed_raw)
+		sb_addn(&w->line, rec->raw, rec->rawlen);
+	else if (sb_reserve(&w->line, rec->rawlen) == 0) {
+		struct err e;
+
+		if (line_of(rec, w->line.p, &e) < 0) {
+			wfail(w, "%s", e.msg);
+			return;
+		}
+		w->line.len = rec->rawlen;
+		w->line.p[w->line.len] = '\0';
+	}
 	emit_line(w);
 	w->nrec++;
 }

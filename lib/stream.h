@@ -108,6 +108,17 @@ struct stream_rec *stream_rec_dup(const struct stream_rec *rec, struct err *e);
  */
 struct stream_rec *stream_rec_dup_lean(const struct stream_rec *rec,
     struct err *e);
+/*
+ * A lean copy of r's current record that holds not even its line when
+ * r reads a regular file: where the line is in it, read again (checked
+ * against a sum of its bytes) by stream_rec_reparse() and stream_put_rec()
+ * (a writer error if it changed). Other input: stream_rec_dup_lean().
+ * The copy keeps a descriptor of the file (shared, not thread-safe)
+ * open until the reader and all such copies are freed; it may outlive
+ * the reader.
+ */
+struct stream_rec *stream_rec_dup_placed(struct stream_reader *r,
+    struct err *e);
 /* The whole record of a lean copy, split again (stream_rec_dup()'s). */
 struct stream_rec *stream_rec_reparse(const struct stream_rec *lean,
     struct err *e);

@@ -7,7 +7,8 @@
 # of reach, measured alone too), on chain.onnx ending in a Softmax (whose
 # input is the probe: probe runs skip the nodes past it, skip_past_probes
 # in lib/mixeval.c) and on PaddleOCR's direction classifier (as
-# test/golden-run searches it).
+# test/golden-run searches it); hist records left in a regular input
+# file are written back as read.
 # Needs: the built programs, /usr/bin/python3 with numpy, the real models
 # for the second test.
 
@@ -137,4 +138,22 @@ softmax_chain() {
 		all = substr($0, RSTART + 7) + 0
 		exit (sum - all > 0.06 || all - sum > 0.06)
 	}' || fail "parts do not add up" "$line"
+}
+
+@test "mixfast: hist records left in the input file are written as read" {
+	onnx-calib --quiet -d "$MD/chain-calib" "$CHAIN" >chain.stats
+	onnx-qparams --all-ops -m minmax chain.stats >chain.qp
+	grep -q '^hist' chain.qp || fail "no hist records"
+	# from a file, the hist lines are read again where they are; from
+	# a pipe, kept: the same stream, hist lines byte for byte
+	onnx-mixprec -q -o file.qp --target-snr 37 -d "$MD/chain-eval" \
+	    "$CHAIN" <chain.qp 2>err.txt || fail "$(cat err.txt)"
+	cat chain.qp | onnx-mixprec -q -o pipe.qp --target-snr 37 \
+	    -d "$MD/chain-eval" "$CHAIN" 2>err.txt || fail "$(cat err.txt)"
+	grep -v '^#prog' file.qp >file.cmp
+	grep -v '^#prog' pipe.qp >pipe.cmp
+	cmp file.cmp pipe.cmp || fail "file and pipe differ"
+	grep '^hist' chain.qp >in.hist
+	grep '^hist' file.qp >out.hist
+	cmp in.hist out.hist || fail "hist lines changed"
 }

@@ -1,7 +1,8 @@
 /*
  * foldcache_test: lib/foldcache.c: a value is found again only for the
  * same node (serialized), opset and input bytes; a new value replaces
- * the entry. With the interpreter (interp_opts.fold_cache) on
+ * the entry; foldcache_keep() takes the value itself and lends it back
+ * (one copy, the cache's). With the interpreter (interp_opts.fold_cache) on
  * test/data/verify/clf-q.onnx: a second interpreter takes the folded
  * weights from the cache, one with a weight's scale changed folds that
  * weight again, and the outputs are bit for bit those without a cache.
@@ -17,6 +18,17 @@
 
 #define CLF "test/data/verify/clf-q.onnx"
 
+/* n: op, inputs in[0..nin), output out (the names kept by pointer). */
+static void
+node_set(Onnx__NodeProto *n, char *op, char **in, size_t nin, char **out)
+{
+	n->op_type = op;
+	n->n_input = nin;
+	n->input = in;
+	n->n_output = out ? 1 : 0;
+	n->output = out;
+}
+
 static void
 test_get_put(void)
 {
@@ -29,11 +41,7 @@ test_get_put(void)
 	struct err e;
 
 	REQUIRE(c != NULL);
-	n.op_type = "DequantizeLinear";
-	n.n_input = 2;
-	n.input = in_names;
-	n.n_output = 1;
-	n.output = out_names;
+	node_set(&n, "DequantizeLinear", in_names, 2, out_names);
 	REQUIRE(tensor_alloc(&w, DT_INT8, 1, d, &e) == 0);
 	REQUIRE(tensor_alloc(&s, DT_FLOAT, 0, NULL, &e) == 0);
 	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
@@ -76,6 +84,44 @@ test_get_put(void)
 	tensor_release(&w);
 	tensor_release(&s);
 	tensor_release(&v);
+	foldcache_free(c);
+}
+
+/* foldcache_keep(): the value moves to the cache; the maker reads it. */
+static void
+test_keep(void)
+{
+	struct foldcache *c = foldcache_new();
+	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT, anon = n;
+	char *in_names[1] = { "w" }, *out_names[1] = { "y" };
+	struct tensor w, v, got;
+	const struct tensor *in[1] = { &w };
+	int64_t d[1] = { 4 };
+	void *data;
+	struct err e;
+
+	REQUIRE(c != NULL);
+	node_set(&n, "Neg", in_names, 1, out_names);
+	node_set(&anon, "Neg", in_names, 1, NULL);
+	REQUIRE(tensor_alloc(&w, DT_FLOAT, 1, d, &e) == 0);
+	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
+	((float *)v.data)[2] = -2.5f;
+	/* no output name: nothing kept, v as it was */
+	data = v.data;
+	CHECK(foldcache_keep(c, &anon, 21, in, 1, &v, &e) == 0);
+	CHECK(v.data == data && v.counted > 0);
+	REQUIRE(foldcache_keep(c, &n, 21, in, 1, &v, &e) == 1);
+	/* the same bytes, now the cache's: lent, uncounted */
+	CHECK(v.data == data && v.counted == 0 && v.dtype == DT_FLOAT &&
+	    v.nelem == 4);
+	REQUIRE(foldcache_get(c, &n, 21, in, 1, &got) == 1);
+	CHECK(got.data == data && ((float *)got.data)[2] == -2.5f);
+	/* replaced by a put: the kept value goes with the entry */
+	((float *)w.data)[0] = 1;
+	REQUIRE(foldcache_put(c, &n, 21, in, 1, &w, &e) == 0);
+	CHECK(foldcache_get(c, &n, 21, in, 1, &got) == 1 &&
+	    got.data != data && got.data != w.data);
+	tensor_release(&w);
 	foldcache_free(c);
 }
 
@@ -170,4 +216,4 @@ test_interp(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_get_put, test_interp)
+UNIT_MAIN(test_get_put, test_keep, test_interp)

@@ -4,11 +4,13 @@
  * and a variant with another B2: the nodes before the second Conv match,
  * the rest do not; the variant run from the cached values is bit for bit
  * its whole run; r1 (read by the second Conv alone) is kept only when
- * asked for, else the first nodes run again; interp_run_keep() hands
- * the values over; past the budget the reference is dropped. On a QDQ
- * model, what is kept and made again; on layered diamonds, the limits
- * of making again, in time. Also the interpreter's fold_constant_nodes:
- * the same outputs.
+ * asked for, else the first nodes run again; the graph outputs are not
+ * kept: the nodes that make them run again, even for the reference
+ * model itself, and interp_run_skip() leaves an output whose node is
+ * skipped anyway empty; interp_run_keep() hands the values over; past
+ * the budget the reference is dropped. On a QDQ model, what is kept
+ * and made again; on layered diamonds, the limits of making again, in
+ * time. Also the interpreter's fold_constant_nodes: the same outputs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,8 +147,19 @@ test_match_and_skip(void)
 	CHECK(mixcache_get(c, 0, "r1") != NULL);
 	CHECK(mixcache_get(c, 0, "c1") == NULL);
 	CHECK(mixcache_bytes(c) > 0);
-	/* The same model: every node matches. */
-	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
+	/* The same model: every node matches, but the output is not kept:
+	   the nodes after r1 run again to make it, the same. */
+	CHECK(mixcache_get(c, 0, "y") == NULL);
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 2);
+	CHECK(skip[0] && skip[1] && !skip[2] && !skip[5]);
+	REQUIRE((iv = interp_new(m, NULL, &e)) != NULL);
+	check_skip_run(iv, &x, skip, c, 1);
+	/* its node skipped all the same (not read): the output is empty */
+	skip[5] = 1;
+	REQUIRE(interp_run_skip(iv, &x, skip, cached, c, a, &e) == 0);
+	CHECK(a[0].data == NULL);
+	interp_free(iv);
+	iv = NULL;
 
 	/* Another B2: Conv, Relu match; the second Conv and after do not. */
 	bump(v, "B2");
@@ -160,7 +173,7 @@ test_match_and_skip(void)
 	REQUIRE(interp_run(ip, &x, a, &e) == 0);
 	tensor_release(&a[0]);
 	CHECK(mixcache_get(c, 0, "r1") == NULL);
-	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 6);
+	CHECK_EQ_INT(mixcache_match(c, m, skip, &e), 0);
 	CHECK_EQ_INT(mixcache_match(c, v, skip, &e), 0);
 	check_skip_run(iv, &x, skip, c, 1);
 
@@ -221,7 +234,14 @@ test_qdq_keep(void)
 	CHECK(mixcache_get(c, 0, "h_DequantizeLinear_Output") == NULL);
 	CHECK(mixcache_get(c, 0, "mm1") == NULL);
 	CHECK(mixcache_get(c, 0, "x_DequantizeLinear_Output") == NULL);
-	CHECK(mixcache_get(c, 0, "logits") != NULL);
+	CHECK(mixcache_get(c, 0, "logits") == NULL);
+	CHECK(mixcache_get(c, 0, "score") == NULL);
+	/* the model itself: the outputs made again from kept values */
+	REQUIRE(mixcache_match(c, m, skip, &e) > 0);
+	REQUIRE((iv = interp_new(m, NULL, &e)) != NULL);
+	check_skip_run(iv, &x, skip, c, 2);
+	interp_free(iv);
+	iv = NULL;
 
 	bump(v, "a1_scale");
 	REQUIRE(mixcache_match(c, v, skip, &e) > 0);
@@ -271,6 +291,7 @@ test_missing_and_budget(void)
 	CHECK(strstr(e.msg, "no cached value of c1") != NULL);
 	/* Past 16 bytes: the reference is dropped, nothing matches. */
 	REQUIRE(mixcache_begin(c, m, &e) == 0);
+	REQUIRE(mixcache_want(c, "r1", &e) == 0);
 	REQUIRE(interp_run(ip, &x, a, &e) == 0);
 	tensor_release(&a[0]);
 	CHECK(!mixcache_has(c, 0));

@@ -257,6 +257,66 @@ test_depthwise_exact(void)
 	}
 }
 
+/* c: Conv node t (opset 11) on in[0..2) into y, two threads, state. */
+static void
+conv_ctx(struct op_ctx *c, struct tnode *t, const struct tensor **in,
+    struct tensor *y, void **state, struct err *e)
+{
+	node_init(t, "Conv");
+	memset(c, 0, sizeof *c);
+	c->node = &t->n, c->opset = 11, c->nin = 2, c->in = in, c->nout = 1;
+	c->out = y, c->threads = 2, c->state = state, c->err = e;
+}
+
+/*
+ * op_ctx.scratch: two convolutions of different sizes share one buffer
+ * (the interpreter's nodes do), which grows to the larger need; the
+ * results are those of the reference either way.
+ */
+static void
+test_conv_shared_scratch(void)
+{
+	const struct op_def *d = ops_find("", "Conv");
+	struct tnode t;
+	struct tensor x, w, x2, w2, y = { 0 };
+	const struct tensor *in[2] = { &x, &w };
+	int64_t xd[4] = { 1, 8, 20, 40 }, wd[4] = { 5, 8, 3, 3 };
+	int64_t xd2[4] = { 1, 2, 6, 7 }, wd2[4] = { 3, 2, 3, 3 };
+	struct cgeo q = { 1, 8, 20, 40, 5, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1 };
+	struct cgeo q2 = { 1, 2, 6, 7, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1 };
+	float ref[5 * 18 * 38], ref2[3 * 4 * 5];
+	struct op_scratch sh = { NULL, 0 };
+	void *state = NULL, *state2 = NULL;
+	struct op_ctx c;
+	struct err e;
+	size_t big;
+
+	mk_rand(&x, 4, xd, 26);
+	mk_rand(&w, 4, wd, 27);
+	mk_rand(&x2, 4, xd2, 28);
+	mk_rand(&w2, 4, wd2, 29);
+	conv_ctx(&c, &t, in, &y, &state, &e);
+	c.scratch = &sh;
+	conv_ref(&q, x.data, w.data, NULL, ref, 18, 38);
+	REQUIRE(d->run(&c) == 0);
+	CHECK_NEAR(max_diff(&y, ref), 0, 1e-5);
+	tensor_release(&y);
+	CHECK(sh.p != NULL && sh.n > 0);
+	big = sh.n;
+	/* the smaller one: the same buffer, not grown */
+	in[0] = &x2, in[1] = &w2, c.state = &state2;
+	conv_ref(&q2, x2.data, w2.data, NULL, ref2, 4, 5);
+	REQUIRE(d->run(&c) == 0);
+	CHECK_NEAR(max_diff(&y, ref2), 0, 1e-5);
+	CHECK(sh.n == big);
+	tensor_release(&y);
+	d->free_state(state);
+	d->free_state(state2);
+	free(sh.p);
+	tensor_release(&x), tensor_release(&w);
+	tensor_release(&x2), tensor_release(&w2);
+}
+
 /* Cached packed weights must follow weights that change between runs. */
 static void
 test_conv_weights_change(void)
@@ -274,10 +334,7 @@ test_conv_weights_change(void)
 
 	mk_rand(&x, 4, xd, 16);
 	mk_rand(&w, 4, wd, 17);
-	node_init(&t, "Conv");
-	memset(&c, 0, sizeof c);
-	c.node = &t.n, c.opset = 11, c.nin = 2, c.in = in, c.nout = 1;
-	c.out = &y, c.threads = 2, c.state = &state, c.err = &e;
+	conv_ctx(&c, &t, in, &y, &state, &e);
 	REQUIRE(d->run(&c) == 0);
 	tensor_release(&y);
 	((float *)w.data)[w.nelem - 1] += 1;
@@ -1058,7 +1115,8 @@ test_dequantize_types(void)
 }
 
 UNIT_MAIN(test_conv_paths, test_depthwise_exact,
-    test_conv_weights_change, test_conv_1d_3d, test_conv_auto_pad,
+    test_conv_weights_change, test_conv_shared_scratch, test_conv_1d_3d,
+    test_conv_auto_pad,
     test_conv_errors, test_convtranspose, test_gemm, test_matmul_broadcast,
     test_empty_products,
     test_einsum, test_maxpool_indices, test_avgpool_pads, test_norms,

@@ -7,10 +7,13 @@
  * not a stream, unknown major version, truncated, wrong end count, data
  * after the end, bad escapes, bad numbers, duplicate keys, over-long
  * lines, NUL bytes, CRLF, stray spaces, ...) gives one error line naming
- * the file and line. Needs nothing but libonnxq.
+ * the file and line; placed copies (stream_rec_dup_placed()) give back
+ * the lines read, byte for byte, and fail once the file changed. Needs
+ * nothing but libonnxq.
  */
 #include <float.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "stats.h"
 #include "stream.h"
@@ -339,6 +342,93 @@ test_write_read(void)
 	stream_reader_free(r);
 	fclose(fp);
 	free(buf);
+}
+
+/*
+ * stream_rec_dup_placed(): from a regular file, a copy that holds no
+ * line; split again and written, the records are the lines read, byte
+ * for byte, after the reader is gone; a file changed since is an error.
+ * From other input (fmemopen: no descriptor), a lean copy.
+ */
+static void
+test_placed(void)
+{
+	static const char in[] = "#onnxq\t1.0\n#model\tm.onnx\n"
+	    "hist\ta%20b\tmbits=7\tbins=-1:58,0.5:86\n"
+	    "stat\tc\tf=0.25\n"
+	    "hist\tc\tmbits=3\tzero=2\tbins=1:1\nend\t3\n";
+	char path[] = "/tmp/stream_test.XXXXXX", *out = NULL;
+	struct stream_rec *pl[2], *again, *lean;
+	struct stream_reader *r;
+	struct stream_writer *w;
+	size_t len = 0;
+	FILE *fp, *of;
+	struct err e;
+	int fd, n = 0, got;
+
+	REQUIRE((fd = mkstemp(path)) >= 0);
+	REQUIRE(write(fd, in, sizeof in - 1) == (ssize_t)(sizeof in - 1));
+	REQUIRE((fp = fdopen(fd, "r")) != NULL);
+	rewind(fp);
+	REQUIRE((r = stream_reader_new(fp, path, &e)) != NULL);
+	while ((got = stream_next(r, &e)) > 0)
+		if (got == STREAM_RECORD && strcmp(stream_record(r)->type,
+		    "hist") == 0 && n < 2)
+			REQUIRE((pl[n++] = stream_rec_dup_placed(r, &e)) !=
+			    NULL);
+	REQUIRE(got == 0 && n == 2);
+	stream_reader_free(r);
+	fclose(fp);
+	/* no line held: raw is empty */
+	CHECK(pl[0]->raw[0] == '\0' && pl[0]->rawlen == 36);
+	CHECK_EQ_STR(pl[0]->subject, "a b");
+	CHECK_EQ_INT(pl[1]->line, 5);
+	REQUIRE((again = stream_rec_reparse(pl[0], &e)) != NULL);
+	CHECK_EQ_STR(again->raw, "hist\ta%20b\tmbits=7\tbins=-1:58,0.5:86");
+	CHECK_EQ_STR(stream_rec_get(again, "bins"), "-1:58,0.5:86");
+	stream_rec_free(again);
+	REQUIRE((again = stream_rec_dup(pl[1], &e)) != NULL);
+	CHECK_EQ_STR(stream_rec_get(again, "zero"), "2");
+	stream_rec_free(again);
+	REQUIRE((of = open_memstream(&out, &len)) != NULL);
+	REQUIRE((w = stream_writer_new(of, "out")) != NULL);
+	stream_put_rec(w, pl[1]);
+	stream_put_rec(w, pl[0]);
+	CHECK_EQ_INT(stream_write_end(w, &e), 0);
+	stream_writer_free(w);
+	fclose(of);
+	CHECK_EQ_STR(out, "#onnxq\t1.0\nhist\tc\tmbits=3\tzero=2\t"
+	    "bins=1:1\nhist\ta%20b\tmbits=7\tbins=-1:58,0.5:86\nend\t2\n");
+	free(out);
+	/* one byte changed (or the file cut short): not read as it was */
+	REQUIRE((fp = fopen(path, "r+")) != NULL);
+	REQUIRE(fseek(fp, 40, SEEK_SET) == 0 && fputc('9', fp) != EOF);
+	fclose(fp);
+	CHECK(stream_rec_reparse(pl[0], &e) == NULL);
+	CHECK(strstr(e.msg, "changed since it was read") != NULL);
+	out = NULL;
+	REQUIRE((of = open_memstream(&out, &len)) != NULL);
+	REQUIRE((w = stream_writer_new(of, "out")) != NULL);
+	stream_put_rec(w, pl[0]);
+	CHECK_EQ_INT(stream_write_end(w, &e), -1);
+	stream_writer_free(w);
+	fclose(of);
+	free(out);
+	REQUIRE(truncate(path, 60) == 0);
+	CHECK(stream_rec_reparse(pl[1], &e) == NULL);
+	stream_rec_free(pl[0]);
+	stream_rec_free(pl[1]);
+	unlink(path);
+	/* no file to read again: the line is kept */
+	REQUIRE((fp = fmemopen((void *)in, sizeof in - 1, "r")) != NULL);
+	REQUIRE((r = stream_reader_new(fp, "mem", &e)) != NULL);
+	REQUIRE(stream_next(r, &e) == STREAM_HEADER);
+	REQUIRE(stream_next(r, &e) == STREAM_RECORD);
+	REQUIRE((lean = stream_rec_dup_placed(r, &e)) != NULL);
+	stream_reader_free(r);
+	fclose(fp);
+	CHECK_EQ_STR(lean->raw, "hist\ta%20b\tmbits=7\tbins=-1:58,0.5:86");
+	stream_rec_free(lean);
 }
 
 static void
@@ -823,4 +913,4 @@ test_random_damage(void)
 UNIT_MAIN(test_every_truncation, test_random_damage, test_float_round_trip, test_double_round_trip, test_parse_numbers,
     test_escape, test_write_read, test_getter_errors, test_pass_through,
     test_damaged_input, test_long_lines, test_writer_errors,
-    test_bad_byte_anywhere)
+    test_bad_byte_anywhere, test_placed)
