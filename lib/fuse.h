@@ -18,8 +18,9 @@
  * the QUANT link's values are the integers (as floats) the node would
  * write, the DEQUANT link's the floats DequantizeLinear makes of them,
  * with op_quant.c's arithmetic; the integer tensor between them is never
- * made. A QUANT link is always followed by its DEQUANT link (the
- * interpreter cuts chains to make it so) and never writes an output.
+ * made, and fuse_run computes the pair in one step, the same bits. A
+ * QUANT link is always followed by its DEQUANT link (the interpreter
+ * cuts chains to make it so) and never writes an output.
  *
  * Recognising which nodes form a chain (single readers, plan order) is
  * the interpreter's job; fuse_link_parse says whether one node can be a

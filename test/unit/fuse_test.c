@@ -9,7 +9,8 @@
  * blocks in order with those values. QuantizeLinear -> DequantizeLinear
  * links against op_quant.c's two kernels one after the other, bit for
  * bit, for each integer type, on values with NaN, infinities, ties and
- * the ends of each range among them; the nodes that cannot be links.
+ * the ends of each range among them, and amid other links; the nodes
+ * that cannot be links.
  */
 #include <float.h>
 #include <stdio.h>
@@ -172,6 +173,7 @@ test_run_seen(void)
 	static const int64_t lens[] = { 1, 8192, 8193, 300001 };
 	uint64_t st = 7;
 
+	/* each piece reads the last one's values; only the first reads x */
 	for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
 		int64_t n = lens[t];
 		float *x = malloc((size_t)n * sizeof *x);
@@ -330,6 +332,65 @@ test_qlinks(void)
 		    0.002f, 100, n);
 		check_qlinks("com.microsoft", 13, DT_INT16, 0.7f, 0, 0.7f, 0,
 		    n);
+		/* q - z of DequantizeLinear from -65535 to 65535 */
+		check_qlinks("", 21, DT_UINT16, 0.01f, 0, 2.5f, 65535, n);
+		check_qlinks("", 21, DT_UINT16, 0.01f, 65535, 1e-6f, 0, n);
+		check_qlinks("", 21, DT_INT16, 0.02f, -32768, 0.5f, 32767,
+		    n);
+		check_qlinks("", 21, DT_INT16, 0.02f, 32767, 3.0f, -32768,
+		    n);
+		check_qlinks("", 13, DT_UINT8, 1e-3f, 255, 0.3f, 0, n);
+		check_qlinks("", 13, DT_INT8, 1e-3f, -128, 0.3f, 127, n);
+	}
+}
+
+/*
+ * Q/DQ pairs amid other links, in one chain: the values of the pieces
+ * run one after the other (each checked above), whatever the lengths.
+ */
+static void
+test_qchain(void)
+{
+	const struct fuse_link qk = { .kind = FUSE_QUANT, .k = 0.05f,
+	    .lo = 0, .hi = 255, .qtype = DT_UINT8, .zero = 100 };
+	const struct fuse_link dqk = { .kind = FUSE_DEQUANT, .k = 0.05f,
+	    .qtype = DT_UINT8, .zero = 100 };
+	const struct fuse_link l[FUSE_MAX] = {
+		bin('*', FUSE_X, FUSE_K, 1), qk, dqk,
+		{ .kind = FUSE_RELU }, qk, dqk, qk, dqk };
+	static const int64_t lens[] = { 1, 2049, 300001 };
+	static const int cut[] = { 0, 1, 3, 4, 6, 8 };	/* the pieces */
+	uint64_t st = 7;
+
+	/* each piece reads the last one's values; only the first reads x */
+	for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
+		int64_t n = lens[t];
+		float *x = malloc((size_t)n * sizeof *x);
+		float *a = malloc((size_t)n * sizeof *a);
+		float *b = malloc((size_t)n * sizeof *b);
+		float *got = malloc((size_t)n * sizeof *got);
+		float *outs[FUSE_MAX] = { 0 };
+
+		REQUIRE(x && a && b && got);
+		for (int64_t i = 0; i < n; i++)
+			x[i] = qvalue(&st, 0.05f, 0, 255);
+		memcpy(a, x, (size_t)n * sizeof *a);
+		for (size_t c = 0; c + 1 < sizeof cut / sizeof cut[0]; c++) {
+			int m = cut[c + 1] - cut[c];
+
+			outs[m - 1] = b;
+			fuse_run(l + cut[c], m, a, outs, n, 1);
+			outs[m - 1] = NULL;
+			memcpy(a, b, (size_t)n * sizeof *a);
+		}
+		for (int threads = 1; threads <= 2; threads++) {
+			memset(outs, 0, sizeof outs);
+			outs[FUSE_MAX - 1] = got;
+			memset(got, 0xff, (size_t)n * sizeof *got);
+			fuse_run(l, FUSE_MAX, x, outs, n, threads);
+			CHECK(memcmp(got, b, (size_t)n * sizeof *got) == 0);
+		}
+		free(x), free(a), free(b), free(got);
 	}
 }
 
@@ -544,5 +605,5 @@ test_skip(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_run, test_run_seen, test_qlinks, test_qlinks_refused,
-    test_models, test_skip)
+UNIT_MAIN(test_run, test_run_seen, test_qlinks, test_qchain,
+    test_qlinks_refused, test_models, test_skip)
