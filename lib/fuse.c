@@ -342,7 +342,9 @@ run_qdq(const struct fuse_link *q, const struct fuse_link *d,
 
 /*
  * Values [at, at + len) through all links, the values between them in
- * buf's two halves by turns (a link never writes what it reads).
+ * buf's two halves by turns (a link never writes what it reads). An
+ * output that is x itself (the last link's, in place) is made in buf
+ * too and copied over x's block once no link reads it.
  */
 static void
 run_block(const struct fuse_link *l, int n, const float *x,
@@ -353,14 +355,16 @@ run_block(const struct fuse_link *l, int n, const float *x,
 	for (int i = 0, half = 0; i < n; i++, half ^= 1) {
 		int pair = l[i].kind == FUSE_QUANT && i + 1 < n &&
 		    l[i + 1].kind == FUSE_DEQUANT && !outs[i];
-		float *o = outs[i + pair] ? outs[i + pair] + at : buf +
-		    half * BLOCK;
+		float *to = outs[i + pair] ? outs[i + pair] + at : NULL;
+		float *o = to && to != x + at ? to : buf + half * BLOCK;
 
 		if (pair) {
 			run_qdq(&l[i], &l[i + 1], o, cur, len);
 			i++;
 		} else
 			run_link(&l[i], o, cur, x + at, len);
+		if (to && o != to)
+			memcpy(to, o, (size_t)len * sizeof *o);
 		cur = o;
 	}
 }

@@ -76,8 +76,8 @@ int fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd,
 /*
  * Run the n links on the len values of x. outs[i] receives link i's
  * values; it may be NULL (not wanted) for every link but the last, and
- * is for a QUANT link. threads > 1 spreads long runs over par's
- * threads (par.h).
+ * is for a QUANT link. The last may be x itself (in place). threads > 1
+ * spreads long runs over par's threads (par.h).
  */
 void fuse_run(const struct fuse_link *l, int n, const float *x,
     float *const *outs, int64_t len, int threads);

@@ -2,8 +2,10 @@
  * fuse_test: lib/fuse.c's chains against the same arithmetic one link
  * at a time, bit for bit, on random values with NaN, infinities and
  * signed zeros among them, over lengths that end inside a block and
- * across threads; and the interpreter on the generated fuse/ models
- * (test/data/fuse/make-fixtures.py) fused and not (ONNXQ_NO_FUSE):
+ * across threads, and in place over x; and the interpreter on the
+ * generated fuse/ models (test/data/fuse/make-fixtures.py; reuse.onnx:
+ * outputs written over the chain's input when only the chain reads it)
+ * fused and not (ONNXQ_NO_FUSE):
  * the same outputs, and with an observer the same tensors observed in
  * the same order with the same bytes; fuse_run_seen shows every link's
  * blocks in order with those values. QuantizeLinear -> DequantizeLinear
@@ -127,6 +129,15 @@ test_run(void)
 		fuse_run(l, FUSE_MAX, x, outs, n, 1);
 		CHECK(memcmp(got + (FUSE_MAX - 1) * n, ref + (FUSE_MAX - 1) *
 		    n, (size_t)n * sizeof *got) == 0);
+		/* in place over x: all links, then three (the last reads x) */
+		for (int m = FUSE_MAX; m > 0; m -= FUSE_MAX - 3) {
+			memcpy(got, x, (size_t)n * sizeof *got);
+			outs[m - 1] = got;
+			fuse_run(l, m, got, outs, n, 2);
+			CHECK(memcmp(got, ref + (m - 1) * n, (size_t)n *
+			    sizeof *got) == 0);
+			outs[m - 1] = NULL;
+		}
 		free(x);
 		free(ref);
 		free(got);
@@ -454,7 +465,8 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 
 /* Run model rel once, fused or not, observed or not. */
 static int
-run_model(const char *rel, int fused, struct seen *s, struct tensor *out)
+run_model(const char *rel, const int64_t *d, int fused, struct seen *s,
+    struct tensor *out)
 {
 	struct interp_opts o = { .threads = 2, .observe = s ? observe : NULL,
 	    .observe_ctx = s };
@@ -462,7 +474,6 @@ run_model(const char *rel, int fused, struct seen *s, struct tensor *out)
 	struct interp *ip;
 	struct tensor in;
 	struct err e;
-	int64_t d[4] = { 2, 3, 17, 19 };
 	uint64_t st = 7;
 	int r;
 
@@ -490,16 +501,16 @@ run_model(const char *rel, int fused, struct seen *s, struct tensor *out)
 }
 
 static void
-check_model(const char *rel, int nout)
+check_model(const char *rel, const int64_t *d, int nout)
 {
 	struct tensor a[3], b[3];
 
 	for (int obs = 0; obs < 2; obs++) {
 		struct seen sa = { .n = 0 }, sb = { .n = 0 };
 
-		if (!CHECK(run_model(rel, 1, obs ? &sa : NULL, a) == 0))
+		if (!CHECK(run_model(rel, d, 1, obs ? &sa : NULL, a) == 0))
 			return;
-		if (!CHECK(run_model(rel, 0, obs ? &sb : NULL, b) == 0))
+		if (!CHECK(run_model(rel, d, 0, obs ? &sb : NULL, b) == 0))
 			return;
 		for (int i = 0; i < nout; i++) {
 			CHECK(shape_equal(&a[i], &b[i]));
@@ -521,9 +532,13 @@ check_model(const char *rel, int nout)
 static void
 test_models(void)
 {
-	check_model("fuse/chains.onnx", 3);
-	check_model("fuse/clip10.onnx", 1);
-	check_model("fuse/qdq.onnx", 2);
+	const int64_t *d = DIMS(2, 3, 17, 19);
+
+	check_model("fuse/chains.onnx", d, 3);
+	check_model("fuse/clip10.onnx", d, 1);
+	check_model("fuse/qdq.onnx", d, 2);
+	/* chains written in place over their input, or not */
+	check_model("fuse/reuse.onnx", DIMS(2, 3, 100, 100), 2);
 }
 
 /* Every value of a run, kept by name for interp_run_skip(). */
