@@ -256,8 +256,8 @@ fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd, int opset,
 	} while (0)
 
 FUSE_SIMD static void
-run_link(const struct fuse_link *l, float *restrict o,
-    const float *restrict cur, const float *restrict x, int64_t n)
+run_link(const struct fuse_link *l, float *o, const float *cur,
+    const float *x, int64_t n)
 {
 	const float *p = l->a == FUSE_CUR ? cur : x;
 	const float *q = l->b == FUSE_CUR ? cur : x;
@@ -326,7 +326,7 @@ run_link(const struct fuse_link *l, float *restrict o,
  */
 FUSE_SIMD static void
 run_qdq(const struct fuse_link *q, const struct fuse_link *d,
-    float *restrict o, const float *restrict cur, int64_t n)
+    float *o, const float *cur, int64_t n)
 {
 	const float zd = (float)d->zero, kq = q->k, kd = d->k;
 	const float shift = (float)q->zero - zd, lo = q->lo - zd,
@@ -342,9 +342,9 @@ run_qdq(const struct fuse_link *q, const struct fuse_link *d,
 
 /*
  * Values [at, at + len) through all links, the values between them in
- * buf's two halves by turns (a link never writes what it reads). An
- * output that is x itself (the last link's, in place) is made in buf
- * too and copied over x's block once no link reads it.
+ * buf's two halves by turns. The last link may write over x (in place):
+ * each loop reads value i before it writes value i, and the pointers
+ * are not restrict, so that is defined (omp simd still vectorizes).
  */
 static void
 run_block(const struct fuse_link *l, int n, const float *x,
@@ -355,16 +355,14 @@ run_block(const struct fuse_link *l, int n, const float *x,
 	for (int i = 0, half = 0; i < n; i++, half ^= 1) {
 		int pair = l[i].kind == FUSE_QUANT && i + 1 < n &&
 		    l[i + 1].kind == FUSE_DEQUANT && !outs[i];
-		float *to = outs[i + pair] ? outs[i + pair] + at : NULL;
-		float *o = to && to != x + at ? to : buf + half * BLOCK;
+		float *o = outs[i + pair] ? outs[i + pair] + at : buf +
+		    half * BLOCK;
 
 		if (pair) {
 			run_qdq(&l[i], &l[i + 1], o, cur, len);
 			i++;
 		} else
 			run_link(&l[i], o, cur, x + at, len);
-		if (to && o != to)
-			memcpy(to, o, (size_t)len * sizeof *o);
 		cur = o;
 	}
 }
