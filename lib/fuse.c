@@ -256,8 +256,8 @@ fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd, int opset,
 	} while (0)
 
 FUSE_SIMD static void
-run_link(const struct fuse_link *l, float *restrict o,
-    const float *restrict cur, const float *restrict x, int64_t n)
+run_link(const struct fuse_link *l, float *o, const float *cur,
+    const float *x, int64_t n)
 {
 	const float *p = l->a == FUSE_CUR ? cur : x;
 	const float *q = l->b == FUSE_CUR ? cur : x;
@@ -311,17 +311,58 @@ run_link(const struct fuse_link *l, float *restrict o,
 	}
 }
 
-/* Values [at, at + len) through all links. */
+/*
+ * A QUANT link q and the DEQUANT link d after it in one loop, the
+ * integers between them never stored: o = (v - zd) * kd for QUANT's
+ * v = clamp(rint(x / kq) + zq, lo, hi), NaN to lo, as
+ * o = clamp(rint(x / kq) + (zq - zd), lo - zd, hi - zd) * kd. The same
+ * bits as the two links: every integer here (zero points, bounds, the
+ * values in range) is below 2^17 in magnitude, so each sum and
+ * difference is exact; a sum outside [lo, hi] rounds to a float no
+ * nearer the range (rounding is monotone), so both forms clamp it to
+ * the same end; a NaN goes to the low end in both; and adding
+ * zq - zd (+0 when equal) turns rint's -0 into +0 as adding zq did, so
+ * the zero's sign is DEQUANT's integer 0's too.
+ */
+FUSE_SIMD static void
+run_qdq(const struct fuse_link *q, const struct fuse_link *d,
+    float *o, const float *cur, int64_t n)
+{
+	const float zd = (float)d->zero, kq = q->k, kd = d->k;
+	const float shift = (float)q->zero - zd, lo = q->lo - zd,
+	    hi = q->hi - zd;
+
+	SIMD
+	for (int64_t i = 0; i < n; i++) {
+		float v = nearbyintf(cur[i] / kq) + shift;
+
+		o[i] = (!(v >= lo) ? lo : v > hi ? hi : v) * kd;
+	}
+}
+
+/*
+ * Values [at, at + len) through all links, the values between them in
+ * buf's two halves by turns. The last link may write over x (in place):
+ * each loop reads value i before it writes value i, and the pointers
+ * are not restrict, so that is defined (omp simd still vectorizes).
+ */
 static void
 run_block(const struct fuse_link *l, int n, const float *x,
     float *const *outs, int64_t at, int64_t len, float *buf)
 {
 	const float *cur = x + at;
 
-	for (int i = 0; i < n; i++) {
-		float *o = outs[i] ? outs[i] + at : buf + (i % 2) * BLOCK;
+	for (int i = 0, half = 0; i < n; i++, half ^= 1) {
+		int pair = l[i].kind == FUSE_QUANT && i + 1 < n &&
+		    l[i + 1].kind == FUSE_DEQUANT && !outs[i];
+		float *o = outs[i + pair] ? outs[i + pair] + at : buf +
+		    half * BLOCK;
 
-		run_link(&l[i], o, cur, x + at, len);
+		if (pair) {
+			run_qdq(&l[i], &l[i + 1], o, cur, len);
+			i++;
+		} else
+			run_link(&l[i], o, cur, x + at, len);
 		cur = o;
 	}
 }

@@ -18,8 +18,9 @@
  * the QUANT link's values are the integers (as floats) the node would
  * write, the DEQUANT link's the floats DequantizeLinear makes of them,
  * with op_quant.c's arithmetic; the integer tensor between them is never
- * made. A QUANT link is always followed by its DEQUANT link (the
- * interpreter cuts chains to make it so) and never writes an output.
+ * made, and fuse_run computes the pair in one step, the same bits. A
+ * QUANT link is always followed by its DEQUANT link (the interpreter
+ * cuts chains to make it so) and never writes an output.
  *
  * Recognising which nodes form a chain (single readers, plan order) is
  * the interpreter's job; fuse_link_parse says whether one node can be a
@@ -75,8 +76,8 @@ int fuse_link_parse(struct fuse_link *l, const Onnx__NodeProto *nd,
 /*
  * Run the n links on the len values of x. outs[i] receives link i's
  * values; it may be NULL (not wanted) for every link but the last, and
- * is for a QUANT link. threads > 1 spreads long runs over par's
- * threads (par.h).
+ * is for a QUANT link. The last may be x itself (in place). threads > 1
+ * spreads long runs over par's threads (par.h).
  */
 void fuse_run(const struct fuse_link *l, int n, const float *x,
     float *const *outs, int64_t len, int threads);

@@ -1168,6 +1168,38 @@ run_chain_seen(struct interp *ip, struct step *st, const struct tensor *x,
 	return 0;
 }
 
+/* Whether node (an index in graph.node) is a link of the chain at st. */
+static int
+chain_has(const struct interp *ip, const struct step *st, int node)
+{
+	for (int i = 0; i < st->nchain; i++)
+		if (ip->steps[st->chain_steps[i]].index == node)
+			return 1;
+	return 0;
+}
+
+/*
+ * The chain's input x when its buffer can become the output's: x is the
+ * run's own node output (not a graph output, a constant, an input or a
+ * value taken from an earlier run) and no node outside the chain reads
+ * it. fuse_run then writes it in place, where each block was just read,
+ * instead of into fresh memory (its pages first touched, then cached).
+ */
+static struct tensor *
+chain_input_to_reuse(struct interp *ip, const struct step *st)
+{
+	int s = st->in[st->chain_xin];
+	const struct graph_value *gv = graph_value_at(ip->gr, s);
+
+	if (ip->ptr[s] != &ip->vals[s] || !ip->vals[s].data ||
+	    gv->is_output || ip->is_const[s])
+		return NULL;
+	for (int c = 0; c < gv->nconsumers; c++)
+		if (!chain_has(ip, st, gv->consumers[c]))
+			return NULL;
+	return &ip->vals[s];
+}
+
 /*
  * Run the chain starting at st in one pass: 0 when done, 1 when the
  * steps are to run one by one: its input is not float32, or an observer
@@ -1182,7 +1214,7 @@ run_chain(struct interp *ip, struct step *st, struct err *e)
 	float *outs[FUSE_MAX];
 	char label[512];
 	struct step *last = &ip->steps[st->chain_steps[st->nchain - 1]];
-	struct tensor *y = &ip->vals[last->out[0]];
+	struct tensor *y = &ip->vals[last->out[0]], *own;
 
 	if ((ip->observe && !ip->chain_obs) || ip->keep || !x || !x->data ||
 	    x->dtype != DT_FLOAT || x->rank < st->chain_krank)
@@ -1201,11 +1233,14 @@ run_chain(struct interp *ip, struct step *st, struct err *e)
 	}
 	for (int i = 0; i < st->nchain - 1; i++)
 		outs[i] = NULL;
-	if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)
+	if ((own = chain_input_to_reuse(ip, st)) != NULL)
+		tensor_move(y, own);	/* x is y now: x->data is NULL */
+	else if (tensor_alloc_like_uninit(y, DT_FLOAT, x, e) < 0)
 		return err_prefix(e, "%s", node_label(last->node, last->index,
 		    label, sizeof label));
 	outs[st->nchain - 1] = y->data;
-	fuse_run(st->chain, st->nchain, x->data, outs, x->nelem, ip->threads);
+	fuse_run(st->chain, st->nchain, own ? y->data : x->data, outs,
+	    y->nelem, ip->threads);
 	for (int i = 1; i < st->nchain; i++)
 		ip->steps[st->chain_steps[i]].chain_done = 1;
 	return 0;

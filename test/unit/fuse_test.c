@@ -2,14 +2,17 @@
  * fuse_test: lib/fuse.c's chains against the same arithmetic one link
  * at a time, bit for bit, on random values with NaN, infinities and
  * signed zeros among them, over lengths that end inside a block and
- * across threads; and the interpreter on the generated fuse/ models
- * (test/data/fuse/make-fixtures.py) fused and not (ONNXQ_NO_FUSE):
+ * across threads, and in place over x; and the interpreter on the
+ * generated fuse/ models (test/data/fuse/make-fixtures.py; reuse.onnx:
+ * outputs written over the chain's input when only the chain reads it)
+ * fused and not (ONNXQ_NO_FUSE):
  * the same outputs, and with an observer the same tensors observed in
  * the same order with the same bytes; fuse_run_seen shows every link's
  * blocks in order with those values. QuantizeLinear -> DequantizeLinear
  * links against op_quant.c's two kernels one after the other, bit for
  * bit, for each integer type, on values with NaN, infinities, ties and
- * the ends of each range among them; the nodes that cannot be links.
+ * the ends of each range among them, and amid other links; the nodes
+ * that cannot be links.
  */
 #include <float.h>
 #include <stdio.h>
@@ -126,6 +129,15 @@ test_run(void)
 		fuse_run(l, FUSE_MAX, x, outs, n, 1);
 		CHECK(memcmp(got + (FUSE_MAX - 1) * n, ref + (FUSE_MAX - 1) *
 		    n, (size_t)n * sizeof *got) == 0);
+		/* in place over x: all links, then three (the last reads x) */
+		for (int m = FUSE_MAX; m > 0; m -= FUSE_MAX - 3) {
+			memcpy(got, x, (size_t)n * sizeof *got);
+			outs[m - 1] = got;
+			fuse_run(l, m, got, outs, n, 2);
+			CHECK(memcmp(got, ref + (m - 1) * n, (size_t)n *
+			    sizeof *got) == 0);
+			outs[m - 1] = NULL;
+		}
 		free(x);
 		free(ref);
 		free(got);
@@ -172,6 +184,7 @@ test_run_seen(void)
 	static const int64_t lens[] = { 1, 8192, 8193, 300001 };
 	uint64_t st = 7;
 
+	/* each piece reads the last one's values; only the first reads x */
 	for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
 		int64_t n = lens[t];
 		float *x = malloc((size_t)n * sizeof *x);
@@ -330,6 +343,65 @@ test_qlinks(void)
 		    0.002f, 100, n);
 		check_qlinks("com.microsoft", 13, DT_INT16, 0.7f, 0, 0.7f, 0,
 		    n);
+		/* q - z of DequantizeLinear from -65535 to 65535 */
+		check_qlinks("", 21, DT_UINT16, 0.01f, 0, 2.5f, 65535, n);
+		check_qlinks("", 21, DT_UINT16, 0.01f, 65535, 1e-6f, 0, n);
+		check_qlinks("", 21, DT_INT16, 0.02f, -32768, 0.5f, 32767,
+		    n);
+		check_qlinks("", 21, DT_INT16, 0.02f, 32767, 3.0f, -32768,
+		    n);
+		check_qlinks("", 13, DT_UINT8, 1e-3f, 255, 0.3f, 0, n);
+		check_qlinks("", 13, DT_INT8, 1e-3f, -128, 0.3f, 127, n);
+	}
+}
+
+/*
+ * Q/DQ pairs amid other links, in one chain: the values of the pieces
+ * run one after the other (each checked above), whatever the lengths.
+ */
+static void
+test_qchain(void)
+{
+	const struct fuse_link qk = { .kind = FUSE_QUANT, .k = 0.05f,
+	    .lo = 0, .hi = 255, .qtype = DT_UINT8, .zero = 100 };
+	const struct fuse_link dqk = { .kind = FUSE_DEQUANT, .k = 0.05f,
+	    .qtype = DT_UINT8, .zero = 100 };
+	const struct fuse_link l[FUSE_MAX] = {
+		bin('*', FUSE_X, FUSE_K, 1), qk, dqk,
+		{ .kind = FUSE_RELU }, qk, dqk, qk, dqk };
+	static const int64_t lens[] = { 1, 2049, 300001 };
+	static const int cut[] = { 0, 1, 3, 4, 6, 8 };	/* the pieces */
+	uint64_t st = 7;
+
+	/* each piece reads the last one's values; only the first reads x */
+	for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
+		int64_t n = lens[t];
+		float *x = malloc((size_t)n * sizeof *x);
+		float *a = malloc((size_t)n * sizeof *a);
+		float *b = malloc((size_t)n * sizeof *b);
+		float *got = malloc((size_t)n * sizeof *got);
+		float *outs[FUSE_MAX] = { 0 };
+
+		REQUIRE(x && a && b && got);
+		for (int64_t i = 0; i < n; i++)
+			x[i] = qvalue(&st, 0.05f, 0, 255);
+		memcpy(a, x, (size_t)n * sizeof *a);
+		for (size_t c = 0; c + 1 < sizeof cut / sizeof cut[0]; c++) {
+			int m = cut[c + 1] - cut[c];
+
+			outs[m - 1] = b;
+			fuse_run(l + cut[c], m, a, outs, n, 1);
+			outs[m - 1] = NULL;
+			memcpy(a, b, (size_t)n * sizeof *a);
+		}
+		for (int threads = 1; threads <= 2; threads++) {
+			memset(outs, 0, sizeof outs);
+			outs[FUSE_MAX - 1] = got;
+			memset(got, 0xff, (size_t)n * sizeof *got);
+			fuse_run(l, FUSE_MAX, x, outs, n, threads);
+			CHECK(memcmp(got, b, (size_t)n * sizeof *got) == 0);
+		}
+		free(x), free(a), free(b), free(got);
 	}
 }
 
@@ -393,7 +465,8 @@ observe(void *ctx, const char *name, const struct tensor *t, struct err *e)
 
 /* Run model rel once, fused or not, observed or not. */
 static int
-run_model(const char *rel, int fused, struct seen *s, struct tensor *out)
+run_model(const char *rel, const int64_t *d, int fused, struct seen *s,
+    struct tensor *out)
 {
 	struct interp_opts o = { .threads = 2, .observe = s ? observe : NULL,
 	    .observe_ctx = s };
@@ -401,7 +474,6 @@ run_model(const char *rel, int fused, struct seen *s, struct tensor *out)
 	struct interp *ip;
 	struct tensor in;
 	struct err e;
-	int64_t d[4] = { 2, 3, 17, 19 };
 	uint64_t st = 7;
 	int r;
 
@@ -429,16 +501,16 @@ run_model(const char *rel, int fused, struct seen *s, struct tensor *out)
 }
 
 static void
-check_model(const char *rel, int nout)
+check_model(const char *rel, const int64_t *d, int nout)
 {
 	struct tensor a[3], b[3];
 
 	for (int obs = 0; obs < 2; obs++) {
 		struct seen sa = { .n = 0 }, sb = { .n = 0 };
 
-		if (!CHECK(run_model(rel, 1, obs ? &sa : NULL, a) == 0))
+		if (!CHECK(run_model(rel, d, 1, obs ? &sa : NULL, a) == 0))
 			return;
-		if (!CHECK(run_model(rel, 0, obs ? &sb : NULL, b) == 0))
+		if (!CHECK(run_model(rel, d, 0, obs ? &sb : NULL, b) == 0))
 			return;
 		for (int i = 0; i < nout; i++) {
 			CHECK(shape_equal(&a[i], &b[i]));
@@ -460,9 +532,13 @@ check_model(const char *rel, int nout)
 static void
 test_models(void)
 {
-	check_model("fuse/chains.onnx", 3);
-	check_model("fuse/clip10.onnx", 1);
-	check_model("fuse/qdq.onnx", 2);
+	const int64_t *d = DIMS(2, 3, 17, 19);
+
+	check_model("fuse/chains.onnx", d, 3);
+	check_model("fuse/clip10.onnx", d, 1);
+	check_model("fuse/qdq.onnx", d, 2);
+	/* chains written in place over their input, or not */
+	check_model("fuse/reuse.onnx", DIMS(2, 3, 100, 100), 2);
 }
 
 /* Every value of a run, kept by name for interp_run_skip(). */
@@ -544,5 +620,5 @@ test_skip(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_run, test_run_seen, test_qlinks, test_qlinks_refused,
-    test_models, test_skip)
+UNIT_MAIN(test_run, test_run_seen, test_qlinks, test_qchain,
+    test_qlinks_refused, test_models, test_skip)

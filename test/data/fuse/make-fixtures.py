@@ -18,6 +18,11 @@ qdq.onnx (opset 13, com.microsoft 1): Add(x, 3) -> QuantizeLinear (uint8)
   (uint16) -> DequantizeLinear -> Relu -> QuantizeLinear read by two
   DequantizeLinear (no link) -> Add = y; and x -> QuantizeLinear read by
   a DequantizeLinear and a Cast (no link) -> Add = z.
+reuse.onnx (opset 13, x 2x3x100x100: blocks of lib/fuse.c): chains whose
+  input is a node's output, written in place when only the chain reads
+  it: t = Mul(x, 2) -> Add(., 3) -> Relu, t read after by a Sigmoid
+  (not in place), Add of the two = y; v = Mul(x, 0.5) -> hard-swish,
+  v read only by the chain's Add and Mul (in place) = h.
 """
 import os
 import sys
@@ -100,3 +105,23 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13),
                                                             1)])
 m.ir_version = 7
 save_model(m, os.path.join(out, 'qdq.onnx'))
+
+RSHAPE = [2, 3, 100, 100]
+g = helper.make_graph([
+    n('Mul', ['x', 'two'], ['t']),
+    n('Add', ['t', 'three'], ['a']),
+    n('Relu', ['a'], ['r']),
+    n('Sigmoid', ['t'], ['u']),
+    n('Add', ['r', 'u'], ['y']),
+    n('Mul', ['x', 'half'], ['v']),
+    n('Add', ['v', 'three'], ['va']),
+    n('Clip', ['va', 'zero', 'six'], ['vb']),
+    n('Mul', ['v', 'vb'], ['vm']),
+    n('Div', ['vm', 'six'], ['h']),
+], 'reuse', [helper.make_tensor_value_info('x', F, RSHAPE)],
+    [helper.make_tensor_value_info(o, F, RSHAPE) for o in ['y', 'h']],
+    [const('two', 2), const('three', 3), const('half', 0.5),
+     const('zero', 0), const('six', 6)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+m.ir_version = 7
+save_model(m, os.path.join(out, 'reuse.onnx'))
