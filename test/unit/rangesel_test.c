@@ -618,6 +618,73 @@ test_mse_search_exact(void)
 	}
 }
 
+/*
+ * The search skips spans of grids by one bound (uint8 and wider,
+ * asymmetric): against trying every grid, on random histograms (a mix
+ * of normal parts: a spike at zero, tails, one side, tiny ranges) at
+ * random resolutions, two types each (every type in turn), sometimes
+ * with reduce_range, over tiny to large data ranges.
+ */
+static void
+test_mse_search_random(void)
+{
+	static const int types[] = {
+		DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_UINT4, DT_INT4,
+	};
+	enum { N = 4000, CASES = 12 };
+	static float x[N];
+	uint64_t r = 7;
+
+	for (int c = 0; c < CASES; c++) {
+		struct hist *h = hist_new(2 + (int)(unit_rand64_r(&r) % 5));
+		struct hist_bin *b = NULL;
+		struct rangesel_stats st;
+		double lo = INFINITY, hi = -INFINITY;
+		double scale = pow(10, (double)(c % 4) * 3 - 4);
+		double m1 = uniform(&r) * 4 - 2, m2 = uniform(&r) * 6 - 3;
+		double side = c % 3 == 1 ? 1 : c % 3 == 2 ? -1 : 0;
+		size_t nb = 0;
+		struct err e;
+
+		REQUIRE(h != NULL);
+		for (int i = 0; i < N; i++) {
+			double u = uniform(&r), v = uniform(&r);
+			double w = uniform(&r), y;
+			double g = sqrt(-2 * log(u)) *
+			    cos(6.283185307179586 * v);
+
+			y = w < 0.1 ? 0 : w < 0.6 ? m1 + g :
+			    w < 0.95 ? m2 + g * 0.3 : g * g * g * 4;
+			if (side > 0)
+				y = fabs(y);
+			else if (side < 0)
+				y = -fabs(y);
+			x[i] = (float)(y * scale);
+			lo = fmin(lo, x[i]);
+			hi = fmax(hi, x[i]);
+		}
+		REQUIRE(hist_add(h, x, N) == 0);
+		REQUIRE(hist_bins(h, &b, &nb, &e) == 0);
+		st = stats(lo, hi, b, nb);
+		for (int k = 0; k < 2; k++) {
+			int t = (2 * c + k) % 6;
+			struct rangesel_opts o = ropts(RANGESEL_MSE, types[t],
+			    0);
+			float a = 0, d = 0, ba = 1, bd = -1;
+
+			o.q.reduce_range = c % 4 == 3;
+			CHECK_EQ_INT(rangesel_select(&st, &o, &a, &d, &e), 0);
+			brute_mse(&st, &o, &ba, &bd);
+			if (!CHECK(a == ba && d == bd))
+				fprintf(stderr, "# case %d type %d: [%.9g, "
+				    "%.9g], every grid: [%.9g, %.9g]\n", c,
+				    types[t], a, d, ba, bd);
+		}
+		free(b);
+		hist_free(h);
+	}
+}
+
 UNIT_MAIN(test_names, test_minmax, test_percentile, test_entropy_small,
     test_entropy_types, test_entropy_offset, test_distribution, test_mse_error, test_mse_select,
-    test_mse_asymmetric, test_mse_search_exact)
+    test_mse_asymmetric, test_mse_search_exact, test_mse_search_random)
