@@ -37,6 +37,7 @@ void
 rangesel_opts_init(struct rangesel_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->memo = NULL;
 	o->method = RANGESEL_MINMAX;
 	o->percentile = RANGESEL_PERCENTILE_DEFAULT;
 	o->entropy_bins = RANGESEL_ENTROPY_BINS_DEFAULT;
@@ -897,6 +898,79 @@ mse_seed(struct msetab *t, const struct qparams_opts *q, double a,
 	return 0;
 }
 
+/*
+ * The tables of a histogram (its prefix moments and coarse bounds)
+ * depend on the data, not on the grid: a memo keeps them for the next
+ * selection on the same statistics (the caller's promise; the sizes and
+ * the range are checked too).
+ */
+struct rangesel_memo {
+	int valid;
+	size_t nbins;
+	double amin, amax;
+	uint64_t n;
+	struct moments *pre;
+	struct coarse *coarse;	/* NULL when there was no memory */
+};
+
+struct rangesel_memo *
+rangesel_memo_new(void)
+{
+	struct rangesel_memo *m = malloc(sizeof *m);
+
+	if (m) {
+		m->valid = 0;
+		m->pre = NULL;
+		m->coarse = NULL;
+	}
+	return m;
+}
+
+void
+rangesel_memo_free(struct rangesel_memo *m)
+{
+	if (m == NULL)
+		return;
+	free(m->pre);
+	free(m->coarse);
+	free(m);
+}
+
+/* t's tables from m when they are st's: 1, else 0. */
+static int
+memo_take(const struct rangesel_memo *m, struct msetab *t,
+    const struct rangesel_stats *st, double amin, double amax)
+{
+	if (m == NULL || !m->valid || m->nbins != st->nbins ||
+	    m->n != st->n || m->amin != amin || m->amax != amax)
+		return 0;
+	t->bins = st->bins;
+	t->nbins = st->nbins;
+	memset(t->hint, 0, sizeof t->hint);
+	t->seed = INFINITY;
+	t->pre = m->pre;
+	t->coarse = m->coarse;
+	return 1;
+}
+
+/* Hand t's tables to m (which frees them), replacing what it had. */
+static void
+memo_keep(struct rangesel_memo *m, const struct msetab *t,
+    const struct rangesel_stats *st, double amin, double amax)
+{
+	if (m == NULL)
+		return;
+	free(m->pre);
+	free(m->coarse);
+	m->valid = 1;
+	m->nbins = st->nbins;
+	m->n = st->n;
+	m->amin = amin;
+	m->amax = amax;
+	m->pre = t->pre;
+	m->coarse = t->coarse;
+}
+
 /* Seeds taken every SEED_STEP grids of the search's first pass. */
 #define SEED_STEP 8
 
@@ -935,11 +1009,16 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 		*rmin = *rmax = 0;
 		return 0;
 	}
-	if (msetab_init(&t, st, e) < 0)
-		return -1;
-	/* Bounds to skip most grids by, when there is memory for them. */
-	if ((t.coarse = malloc(sizeof *t.coarse)) != NULL)
-		coarse_init(t.coarse, &t, amin, amax);
+	if (memo_take(o->memo, &t, st, amin, amax)) {
+		/* the tables of the tensor's last selection */
+	} else {
+		if (msetab_init(&t, st, e) < 0)
+			return -1;
+		/* Bounds to skip most grids by, when there is memory. */
+		if ((t.coarse = malloc(sizeof *t.coarse)) != NULL)
+			coarse_init(t.coarse, &t, amin, amax);
+		memo_keep(o->memo, &t, st, amin, amax);
+	}
 	if (o->q.symmetric) {
 		double A = fmax(-amin, amax), step;
 		const int G = 512, R = 64;
@@ -1012,8 +1091,10 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 	}
 	rc = 0;
 out:
-	free(t.coarse);
-	free(t.pre);
+	if (o->memo == NULL) {
+		free(t.coarse);
+		free(t.pre);
+	}
 	return rc;
 }
 

@@ -685,6 +685,59 @@ test_mse_search_random(void)
 	}
 }
 
+/*
+ * A memo carries one tensor's tables from selection to selection: the
+ * results in every type are those without it, and a memo given other
+ * statistics (another range) makes its tables again.
+ */
+static void
+test_mse_memo(void)
+{
+	static const int types[] = {
+		DT_UINT8, DT_UINT16, DT_INT8, DT_UINT4, DT_INT16,
+	};
+	enum { N = 5000 };
+	static float x[N];
+	uint64_t r = 99;
+
+	for (int k = 0; k < 4; k++) {
+		struct rangesel_memo *memo = rangesel_memo_new();
+		struct hist *h = hist_new(6);
+		struct hist_bin *b = NULL;
+		struct rangesel_stats st;
+		size_t nb = 0;
+		double lo = INFINITY, hi = -INFINITY;
+		struct err e;
+
+		REQUIRE(memo != NULL && h != NULL);
+		make_values(x, N, k, &r);
+		for (int i = 0; i < N; i++) {
+			lo = fmin(lo, x[i]);
+			hi = fmax(hi, x[i]);
+		}
+		REQUIRE(hist_add(h, x, N) == 0);
+		REQUIRE(hist_bins(h, &b, &nb, &e) == 0);
+		for (size_t t = 0; t < 2 * sizeof types / sizeof types[0];
+		    t++) {
+			struct rangesel_opts o = ropts(RANGESEL_MSE,
+			    types[t % 5], t >= 5);
+			float a, c, a0, c0;
+
+			/* the last round: a narrower range, same bins */
+			st = stats(lo, t == 9 ? hi / 2 : hi, b, nb);
+			CHECK_EQ_INT(rangesel_select(&st, &o, &a0, &c0, &e), 0);
+			o.memo = memo;
+			CHECK_EQ_INT(rangesel_select(&st, &o, &a, &c, &e), 0);
+			CHECK(a == a0 && c == c0);
+		}
+		free(b);
+		hist_free(h);
+		rangesel_memo_free(memo);
+	}
+	rangesel_memo_free(NULL);
+}
+
 UNIT_MAIN(test_names, test_minmax, test_percentile, test_entropy_small,
     test_entropy_types, test_entropy_offset, test_distribution, test_mse_error, test_mse_select,
-    test_mse_asymmetric, test_mse_search_exact, test_mse_search_random)
+    test_mse_asymmetric, test_mse_search_exact, test_mse_search_random,
+    test_mse_memo)
