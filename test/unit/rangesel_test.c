@@ -573,6 +573,31 @@ make_values(float *x, int n, int k, uint64_t *r)
 	}
 }
 
+/* *st of x[0..n) with a histogram of mbits (*b: free it); 0 or -1. */
+static int
+stats_of(const float *x, int n, int mbits, struct rangesel_stats *st,
+    struct hist_bin **b)
+{
+	struct hist *h = hist_new(mbits);
+	double lo = INFINITY, hi = -INFINITY;
+	size_t nb = 0;
+	struct err e;
+	int rc;
+
+	*b = NULL;
+	if (h == NULL)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		lo = fmin(lo, x[i]);
+		hi = fmax(hi, x[i]);
+	}
+	rc = hist_add(h, x, (size_t)n) < 0 || hist_bins(h, b, &nb, &e) < 0 ?
+	    -1 : 0;
+	hist_free(h);
+	*st = stats(lo, hi, *b, nb);
+	return rc;
+}
+
 static void
 test_mse_search_exact(void)
 {
@@ -585,22 +610,12 @@ test_mse_search_exact(void)
 	uint64_t r = 42;
 
 	for (int k = 0; k < 4; k++) {
-		struct hist *h = hist_new(5);
-		struct hist_bin *b = NULL;
+		struct hist_bin *b;
 		struct rangesel_stats st;
-		size_t nb = 0;
-		double lo = INFINITY, hi = -INFINITY;
 		struct err e;
 
-		REQUIRE(h != NULL);
 		make_values(x, N, k, &r);
-		for (int i = 0; i < N; i++) {
-			lo = fmin(lo, x[i]);
-			hi = fmax(hi, x[i]);
-		}
-		REQUIRE(hist_add(h, x, N) == 0);
-		REQUIRE(hist_bins(h, &b, &nb, &e) == 0);
-		st = stats(lo, hi, b, nb);
+		REQUIRE(stats_of(x, N, 5, &st, &b) == 0);
 		for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
 			struct rangesel_opts o = ropts(RANGESEL_MSE,
 			    types[t][0], types[t][1]);
@@ -614,7 +629,6 @@ test_mse_search_exact(void)
 				    types[t][0], a, c, ba, bc);
 		}
 		free(b);
-		hist_free(h);
 	}
 }
 
@@ -636,17 +650,14 @@ test_mse_search_random(void)
 	uint64_t r = 7;
 
 	for (int c = 0; c < CASES; c++) {
-		struct hist *h = hist_new(2 + (int)(unit_rand64_r(&r) % 5));
-		struct hist_bin *b = NULL;
+		int mbits = 2 + (int)(unit_rand64_r(&r) % 5);
+		struct hist_bin *b;
 		struct rangesel_stats st;
-		double lo = INFINITY, hi = -INFINITY;
 		double scale = pow(10, (double)(c % 4) * 3 - 4);
 		double m1 = uniform(&r) * 4 - 2, m2 = uniform(&r) * 6 - 3;
 		double side = c % 3 == 1 ? 1 : c % 3 == 2 ? -1 : 0;
-		size_t nb = 0;
 		struct err e;
 
-		REQUIRE(h != NULL);
 		for (int i = 0; i < N; i++) {
 			double u = uniform(&r), v = uniform(&r);
 			double w = uniform(&r), y;
@@ -660,12 +671,8 @@ test_mse_search_random(void)
 			else if (side < 0)
 				y = -fabs(y);
 			x[i] = (float)(y * scale);
-			lo = fmin(lo, x[i]);
-			hi = fmax(hi, x[i]);
 		}
-		REQUIRE(hist_add(h, x, N) == 0);
-		REQUIRE(hist_bins(h, &b, &nb, &e) == 0);
-		st = stats(lo, hi, b, nb);
+		REQUIRE(stats_of(x, N, mbits, &st, &b) == 0);
 		for (int k = 0; k < 2; k++) {
 			int t = (2 * c + k) % 6;
 			struct rangesel_opts o = ropts(RANGESEL_MSE, types[t],
@@ -681,7 +688,6 @@ test_mse_search_random(void)
 				    types[t], a, d, ba, bd);
 		}
 		free(b);
-		hist_free(h);
 	}
 }
 
@@ -702,21 +708,13 @@ test_mse_memo(void)
 
 	for (int k = 0; k < 4; k++) {
 		struct rangesel_memo *memo = rangesel_memo_new();
-		struct hist *h = hist_new(6);
-		struct hist_bin *b = NULL;
-		struct rangesel_stats st;
-		size_t nb = 0;
-		double lo = INFINITY, hi = -INFINITY;
+		struct hist_bin *b;
+		struct rangesel_stats all, st;
 		struct err e;
 
-		REQUIRE(memo != NULL && h != NULL);
+		REQUIRE(memo != NULL);
 		make_values(x, N, k, &r);
-		for (int i = 0; i < N; i++) {
-			lo = fmin(lo, x[i]);
-			hi = fmax(hi, x[i]);
-		}
-		REQUIRE(hist_add(h, x, N) == 0);
-		REQUIRE(hist_bins(h, &b, &nb, &e) == 0);
+		REQUIRE(stats_of(x, N, 6, &all, &b) == 0);
 		for (size_t t = 0; t < 2 * sizeof types / sizeof types[0];
 		    t++) {
 			struct rangesel_opts o = ropts(RANGESEL_MSE,
@@ -724,14 +722,15 @@ test_mse_memo(void)
 			float a, c, a0, c0;
 
 			/* the last round: a narrower range, same bins */
-			st = stats(lo, t == 9 ? hi / 2 : hi, b, nb);
+			st = all;
+			if (t == 9)
+				st.max /= 2;
 			CHECK_EQ_INT(rangesel_select(&st, &o, &a0, &c0, &e), 0);
 			o.memo = memo;
 			CHECK_EQ_INT(rangesel_select(&st, &o, &a, &c, &e), 0);
 			CHECK(a == a0 && c == c0);
 		}
 		free(b);
-		hist_free(h);
 		rangesel_memo_free(memo);
 	}
 	rangesel_memo_free(NULL);
