@@ -953,13 +953,14 @@ engine_range_stats(const struct tstats *ts, struct rangesel_stats *st,
 static int
 select_range(const struct settings *s, const struct config_spec *sp,
     const struct asum *ts, int method_default, float *lo, float *hi,
-    int *method, struct err *e)
+    int *method, struct rangesel_memo *memo, struct err *e)
 {
 	struct rangesel_opts ro;
 	struct rangesel_stats st;
 	int rc;
 
 	rangesel_opts_init(&ro);
+	ro.memo = memo;
 	ro.method = sp && HAS(sp, CK_METHOD) ? sp->method : s->method;
 	ro.moving_average = s->moving_average;
 	ro.per_side = s->per_side;
@@ -992,7 +993,20 @@ engine_select_range(const struct settings *s, const struct config_spec *sp,
 {
 	struct asum a = asum_of(ts);
 
-	return select_range(s, sp, &a, method_default, lo, hi, method, e);
+	return select_range(s, sp, &a, method_default, lo, hi, method, NULL,
+	    e);
+}
+
+int
+engine_select_range_memo(const struct settings *s,
+    const struct config_spec *sp, const struct tstats *ts,
+    int method_default, struct rangesel_memo *memo, float *lo, float *hi,
+    int *method, struct err *e)
+{
+	struct asum a = asum_of(ts);
+
+	return select_range(s, sp, &a, method_default, lo, hi, method, memo,
+	    e);
 }
 
 /* Activations. */
@@ -1147,7 +1161,7 @@ decide_acts(struct engine *g, struct err *e)
 		a->ov = config_find(g->o->cfg, a->name);
 		if (a->in_scope && select_range(g->s, a->ov ?
 		    &a->ov->spec : NULL, &a->ts, g->method_default, &a->rmin,
-		    &a->rmax, &a->method, e) < 0)
+		    &a->rmax, &a->method, NULL, e) < 0)
 			return err_prefix(e, "tensor %s", a->name);
 		if (a->in_scope && uncalibrated(a))
 			warn(g, "warning: tensor %s: no finite calibration "

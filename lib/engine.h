@@ -128,6 +128,12 @@ struct qparams_opts engine_weight_opts(const struct settings *s);
 int engine_select_range(const struct settings *s,
     const struct config_spec *sp, const struct tstats *ts,
     int method_default, float *lo, float *hi, int *method, struct err *e);
+/* The same, with a memo (rangesel.h) kept across one tensor's
+ * selections in several types. */
+int engine_select_range_memo(const struct settings *s,
+    const struct config_spec *sp, const struct tstats *ts,
+    int method_default, struct rangesel_memo *memo, float *lo, float *hi,
+    int *method, struct err *e);
 /* The range selection's view of ts, as engine_select_range gives it to
  * rangesel_select: st->bins malloc'd (free it), NULL without a histogram. */
 int engine_range_stats(const struct tstats *ts, struct rangesel_stats *st,

@@ -301,7 +301,7 @@ load_stats(struct mixprec *mp, struct mtensor *t, struct err *e)
 /* t's range by method for type x, as onnx-qparams selects it. */
 static int
 select_range(struct mtensor *t, int method, const struct mixprec_type *x,
-    float *lo, float *hi, struct err *e)
+    struct rangesel_memo *memo, float *lo, float *hi, struct err *e)
 {
 	struct settings s;
 	int used;
@@ -312,7 +312,8 @@ select_range(struct mtensor *t, int method, const struct mixprec_type *x,
 	s.act_symmetric = x->symmetric;
 	s.act_reduce_range = x->reduce_range;
 	s.act_pow2 = x->pow2;
-	return engine_select_range(&s, NULL, &t->ts, 0, lo, hi, &used, e);
+	return engine_select_range_memo(&s, NULL, &t->ts, 0, memo, lo, hi,
+	    &used, e);
 }
 
 /* Ranges the same once widened to hold 0 (records give them so). */
@@ -334,7 +335,9 @@ range_for(struct mixprec *mp, struct mtensor *t, const struct mixprec_type *x,
 {
 	const struct aq *b = &t->base;
 	int method = b->method ? rangesel_method_parse(b->method) : -1;
+	struct rangesel_memo *memo = NULL;
 	struct err ignore;
+	int rc = 0;
 
 	*lo = b->rmin;
 	*hi = b->rmax;
@@ -348,18 +351,20 @@ range_for(struct mixprec *mp, struct mtensor *t, const struct mixprec_type *x,
 
 		if (ok < 0)
 			return -1;
-		t->reselect = ok && select_range(t, method, &bt, &l, &h,
+		/* the check and this selection share the data's tables
+		 * (without memory for a memo, each makes its own) */
+		memo = rangesel_memo_new();
+		t->reselect = ok && select_range(t, method, &bt, memo, &l, &h,
 		    &ignore) == 0 && same_range(l, h, b->rmin, b->rmax);
 		if (ok && !t->reselect)
 			mx_note(mp, "tensor %s: its %s range is not what the stream's "
 			    "statistics give (options or overrides): kept for %s",
 			    t->name, b->method, mx_type_name(x->type));
 	}
-	if (!t->reselect)
-		return 0;
-	if (select_range(t, method, x, lo, hi, e) < 0)
-		return err_prefix(e, "tensor %s", t->name);
-	return 0;
+	if (t->reselect && select_range(t, method, x, memo, lo, hi, e) < 0)
+		rc = err_prefix(e, "tensor %s", t->name);
+	rangesel_memo_free(memo);
+	return rc;
 }
 
 /* Scale and zero point for [lo, hi] in type x, as onnx-qparams decides. */

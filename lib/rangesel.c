@@ -37,6 +37,7 @@ void
 rangesel_opts_init(struct rangesel_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->memo = NULL;
 	o->method = RANGESEL_MINMAX;
 	o->percentile = RANGESEL_PERCENTILE_DEFAULT;
 	o->entropy_bins = RANGESEL_ENTROPY_BINS_DEFAULT;
@@ -689,6 +690,8 @@ struct coarse {
 	long double n[COARSE + 1];	/* values below c[j] */
 	long double elo[COARSE + 1];	/* error of those clipped at c[j] */
 	long double ehi[COARSE + 1];	/* of those at or above c[j] */
+	long double elo_min[COARSE + 1];	/* least of elo[j..COARSE] */
+	long double ehi_min[COARSE + 1];	/* least of ehi[0..j] */
 	long double total;
 	double slack;
 };
@@ -714,6 +717,14 @@ coarse_init(struct coarse *k, struct msetab *t, double lo, double hi)
 		k->ehi[j] = (all.s2 - m.s2) - 2 * c * (all.s1 - m.s1) +
 		    (all.n - m.n) * c * c;
 	}
+	k->elo_min[COARSE] = k->elo[COARSE];
+	for (int j = COARSE - 1; j >= 0; j--)
+		k->elo_min[j] = k->elo[j] < k->elo_min[j + 1] ? k->elo[j] :
+		    k->elo_min[j + 1];
+	k->ehi_min[0] = k->ehi[0];
+	for (int j = 1; j <= COARSE; j++)
+		k->ehi_min[j] = k->ehi[j] < k->ehi_min[j - 1] ? k->ehi[j] :
+		    k->ehi_min[j - 1];
 	k->slack = 1e-12 * fmax(lo * lo, hi * hi);
 }
 
@@ -782,6 +793,71 @@ mse_past(const struct coarse *k, const struct grid *g, double cut)
 	return err > lim;
 }
 
+/*
+ * Where the grids of candidates [a, b], a in [a1, a2] <= 0 <= b in
+ * [b1, b2], can lie: qparams_compute's asymmetric grid (no pow2, no
+ * min_real_range) puts its ends within half a step of a and b: with
+ * d = b - a and q = qmax - qmin, zp = round(qmin - a/s), so
+ * |L - a| <= |a| 2^-24 + scale (1/2 + 2^-35), scale <= d/q (1 + 2^-22),
+ * and U = L + scale q, |scale q - d| <= d 2^-22 (the roundings of
+ * b - a in float, of s and a/s in double, of scale to float). *lmin
+ * and *umax bound every such grid's L from below and U from above, with
+ * room to spare (2^-18 d). 0 when that does not hold (other options,
+ * or a step that may fall under FLT_MIN, where the grid is [qmin, qmax]).
+ */
+static int
+box_ends(const struct qparams_opts *q, float a1, float a2, float b1,
+    float b2, double *lmin, double *umax)
+{
+	int64_t qmin, qmax;
+	double dmax = (double)b2 - (double)a1, step;
+
+	if (q->symmetric || q->pow2 || q->min_real_range > 0 ||
+	    !(a1 <= a2 && a2 <= 0 && 0 <= b1 && b1 <= b2) ||
+	    !((double)b1 - (double)a2 >= 1e-30) || !isfinite(dmax) ||
+	    qparams_qrange(q->type, q->reduce_range, 0, &qmin, &qmax) < 0 ||
+	    qmax <= qmin)
+		return 0;
+	step = dmax / (double)(qmax - qmin) * (1 + 0x1p-20);
+	*lmin = (double)a1 - (step / 2 + dmax * 0x1p-18);
+	*umax = (double)b2 + (step / 2 + dmax * 0x1p-18);
+	return 1;
+}
+
+/*
+ * 1 when every grid of candidates [a, b], a in [a1, a2], b in [b1, b2]
+ * (as box_ends), would be skipped by mse_past() at `cut` (or any lower
+ * cut) in its first test, the clipped values': the computed bound here
+ * is at most each grid's there (the least of elo and ehi over the
+ * points its ends can fall on; sums rounded the same way), so skipping
+ * them all changes nothing, not even which grids mse_of() rates.
+ */
+static int
+box_past(const struct msetab *t, const struct qparams_opts *q, float a1,
+    float a2, float b1, float b2, double cut)
+{
+	const struct coarse *k = t->coarse;
+	long double lim, lo, hi;
+	double lmin, umax;
+	int jl, ju;
+
+	if (k == NULL || !(cut < INFINITY) || k->total <= 0 ||
+	    !box_ends(q, a1, a2, b1, b2, &lmin, &umax))
+		return 0;
+	lim = ((long double)cut + k->slack) * k->total;
+	/* L >= lmin: each grid's jl >= coarse_at(lmin) (none is 0) */
+	jl = coarse_at(k, lmin);
+	lo = k->elo_min[jl < 0 ? 0 : jl];
+	if (jl < 0 && lo > 0)
+		lo = 0;
+	/* U <= umax: each grid's ju <= coarse_from(umax) (past the end: 0) */
+	ju = coarse_from(k, umax);
+	hi = k->ehi_min[ju > COARSE ? COARSE : ju];
+	if (ju > COARSE && hi > 0)
+		hi = 0;
+	return lo + hi > lim;
+}
+
 static int
 mse_try(struct msetab *t, const struct qparams_opts *q, double a,
     double b, double *best, float *ba, float *bb, struct err *e)
@@ -822,8 +898,100 @@ mse_seed(struct msetab *t, const struct qparams_opts *q, double a,
 	return 0;
 }
 
+/*
+ * The tables of a histogram (its prefix moments and coarse bounds)
+ * depend on the data, not on the grid: a memo keeps them for the next
+ * selection on the same statistics (the caller's promise; the sizes and
+ * the range are checked too).
+ */
+struct rangesel_memo {
+	int valid;
+	size_t nbins;
+	double amin, amax;
+	uint64_t n;
+	struct moments *pre;
+	struct coarse *coarse;	/* NULL when there was no memory */
+};
+
+struct rangesel_memo *
+rangesel_memo_new(void)
+{
+	struct rangesel_memo *m = malloc(sizeof *m);
+
+	if (m) {
+		m->valid = 0;
+		m->pre = NULL;
+		m->coarse = NULL;
+	}
+	return m;
+}
+
+void
+rangesel_memo_free(struct rangesel_memo *m)
+{
+	if (m == NULL)
+		return;
+	free(m->pre);
+	free(m->coarse);
+	free(m);
+}
+
+/* t's tables from m when they are st's: 1, else 0. */
+static int
+memo_take(const struct rangesel_memo *m, struct msetab *t,
+    const struct rangesel_stats *st, double amin, double amax)
+{
+	if (m == NULL || !m->valid || m->nbins != st->nbins ||
+	    m->n != st->n || m->amin != amin || m->amax != amax)
+		return 0;
+	t->bins = st->bins;
+	t->nbins = st->nbins;
+	memset(t->hint, 0, sizeof t->hint);
+	t->seed = INFINITY;
+	t->pre = m->pre;
+	t->coarse = m->coarse;
+	return 1;
+}
+
+/* Hand t's tables to m (which frees them), replacing what it had. */
+static void
+memo_keep(struct rangesel_memo *m, const struct msetab *t,
+    const struct rangesel_stats *st, double amin, double amax)
+{
+	if (m == NULL)
+		return;
+	free(m->pre);
+	free(m->coarse);
+	m->valid = 1;
+	m->nbins = st->nbins;
+	m->n = st->n;
+	m->amin = amin;
+	m->amax = amax;
+	m->pre = t->pre;
+	m->coarse = t->coarse;
+}
+
 /* Seeds taken every SEED_STEP grids of the search's first pass. */
 #define SEED_STEP 8
+
+/* Grids the search tries to skip at once: SPAN of a row. */
+#define SPAN 8
+
+static int
+span_end(int i, int n)
+{
+	return i + SPAN - 1 < n ? i + SPAN - 1 : n;
+}
+
+/* box_past() for candidates [a, b1 .. b2] at the search's cut. */
+static int
+span_past(const struct msetab *t, const struct qparams_opts *q, double a,
+    double b1, double b2, double best)
+{
+	double cut = best < t->seed ? best : t->seed;
+
+	return box_past(t, q, (float)a, (float)a, (float)b1, (float)b2, cut);
+}
 
 static int
 sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
@@ -841,11 +1009,16 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 		*rmin = *rmax = 0;
 		return 0;
 	}
-	if (msetab_init(&t, st, e) < 0)
-		return -1;
-	/* Bounds to skip most grids by, when there is memory for them. */
-	if ((t.coarse = malloc(sizeof *t.coarse)) != NULL)
-		coarse_init(t.coarse, &t, amin, amax);
+	if (memo_take(o->memo, &t, st, amin, amax)) {
+		/* the tables of the tensor's last selection */
+	} else {
+		if (msetab_init(&t, st, e) < 0)
+			return -1;
+		/* Bounds to skip most grids by, when there is memory. */
+		if ((t.coarse = malloc(sizeof *t.coarse)) != NULL)
+			coarse_init(t.coarse, &t, amin, amax);
+		memo_keep(o->memo, &t, st, amin, amax);
+	}
 	if (o->q.symmetric) {
 		double A = fmax(-amin, amax), step;
 		const int G = 512, R = 64;
@@ -889,6 +1062,12 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 			for (ib = 0; ib <= nbb; ib++) {
 				if (ia == 0 && ib == 0)
 					continue;
+				if (ib % SPAN == 0 && span_past(&t, &o->q,
+				    amin * ia / G, amax * ib / G,
+				    amax * span_end(ib, nbb) / G, best)) {
+					ib = span_end(ib, nbb);
+					continue;
+				}
 				if (mse_try(&t, &o->q, amin * ia / G,
 				    amax * ib / G, &best, &ba, &bb, e) < 0)
 					goto out;
@@ -912,8 +1091,10 @@ sel_mse(const struct rangesel_stats *st, const struct rangesel_opts *o,
 	}
 	rc = 0;
 out:
-	free(t.coarse);
-	free(t.pre);
+	if (o->memo == NULL) {
+		free(t.coarse);
+		free(t.pre);
+	}
 	return rc;
 }
 

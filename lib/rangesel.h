@@ -74,6 +74,8 @@ struct rangesel_stats {
 	size_t nbins;
 };
 
+struct rangesel_memo;
+
 struct rangesel_opts {
 	int method;			/* enum rangesel_method */
 	int moving_average;		/* minmax */
@@ -81,6 +83,7 @@ struct rangesel_opts {
 	double percentile;		/* in (0, 100] */
 	int entropy_bins;		/* > 0 */
 	struct qparams_opts q;		/* the target grid */
+	struct rangesel_memo *memo;	/* NULL, or see rangesel_memo_new */
 };
 
 /* "minmax", "entropy", ...; NULL if out of range. */
@@ -89,6 +92,16 @@ const char *rangesel_method_name(int method);
 int rangesel_method_parse(const char *s);
 /* Defaults: minmax, percentile 99.999, 2048 entropy bins, uint8. */
 void rangesel_opts_init(struct rangesel_opts *o);
+
+/*
+ * A memo keeps what a selection computed from the data alone (the mse
+ * method's tables), for the next selection on the same statistics in
+ * another type: set o->memo to it for each selection on one tensor,
+ * never for another's. The results are the same with or without it.
+ * rangesel_memo_new: NULL when out of memory (select without one).
+ */
+struct rangesel_memo *rangesel_memo_new(void);
+void rangesel_memo_free(struct rangesel_memo *m);
 
 /*
  * Choose [*rmin, *rmax]. Fails when the method needs a histogram or

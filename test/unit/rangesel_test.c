@@ -573,6 +573,31 @@ make_values(float *x, int n, int k, uint64_t *r)
 	}
 }
 
+/* *st of x[0..n) with a histogram of mbits (*b: free it); 0 or -1. */
+static int
+stats_of(const float *x, int n, int mbits, struct rangesel_stats *st,
+    struct hist_bin **b)
+{
+	struct hist *h = hist_new(mbits);
+	double lo = INFINITY, hi = -INFINITY;
+	size_t nb = 0;
+	struct err e;
+	int rc;
+
+	*b = NULL;
+	if (h == NULL)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		lo = fmin(lo, x[i]);
+		hi = fmax(hi, x[i]);
+	}
+	rc = hist_add(h, x, (size_t)n) < 0 || hist_bins(h, b, &nb, &e) < 0 ?
+	    -1 : 0;
+	hist_free(h);
+	*st = stats(lo, hi, *b, nb);
+	return rc;
+}
+
 static void
 test_mse_search_exact(void)
 {
@@ -585,22 +610,12 @@ test_mse_search_exact(void)
 	uint64_t r = 42;
 
 	for (int k = 0; k < 4; k++) {
-		struct hist *h = hist_new(5);
-		struct hist_bin *b = NULL;
+		struct hist_bin *b;
 		struct rangesel_stats st;
-		size_t nb = 0;
-		double lo = INFINITY, hi = -INFINITY;
 		struct err e;
 
-		REQUIRE(h != NULL);
 		make_values(x, N, k, &r);
-		for (int i = 0; i < N; i++) {
-			lo = fmin(lo, x[i]);
-			hi = fmax(hi, x[i]);
-		}
-		REQUIRE(hist_add(h, x, N) == 0);
-		REQUIRE(hist_bins(h, &b, &nb, &e) == 0);
-		st = stats(lo, hi, b, nb);
+		REQUIRE(stats_of(x, N, 5, &st, &b) == 0);
 		for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
 			struct rangesel_opts o = ropts(RANGESEL_MSE,
 			    types[t][0], types[t][1]);
@@ -614,10 +629,114 @@ test_mse_search_exact(void)
 				    types[t][0], a, c, ba, bc);
 		}
 		free(b);
-		hist_free(h);
 	}
+}
+
+/*
+ * The search skips spans of grids by one bound (uint8 and wider,
+ * asymmetric): against trying every grid, on random histograms (a mix
+ * of normal parts: a spike at zero, tails, one side, tiny ranges) at
+ * random resolutions, two types each (every type in turn), sometimes
+ * with reduce_range, over tiny to large data ranges.
+ */
+static void
+test_mse_search_random(void)
+{
+	static const int types[] = {
+		DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_UINT4, DT_INT4,
+	};
+	enum { N = 4000, CASES = 12 };
+	static float x[N];
+	uint64_t r = 7;
+
+	for (int c = 0; c < CASES; c++) {
+		int mbits = 2 + (int)(unit_rand64_r(&r) % 5);
+		struct hist_bin *b;
+		struct rangesel_stats st;
+		double scale = pow(10, (double)(c % 4) * 3 - 4);
+		double m1 = uniform(&r) * 4 - 2, m2 = uniform(&r) * 6 - 3;
+		double side = c % 3 == 1 ? 1 : c % 3 == 2 ? -1 : 0;
+		struct err e;
+
+		for (int i = 0; i < N; i++) {
+			double u = uniform(&r), v = uniform(&r);
+			double w = uniform(&r), y;
+			double g = sqrt(-2 * log(u)) *
+			    cos(6.283185307179586 * v);
+
+			y = w < 0.1 ? 0 : w < 0.6 ? m1 + g :
+			    w < 0.95 ? m2 + g * 0.3 : g * g * g * 4;
+			if (side > 0)
+				y = fabs(y);
+			else if (side < 0)
+				y = -fabs(y);
+			x[i] = (float)(y * scale);
+		}
+		REQUIRE(stats_of(x, N, mbits, &st, &b) == 0);
+		for (int k = 0; k < 2; k++) {
+			int t = (2 * c + k) % 6;
+			struct rangesel_opts o = ropts(RANGESEL_MSE, types[t],
+			    0);
+			float a = 0, d = 0, ba = 1, bd = -1;
+
+			o.q.reduce_range = c % 4 == 3;
+			CHECK_EQ_INT(rangesel_select(&st, &o, &a, &d, &e), 0);
+			brute_mse(&st, &o, &ba, &bd);
+			if (!CHECK(a == ba && d == bd))
+				fprintf(stderr, "# case %d type %d: [%.9g, "
+				    "%.9g], every grid: [%.9g, %.9g]\n", c,
+				    types[t], a, d, ba, bd);
+		}
+		free(b);
+	}
+}
+
+/*
+ * A memo carries one tensor's tables from selection to selection: the
+ * results in every type are those without it, and a memo given other
+ * statistics (another range) makes its tables again.
+ */
+static void
+test_mse_memo(void)
+{
+	static const int types[] = {
+		DT_UINT8, DT_UINT16, DT_INT8, DT_UINT4, DT_INT16,
+	};
+	enum { N = 5000 };
+	static float x[N];
+	uint64_t r = 99;
+
+	for (int k = 0; k < 4; k++) {
+		struct rangesel_memo *memo = rangesel_memo_new();
+		struct hist_bin *b;
+		struct rangesel_stats all, st;
+		struct err e;
+
+		REQUIRE(memo != NULL);
+		make_values(x, N, k, &r);
+		REQUIRE(stats_of(x, N, 6, &all, &b) == 0);
+		for (size_t t = 0; t < 2 * sizeof types / sizeof types[0];
+		    t++) {
+			struct rangesel_opts o = ropts(RANGESEL_MSE,
+			    types[t % 5], t >= 5);
+			float a, c, a0, c0;
+
+			/* the last round: a narrower range, same bins */
+			st = all;
+			if (t == 9)
+				st.max /= 2;
+			CHECK_EQ_INT(rangesel_select(&st, &o, &a0, &c0, &e), 0);
+			o.memo = memo;
+			CHECK_EQ_INT(rangesel_select(&st, &o, &a, &c, &e), 0);
+			CHECK(a == a0 && c == c0);
+		}
+		free(b);
+		rangesel_memo_free(memo);
+	}
+	rangesel_memo_free(NULL);
 }
 
 UNIT_MAIN(test_names, test_minmax, test_percentile, test_entropy_small,
     test_entropy_types, test_entropy_offset, test_distribution, test_mse_error, test_mse_select,
-    test_mse_asymmetric, test_mse_search_exact)
+    test_mse_asymmetric, test_mse_search_exact, test_mse_search_random,
+    test_mse_memo)
