@@ -1266,6 +1266,44 @@ ms:
 	return raise_for_fusion(c, from, &oo, e);
 }
 
+int
+qdq_raise_ahead(struct model *m, const struct qdq_plan *p, struct err *e)
+{
+	/* the opsets need_opset() and reduce_needs_opset() may ask */
+	static const int beyond[] = { QDQ_REDUCE_INT8_OPSET, 13, 21 };
+	struct opset_opts oo = { plan_info, (void *)p };
+	struct err why;
+	int before[sizeof beyond / sizeof *beyond];
+	size_t k;
+
+	if (m->proto->graph == NULL || model_opset(m, "") >=
+	    QDQ_FUSION_OPSET || opset_check(m, QDQ_FUSION_OPSET, &oo,
+	    &why) != 0)
+		return 0;
+	for (k = 0; k < sizeof beyond / sizeof *beyond; k++)
+		before[k] = opset_check(m, beyond[k], &oo, &why) == 0;
+	if (opset_raise(m, QDQ_FUSION_OPSET, &oo, e) < 0)
+		return -1;
+	for (k = 0; k < sizeof beyond / sizeof *beyond; k++)
+		if ((opset_check(m, beyond[k], &oo, &why) == 0) != before[k])
+			return 0;
+	return 1;
+}
+
+int
+qdq_plan_max_opset(const struct qdq_plan *p)
+{
+	int need = 0;
+
+	for (size_t i = 0; i < p->nqp; i++)
+		if (need_opset(&p->qp[i].q) > need)
+			need = need_opset(&p->qp[i].q);
+	for (size_t i = 0; i < p->ncv; i++)
+		if (need_opset(&p->cv[i].q) > need)
+			need = need_opset(&p->cv[i].q);
+	return need;
+}
+
 /* ---- weights and biases ---- */
 
 /* Quantize t (float, float16, bfloat16) into a new tensor of q->type. */
