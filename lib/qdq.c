@@ -1806,13 +1806,14 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	}
 	if (apply_folds(&c, e) != 0 ||
 	    (c.uses = nameuses_new(c.g, e)) == NULL ||
-	    classify(&c, &need, e) != 0)
+	    classify(&c, &need, e) != 0 || choose_domain(&c, need, e) != 0)
 		goto done;
-	nameuses_free(c.uses);
-	c.uses = NULL;
-	if (choose_domain(&c, need, e) != 0 ||
-	    (c.uses = nameuses_new(c.g, e)) == NULL)
-		goto done;
+	/* a raised opset rewrote nodes: their uses are to be read again */
+	if (report->opset_to != report->opset_from) {
+		nameuses_free(c.uses);
+		if ((c.uses = nameuses_new(c.g, e)) == NULL)
+			goto done;
+	}
 	limit = c.g->n_node;
 	for (i = 0; i < p->nqp; i++) {
 		if (c.skip[i]) {
