@@ -574,6 +574,21 @@ is_lent(void *ctx, const Onnx__TensorProto *t)
 	return 0;
 }
 
+/*
+ * foldcache_set_stable(): are data the bytes of an initializer of the
+ * model now that holds lent bytes (is_lent()), which stay for ev's life?
+ */
+static int
+lent_bytes(void *ctx, const void *data)
+{
+	struct mixeval *ev = ctx;
+
+	for (size_t i = 0; i < ev->nlent; i++)
+		if (ev->lent[i]->raw_data.data == data)
+			return 1;
+	return 0;
+}
+
 /* qdq_opts.removed: an initializer qdq_apply() removed. */
 static void
 drop_initializer(void *ctx, Onnx__TensorProto *t)
@@ -1174,6 +1189,7 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		mixeval_free(ev);
 		return NULL;
 	}
+	foldcache_set_stable(ev->folded, lent_bytes, ev);
 	ev->prof.reference = mixeval_cpu_seconds();
 	if (evaldata_init(ev, o, e) < 0 || prepare(ev, e) < 0) {
 		mixeval_free(ev);
