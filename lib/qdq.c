@@ -1306,6 +1306,34 @@ qdq_plan_max_opset(const struct qdq_plan *p)
 
 /* ---- weights and biases ---- */
 
+/*
+ * v into out's 8- or 16-bit elements, saturated as tensor_set() would
+ * (without its conversions through double: a tenth of onnx-mixprec's
+ * quantizing); 0 for another type.
+ */
+static int
+store_narrow(struct tensor *out, const int32_t *v)
+{
+	int64_t lo, hi, i;
+
+	if ((out->dtype != DT_INT8 && out->dtype != DT_UINT8 &&
+	    out->dtype != DT_INT16 && out->dtype != DT_UINT16) ||
+	    dtype_int_range(out->dtype, &lo, &hi) < 0)
+		return 0;
+	for (i = 0; i < out->nelem; i++) {
+		int32_t x = v[i] < lo ? (int32_t)lo : v[i] > hi ? (int32_t)hi :
+		    v[i];
+
+		switch (out->dtype) {
+		case DT_INT8:	((int8_t *)out->data)[i] = (int8_t)x; break;
+		case DT_UINT8:	((uint8_t *)out->data)[i] = (uint8_t)x; break;
+		case DT_INT16:	((int16_t *)out->data)[i] = (int16_t)x; break;
+		default:	((uint16_t *)out->data)[i] = (uint16_t)x; break;
+		}
+	}
+	return 1;
+}
+
 /* Quantize t (float, float16, bfloat16) into a new tensor of q->type. */
 static int
 quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
@@ -1337,7 +1365,7 @@ quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
 	}
 	if (q->type == DT_INT32)	/* biases: v is the tensor already */
 		memcpy(out->data, v, (size_t)t->nelem * sizeof *v);
-	else
+	else if (!store_narrow(out, v))
 		for (i = 0; i < t->nelem; i++)
 			tensor_set(out, i, v[i]);
 	free(v);
