@@ -719,6 +719,8 @@ add_cached(struct ctx *c, const char *base, const char *suffix,
 	return name;
 }
 
+static int store_narrow(struct tensor *, const int32_t *);
+
 /*
  * Scale and zero-point initializers of q, named after base; the scale of
  * type ft (float_type).
@@ -736,10 +738,15 @@ add_params(struct ctx *c, const char *base, int ft, const struct qparam *q,
 	if (tensor_alloc(&s, ft, rank, &dim, e) != 0 ||
 	    tensor_alloc(&z, q->type, rank, &dim, e) != 0)
 		goto fail;
-	for (i = 0; i < q->n; i++) {
-		tensor_set(&s, (int64_t)i, q->scale[i]);
-		tensor_set(&z, (int64_t)i, q->zp[i]);
-	}
+	/* (per channel: hundreds of values for each weight) */
+	if (ft == DT_FLOAT)
+		memcpy(s.data, q->scale, q->n * sizeof *q->scale);
+	else
+		for (i = 0; i < q->n; i++)
+			tensor_set(&s, (int64_t)i, q->scale[i]);
+	if (!store_narrow(&z, q->zp))
+		for (i = 0; i < q->n; i++)
+			tensor_set(&z, (int64_t)i, q->zp[i]);
 	if ((*sname = add_tensor(c, base, "_scale", &s, e)) == NULL ||
 	    (*zname = add_tensor(c, base, "_zero_point", &z, e)) == NULL)
 		goto fail;
