@@ -331,11 +331,12 @@ put_profile(const struct profile *p)
 	const struct mixeval_profile *v = &p->ev;
 
 	fprintf(stderr, "%s: profile: fp32 runs %.2f s, model runs %.2f s, "
-	    "model making %.2f s (CPU); %d evaluations, %ld samples, "
+	    "model making %.2f s (CPU); %d evaluations (%d of the model "
+	    "raised ahead), %ld samples, "
 	    "%ld nodes run, %ld taken from the reference run; reading "
 	    "%.2f s, choosing parameters %.2f s, writing %.2f s, freeing "
 	    "%.2f s, in all %.2f s (CPU)\n", PROG, v->reference, v->run,
-	    v->build, v->evaluations, v->samples, v->nodes_run,
+	    v->build, v->evaluations, v->raised, v->samples, v->nodes_run,
 	    v->nodes_skipped, p->read - p->start, p->search - p->read -
 	    v->reference - v->run - v->build, p->write - p->search,
 	    p->done - p->write, p->done - p->start);
@@ -351,6 +352,7 @@ by_target(const struct opts *o, struct mixprec *mp, void **mbuf,
 	    .dirs = o->dirs, .ndirs = o->ndirs,
 	    .limit = (int)o->limit, .threads = (int)o->threads,
 	    .whole_runs = getenv("ONNXQ_MIXPREC_WHOLE_RUNS") != NULL,
+	    .check_models = getenv("ONNXQ_MIXPREC_CHECK_MODELS") != NULL,
 	    .at_probes = o->at_logits };
 	struct searchui ui = { .quiet = o->search.quiet };
 	struct mixsearch_opts so;

@@ -12,6 +12,8 @@ struct fentry {
 	int opset;
 	int nin;
 	struct tensor *in;	/* copies; dtype DT_UNDEFINED: absent */
+	const void **src;	/* their bytes where they stay (stable()),
+				   or NULL */
 	struct tensor val;
 };
 
@@ -20,7 +22,25 @@ struct foldcache {
 	struct fentry *v;
 	size_t n, cap;
 	long hits;
+	foldcache_stable_fn stable;
+	void *stable_ctx;
 };
+
+void
+foldcache_set_stable(struct foldcache *c, foldcache_stable_fn stable,
+    void *ctx)
+{
+	c->stable = stable;
+	c->stable_ctx = ctx;
+}
+
+/* in's bytes, when they stay where they are for c's life; else NULL. */
+static const void *
+stable_src(const struct foldcache *c, const struct tensor *in)
+{
+	return c->stable && in && in->data &&
+	    c->stable(c->stable_ctx, in->data) ? in->data : NULL;
+}
 
 struct foldcache *
 foldcache_new(void)
@@ -43,6 +63,7 @@ fentry_release(struct fentry *f)
 	for (int i = 0; i < f->nin; i++)
 		tensor_release(&f->in[i]);
 	free(f->in);
+	free(f->src);
 	tensor_release(&f->val);
 	memset(f, 0, sizeof *f);
 }
@@ -71,14 +92,21 @@ key_of(const Onnx__NodeProto *n)
 	return n->n_output > 0 && n->output[0] ? n->output[0] : NULL;
 }
 
-/* The same element type, shape and bytes (a == NULL: b absent). */
+/*
+ * The same element type, shape and bytes (a == NULL: b absent); bytes
+ * at src, the address b was copied from, that stay there are the same.
+ */
 static int
-same_tensor(const struct tensor *a, const struct tensor *b)
+same_tensor(const struct foldcache *c, const struct tensor *a,
+    const struct tensor *b, const void *src)
 {
 	if (a == NULL || a->data == NULL)
 		return b->dtype == DT_UNDEFINED;
-	return a->dtype == b->dtype && shape_equal(a, b) &&
-	    memcmp(a->data, b->data, (size_t)a->nelem *
+	if (a->dtype != b->dtype || !shape_equal(a, b))
+		return 0;
+	if (src != NULL && a->data == src && stable_src(c, a) == src)
+		return 1;
+	return memcmp(a->data, b->data, (size_t)a->nelem *
 	    dtype_size(a->dtype)) == 0;
 }
 
@@ -112,7 +140,7 @@ foldcache_get(struct foldcache *c, const Onnx__NodeProto *n, int opset,
 	if (f->nin != nin || !same_node(f, n, opset))
 		return 0;
 	for (int j = 0; j < nin; j++)
-		if (!same_tensor(in[j], &f->in[j]))
+		if (!same_tensor(c, in[j], &f->in[j], f->src[j]))
 			return 0;
 	*out = f->val;
 	out->counted = 0;
@@ -138,13 +166,16 @@ store(struct foldcache *c, const Onnx__NodeProto *n, int opset,
 	f.opset = opset;
 	f.nnode = protobuf_c_message_get_packed_size(&n->base);
 	if ((f.node = malloc(f.nnode ? f.nnode : 1)) == NULL ||
-	    (f.in = calloc((size_t)nin + 1, sizeof *f.in)) == NULL) {
+	    (f.in = calloc((size_t)nin + 1, sizeof *f.in)) == NULL ||
+	    (f.src = calloc((size_t)nin + 1, sizeof *f.src)) == NULL) {
 		free(f.node);
+		free(f.in);
 		return err_nomem(e);
 	}
 	protobuf_c_message_pack(&n->base, f.node);
 	for (; f.nin < nin; f.nin++) {
 		f.in[f.nin].dtype = DT_UNDEFINED;
+		f.src[f.nin] = stable_src(c, in[f.nin]);
 		if (in[f.nin] && in[f.nin]->data &&
 		    tensor_copy(&f.in[f.nin], in[f.nin], e) < 0)
 			goto fail;

@@ -55,6 +55,16 @@ int foldcache_put(struct foldcache *c, const Onnx__NodeProto *n, int opset,
 int foldcache_keep(struct foldcache *c, const Onnx__NodeProto *n, int opset,
     const struct tensor *const *in, int nin, struct tensor *val,
     struct err *e);
+/*
+ * stable(ctx, data): 1 when the bytes at data stay there, the same, for
+ * the cache's life (a model's weights, lent: onnx-mixprec's): an input
+ * at the address such bytes were kept from is then the same unread (the
+ * comparison of weights was a third of the lookups). NULL: every input's
+ * bytes are compared.
+ */
+typedef int (*foldcache_stable_fn)(void *ctx, const void *data);
+void foldcache_set_stable(struct foldcache *c, foldcache_stable_fn stable,
+    void *ctx);
 /* Values foldcache_get() found so far (for tests and profiles). */
 long foldcache_hits(const struct foldcache *c);
 

@@ -41,6 +41,11 @@ struct mixeval {
 	void *skel;		/* base packed without its initializers'
 				   bytes, which each model borrows */
 	size_t nskel;
+	struct model *raised;	/* base raised ahead (qdq_raise_ahead()),
+				   its initializers' bytes base's; or NULL */
+	void *rskel;		/* and packed as skel is */
+	size_t nrskel;
+	int raise_tried;
 	Onnx__TensorProto **lent;	/* the initializers of the model
 					   now that hold base's bytes, or
 					   wcache's (qdq_opts.lent) */
@@ -71,6 +76,29 @@ struct watch {
 	struct mixeval *ev;
 	int sample;
 };
+
+/* ev->raised, its initializers' bytes given back to base first. */
+static void
+free_raised(struct mixeval *ev)
+{
+	const Onnx__GraphProto *b = ev->base ? ev->base->proto->graph : NULL;
+	Onnx__GraphProto *g;
+
+	if (ev->raised == NULL)
+		return;
+	g = ev->raised->proto->graph;
+	for (size_t i = 0; b && i < g->n_initializer && i < b->n_initializer;
+	    i++)
+		if (g->initializer[i]->raw_data.data ==
+		    b->initializer[i]->raw_data.data) {
+			g->initializer[i]->raw_data.data = NULL;
+			g->initializer[i]->raw_data.len = 0;
+		}
+	model_free(ev->raised);
+	free(ev->rskel);
+	ev->raised = NULL;
+	ev->rskel = NULL;
+}
 
 static void
 evaldata_release(struct mixeval *ev)
@@ -103,6 +131,7 @@ evaldata_release(struct mixeval *ev)
 	free(ev->sample_noise);
 	free(ev->out_names);
 	free(ev->probe_names);
+	free_raised(ev);
 	model_free(ev->base);
 	free(ev->skel);
 	free(ev->lent);
@@ -474,9 +503,10 @@ nomem:
  * them), and they go back before the model is freed.
  */
 static int
-lend_data(struct mixeval *ev, struct model *m, struct err *e)
+lend_data(struct mixeval *ev, const struct model *from, struct model *m,
+    struct err *e)
 {
-	const Onnx__GraphProto *b = ev->base->proto->graph;
+	const Onnx__GraphProto *b = from->proto->graph;
 	Onnx__GraphProto *g = m->proto->graph;
 
 	ev->nlent = 0;
@@ -544,6 +574,21 @@ is_lent(void *ctx, const Onnx__TensorProto *t)
 	return 0;
 }
 
+/*
+ * foldcache_set_stable(): are data the bytes of an initializer of the
+ * model now that holds lent bytes (is_lent()), which stay for ev's life?
+ */
+static int
+lent_bytes(void *ctx, const void *data)
+{
+	struct mixeval *ev = ctx;
+
+	for (size_t i = 0; i < ev->nlent; i++)
+		if (ev->lent[i]->raw_data.data == data)
+			return 1;
+	return 0;
+}
+
 /* qdq_opts.removed: an initializer qdq_apply() removed. */
 static void
 drop_initializer(void *ctx, Onnx__TensorProto *t)
@@ -561,6 +606,94 @@ free_model(struct mixeval *ev, struct model *m)
 	}
 	ev->nlent = 0;
 	model_free(m);
+}
+
+static int check_model(struct mixeval *, const struct qdq_plan *,
+    const struct model *, struct err *);
+static int raise_ahead(struct mixeval *, struct err *);
+
+/*
+ * The model of plan: skel unpacked, lent base's bytes, rewritten by
+ * qdq_apply(); of ev->raised when raised. A plan that quantizes nothing
+ * leaves the model at its own opset: that one is made of base again.
+ */
+static struct model *
+make_model(struct mixeval *ev, const struct qdq_plan *plan,
+    const struct qdq_opts *qo, int raised, struct err *e)
+{
+	struct qdq_report rep;
+	struct model *m;
+
+	if ((m = model_load_mem(raised ? ev->rskel : ev->skel,
+	    raised ? ev->nrskel : ev->nskel, ev->o.name, ev->o.dir,
+	    e)) == NULL)
+		return NULL;
+	if (lend_data(ev, raised ? ev->raised : ev->base, m, e) < 0 ||
+	    qdq_apply(m, plan, qo, &rep, e) < 0) {
+		free_model(ev, m);
+		return NULL;
+	}
+	if (raised && (rep.opset_from != rep.opset_to || rep.acts +
+	    rep.weights + rep.biases + rep.converts == 0)) {
+		free_model(ev, m);
+		return make_model(ev, plan, qo, 0, e);
+	}
+	if (raised && ev->o.check_models && check_model(ev, plan, m, e) < 0) {
+		free_model(ev, m);
+		return NULL;
+	}
+	ev->prof.raised += raised;
+	return m;
+}
+
+/*
+ * mixeval_opts.check_models: m, made of ev->raised, packs to the bytes
+ * of the model plan makes of base without the shortcuts: base's bytes
+ * copied, the weights quantized again, the opset raised by qdq_apply().
+ */
+static int
+check_model(struct mixeval *ev, const struct qdq_plan *plan,
+    const struct model *m, struct err *e)
+{
+	const Onnx__GraphProto *b = ev->base->proto->graph;
+	struct qdq_opts qo = { .domain = QDQ_DOMAIN_AUTO };
+	struct model *full;
+	void *x = NULL, *y = NULL;
+	size_t nx = 0, ny = 0;
+	int rc = -1;
+
+	if ((full = model_load_mem(ev->skel, ev->nskel, ev->o.name,
+	    ev->o.dir, e)) == NULL)
+		return -1;
+	for (size_t i = 0; i < b->n_initializer; i++) {
+		Onnx__TensorProto *t = full->proto->graph->initializer[i];
+		size_t n = b->initializer[i]->raw_data.len;
+
+		if (n == 0)
+			continue;
+		free(t->raw_data.data);
+		if ((t->raw_data.data = malloc(n)) == NULL) {
+			t->raw_data.len = 0;
+			err_nomem(e);
+			goto out;
+		}
+		memcpy(t->raw_data.data, b->initializer[i]->raw_data.data, n);
+		t->raw_data.len = n;
+	}
+	if (qdq_apply(full, plan, &qo, NULL, e) < 0 ||
+	    model_pack(full, &x, &nx, e) < 0 || model_pack(m, &y, &ny, e) < 0)
+		goto out;
+	if (nx != ny || memcmp(x, y, nx) != 0)
+		err_set(e, "%s: the model made of the model raised ahead "
+		    "is not the one made of the model (%zu bytes, %zu)",
+		    ev->o.name, ny, nx);
+	else
+		rc = 0;
+out:
+	free(x);
+	free(y);
+	model_free(full);
+	return rc;
 }
 
 /* plan_of()'s sink: mixprec_emit()'s records, added to plan p. */
@@ -736,9 +869,11 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 		err_nomem(e);
 		goto out;
 	}
-	if ((m = model_load_mem(ev->skel, ev->nskel, ev->o.name,
-	    ev->o.dir, e)) == NULL || lend_data(ev, m, e) < 0 ||
-	    qdq_apply(m, plan, &qo, NULL, e) < 0)
+	if (!ev->raise_tried && raise_ahead(ev, e) < 0)
+		goto out;
+	/* (a plan that raises the opset further is made of base) */
+	if ((m = make_model(ev, plan, &qo, ev->raised != NULL &&
+	    qdq_plan_max_opset(plan) > 13, e)) == NULL)
 		goto out;
 	probes_in(ev, m, names);
 	if (expose_probes(ev, m, names, ppos, e) < 0)
@@ -946,6 +1081,78 @@ next_is_reference(void *ctx)
 	ev->record = 1;
 }
 
+/* m packed with its main graph's initializers empty. */
+static int
+pack_skeleton(struct model *m, void **skel, size_t *n, struct err *e)
+{
+	Onnx__GraphProto *g = m->proto->graph;
+	size_t *len;
+	int rc;
+
+	if ((len = malloc((g->n_initializer + 1) * sizeof *len)) == NULL)
+		return err_nomem(e);
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		len[i] = g->initializer[i]->raw_data.len;
+		g->initializer[i]->raw_data.len = 0;
+	}
+	rc = model_pack(m, skel, n, e);
+	for (size_t i = 0; i < g->n_initializer; i++)
+		g->initializer[i]->raw_data.len = len[i];
+	free(len);
+	return rc;
+}
+
+/*
+ * An opset-9 model is raised to 10 by each evaluation's qdq_apply(), a
+ * tenth of the making of a model on PaddleOCR rec: when every plan
+ * would raise it so (qdq_raise_ahead()), it is raised once, here, before
+ * the first model is made (the reference run's: the activation cache
+ * knows initializers by address), into ev->raised, whose initializers
+ * that base has too keep base's bytes. Without it, or when it fails,
+ * the models are made of base.
+ */
+static int
+raise_ahead(struct mixeval *ev, struct err *e)
+{
+	const Onnx__GraphProto *b = ev->base->proto->graph;
+	Onnx__GraphProto *g;
+	void *buf = NULL;
+	size_t n;
+	int rc;
+
+	ev->raise_tried = 1;
+	if (model_opset(ev->base, "") >= 10)
+		return 0;	/* (nothing to raise: no copy) */
+	if (model_pack(ev->base, &buf, &n, e) < 0)
+		return -1;
+	ev->raised = model_load_mem(buf, n, ev->o.name, ev->o.dir, e);
+	free(buf);
+	if (ev->raised == NULL)
+		return -1;
+	if ((rc = qdq_raise_ahead(ev->raised, ev->facts, e)) <= 0) {
+		free_raised(ev);
+		return rc;
+	}
+	g = ev->raised->proto->graph;
+	for (size_t i = 0; i < g->n_initializer && i < b->n_initializer;
+	    i++) {
+		Onnx__TensorProto *t = g->initializer[i];
+
+		if (b->initializer[i]->raw_data.len == 0 ||
+		    t->raw_data.len != b->initializer[i]->raw_data.len ||
+		    strcmp(str_or_empty(t->name),
+		    str_or_empty(b->initializer[i]->name)) != 0)
+			continue;
+		free(t->raw_data.data);
+		t->raw_data = b->initializer[i]->raw_data;
+	}
+	if (pack_skeleton(ev->raised, &ev->rskel, &ev->nrskel, e) < 0) {
+		free_raised(ev);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * The model as qdq_apply() takes it, prepared once for all evaluations:
  * ev->base, and ev->skel, base packed with its main graph's initializers
@@ -954,26 +1161,11 @@ next_is_reference(void *ctx)
 static int
 prepare(struct mixeval *ev, struct err *e)
 {
-	Onnx__GraphProto *g;
-	size_t *len;
-	int rc;
-
 	if (ev->base == NULL && ((ev->base = model_load_mem(ev->o.model,
 	    ev->o.len, ev->o.name, ev->o.dir, e)) == NULL ||
 	    prep_model(ev->base, NULL, e) < 0))
 		return -1;
-	g = ev->base->proto->graph;
-	if ((len = malloc((g->n_initializer + 1) * sizeof *len)) == NULL)
-		return err_nomem(e);
-	for (size_t i = 0; i < g->n_initializer; i++) {
-		len[i] = g->initializer[i]->raw_data.len;
-		g->initializer[i]->raw_data.len = 0;
-	}
-	rc = model_pack(ev->base, &ev->skel, &ev->nskel, e);
-	for (size_t i = 0; i < g->n_initializer; i++)
-		g->initializer[i]->raw_data.len = len[i];
-	free(len);
-	return rc;
+	return pack_skeleton(ev->base, &ev->skel, &ev->nskel, e);
 }
 
 struct mixeval *
@@ -997,6 +1189,7 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 		mixeval_free(ev);
 		return NULL;
 	}
+	foldcache_set_stable(ev->folded, lent_bytes, ev);
 	ev->prof.reference = mixeval_cpu_seconds();
 	if (evaldata_init(ev, o, e) < 0 || prepare(ev, e) < 0) {
 		mixeval_free(ev);

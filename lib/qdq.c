@@ -719,6 +719,8 @@ add_cached(struct ctx *c, const char *base, const char *suffix,
 	return name;
 }
 
+static int store_narrow(struct tensor *, const int32_t *);
+
 /*
  * Scale and zero-point initializers of q, named after base; the scale of
  * type ft (float_type).
@@ -736,10 +738,15 @@ add_params(struct ctx *c, const char *base, int ft, const struct qparam *q,
 	if (tensor_alloc(&s, ft, rank, &dim, e) != 0 ||
 	    tensor_alloc(&z, q->type, rank, &dim, e) != 0)
 		goto fail;
-	for (i = 0; i < q->n; i++) {
-		tensor_set(&s, (int64_t)i, q->scale[i]);
-		tensor_set(&z, (int64_t)i, q->zp[i]);
-	}
+	/* (per channel: hundreds of values for each weight) */
+	if (ft == DT_FLOAT)
+		memcpy(s.data, q->scale, q->n * sizeof *q->scale);
+	else
+		for (i = 0; i < q->n; i++)
+			tensor_set(&s, (int64_t)i, q->scale[i]);
+	if (!store_narrow(&z, q->zp))
+		for (i = 0; i < q->n; i++)
+			tensor_set(&z, (int64_t)i, q->zp[i]);
 	if ((*sname = add_tensor(c, base, "_scale", &s, e)) == NULL ||
 	    (*zname = add_tensor(c, base, "_zero_point", &z, e)) == NULL)
 		goto fail;
@@ -1266,7 +1273,73 @@ ms:
 	return raise_for_fusion(c, from, &oo, e);
 }
 
+int
+qdq_raise_ahead(struct model *m, const struct qdq_plan *p, struct err *e)
+{
+	/* the opsets need_opset() and reduce_needs_opset() may ask */
+	static const int beyond[] = { QDQ_REDUCE_INT8_OPSET, 13, 21 };
+	struct opset_opts oo = { plan_info, (void *)p };
+	struct err why;
+	int before[sizeof beyond / sizeof *beyond];
+	size_t k;
+
+	if (m->proto->graph == NULL || model_opset(m, "") >=
+	    QDQ_FUSION_OPSET || opset_check(m, QDQ_FUSION_OPSET, &oo,
+	    &why) != 0)
+		return 0;
+	for (k = 0; k < sizeof beyond / sizeof *beyond; k++)
+		before[k] = opset_check(m, beyond[k], &oo, &why) == 0;
+	if (opset_raise(m, QDQ_FUSION_OPSET, &oo, e) < 0)
+		return -1;
+	for (k = 0; k < sizeof beyond / sizeof *beyond; k++)
+		if ((opset_check(m, beyond[k], &oo, &why) == 0) != before[k])
+			return 0;
+	return 1;
+}
+
+int
+qdq_plan_max_opset(const struct qdq_plan *p)
+{
+	int need = 0;
+
+	for (size_t i = 0; i < p->nqp; i++)
+		if (need_opset(&p->qp[i].q) > need)
+			need = need_opset(&p->qp[i].q);
+	for (size_t i = 0; i < p->ncv; i++)
+		if (need_opset(&p->cv[i].q) > need)
+			need = need_opset(&p->cv[i].q);
+	return need;
+}
+
 /* ---- weights and biases ---- */
+
+/*
+ * v into out's 8- or 16-bit elements, saturated as tensor_set() would
+ * (without its conversions through double: a tenth of onnx-mixprec's
+ * quantizing); 0 for another type.
+ */
+static int
+store_narrow(struct tensor *out, const int32_t *v)
+{
+	int64_t lo, hi, i;
+
+	if ((out->dtype != DT_INT8 && out->dtype != DT_UINT8 &&
+	    out->dtype != DT_INT16 && out->dtype != DT_UINT16) ||
+	    dtype_int_range(out->dtype, &lo, &hi) < 0)
+		return 0;
+	for (i = 0; i < out->nelem; i++) {
+		int32_t x = v[i] < lo ? (int32_t)lo : v[i] > hi ? (int32_t)hi :
+		    v[i];
+
+		switch (out->dtype) {
+		case DT_INT8:	((int8_t *)out->data)[i] = (int8_t)x; break;
+		case DT_UINT8:	((uint8_t *)out->data)[i] = (uint8_t)x; break;
+		case DT_INT16:	((int16_t *)out->data)[i] = (int16_t)x; break;
+		default:	((uint16_t *)out->data)[i] = (uint16_t)x; break;
+		}
+	}
+	return 1;
+}
 
 /* Quantize t (float, float16, bfloat16) into a new tensor of q->type. */
 static int
@@ -1299,7 +1372,7 @@ quantize_tensor(const struct tensor *t, const struct qparam *q, int axis,
 	}
 	if (q->type == DT_INT32)	/* biases: v is the tensor already */
 		memcpy(out->data, v, (size_t)t->nelem * sizeof *v);
-	else
+	else if (!store_narrow(out, v))
 		for (i = 0; i < t->nelem; i++)
 			tensor_set(out, i, v[i]);
 	free(v);
@@ -1768,13 +1841,14 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	}
 	if (apply_folds(&c, e) != 0 ||
 	    (c.uses = nameuses_new(c.g, e)) == NULL ||
-	    classify(&c, &need, e) != 0)
+	    classify(&c, &need, e) != 0 || choose_domain(&c, need, e) != 0)
 		goto done;
-	nameuses_free(c.uses);
-	c.uses = NULL;
-	if (choose_domain(&c, need, e) != 0 ||
-	    (c.uses = nameuses_new(c.g, e)) == NULL)
-		goto done;
+	/* a raised opset rewrote nodes: their uses are to be read again */
+	if (report->opset_to != report->opset_from) {
+		nameuses_free(c.uses);
+		if ((c.uses = nameuses_new(c.g, e)) == NULL)
+			goto done;
+	}
 	limit = c.g->n_node;
 	for (i = 0; i < p->nqp; i++) {
 		if (c.skip[i]) {

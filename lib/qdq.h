@@ -197,4 +197,27 @@ size_t qdq_plan_size(const struct qdq_plan *p);
 int qdq_apply(struct model *m, const struct qdq_plan *p,
     const struct qdq_opts *o, struct qdq_report *report, struct err *e);
 
+/*
+ * Raise m's opset ahead, once for many plans: when m, below opset 10,
+ * can be raised to 10 (the opset ONNX Runtime's fusion needs) and the
+ * opsets a record may need beyond (12, 13, 21) are in reach or out of it
+ * alike before and after, raise m to 10 and return 1. qdq_apply() then
+ * makes of m the model it makes of the model before for a plan that
+ * takes the com.microsoft Q/DQ (needs an opset out of reach) or needs
+ * 10; not for one that raises the opset further or quantizes nothing
+ * (which leaves the opset as it was): qdq_report.opset_from and opset_to
+ * differ, or acts, weights, biases and converts are 0 (onnx-mixprec's
+ * evaluations, mixeval.c). 0: m cannot be raised so, and may be half
+ * raised: discard it; -1 and e: out of memory. p gives the stat records
+ * (the types a rewrite needs).
+ */
+int qdq_raise_ahead(struct model *m, const struct qdq_plan *p,
+    struct err *e);
+/*
+ * The highest opset p's qparam and convert records ask of the default
+ * domain's Q/DQ (10, 13, 21; 0: none): 21 (16- and 4-bit types) is beyond
+ * the opset table (opset.h), so the plan takes the com.microsoft Q/DQ.
+ */
+int qdq_plan_max_opset(const struct qdq_plan *p);
+
 #endif

@@ -12,14 +12,13 @@ struct entry {
 	struct qparam q;	/* type, axis, n, scale, zp */
 	int bias;
 	struct tensor qt;
+	int prev;		/* the name's entry before, or -1 */
 };
 
 struct qdq_wcache {
-	struct strmap *ix;	/* name -> entry */
+	struct strmap *ix;	/* name -> its newest entry */
 	struct entry *v;
 	size_t n, cap;
-	struct tensor *old;	/* replaced entries' tensors, kept */
-	size_t nold, capold;
 	long hits;
 };
 
@@ -45,8 +44,6 @@ qdq_wcache_free(struct qdq_wcache *wc)
 		tensor_release(&wc->v[i].qt);
 	}
 	free(wc->v);
-	tensor_release_n(wc->old, wc->nold);
-	free(wc->old);
 	strmap_free(wc->ix);
 	free(wc);
 }
@@ -71,10 +68,14 @@ qdq_wcache_get(const struct qdq_wcache *wc, const char *name,
 {
 	int i;
 
-	if (!strmap_get(wc->ix, name, &i) || !same(&wc->v[i], src, q, bias))
+	if (!strmap_get(wc->ix, name, &i))
 		return NULL;
-	((struct qdq_wcache *)wc)->hits++;
-	return &wc->v[i].qt;
+	for (; i >= 0; i = wc->v[i].prev)
+		if (same(&wc->v[i], src, q, bias)) {
+			((struct qdq_wcache *)wc)->hits++;
+			return &wc->v[i].qt;
+		}
+	return NULL;
 }
 
 int
@@ -83,37 +84,32 @@ qdq_wcache_put(struct qdq_wcache *wc, const char *name,
     const struct tensor *qt, struct err *e)
 {
 	struct entry *x;
-	int i;
+	int prev;
 
-	if (!strmap_get(wc->ix, name, &i)) {
-		if (array_grow(&wc->v, &wc->cap, wc->n, sizeof *wc->v) < 0 ||
-		    strmap_put(wc->ix, name, (int)wc->n) < 0)
-			return err_nomem(e);
-		i = (int)wc->n++;
-		memset(&wc->v[i], 0, sizeof wc->v[i]);
-	}
-	x = &wc->v[i];
-	/* what qdq_wcache_get() gave stays for the cache's life */
-	if (x->qt.data != NULL) {
-		if (array_grow(&wc->old, &wc->capold, wc->nold,
-		    sizeof *wc->old) < 0)
-			return err_nomem(e);
-		wc->old[wc->nold++] = x->qt;	/* moved */
-		memset(&x->qt, 0, sizeof x->qt);
-	}
-	qparam_release(&x->q);
-	tensor_release(&x->qt);
+	if (!strmap_get(wc->ix, name, &prev))
+		prev = -1;
+	/* a new entry: what qdq_wcache_get() gave stays for the cache's
+	   life, and the search comes back to earlier parameters */
+	if (array_grow(&wc->v, &wc->cap, wc->n, sizeof *wc->v) < 0)
+		return err_nomem(e);
+	x = &wc->v[wc->n];
+	memset(x, 0, sizeof *x);
+	x->prev = prev;
 	x->rank = src->rank;
 	memcpy(x->dims, src->dims, (size_t)src->rank * sizeof *src->dims);
 	x->bias = bias;
 	if (qparam_alloc(&x->q, q->n, e) < 0 ||
 	    tensor_copy(&x->qt, qt, e) < 0) {
 		qparam_release(&x->q);
-		memset(&x->q, 0, sizeof x->q);
-		memset(&x->qt, 0, sizeof x->qt);
-		x->rank = -1;	/* never matches */
+		tensor_release(&x->qt);
 		return -1;
 	}
+	if (strmap_put(wc->ix, name, (int)wc->n) < 0) {
+		qparam_release(&x->q);
+		tensor_release(&x->qt);
+		return err_nomem(e);
+	}
+	wc->n++;
 	x->q.type = q->type;
 	x->q.axis = q->axis;
 	memcpy(x->q.scale, q->scale, q->n * sizeof *q->scale);

@@ -9,11 +9,12 @@
  * tensor is found again only under exactly the parameters that made it.
  * The cache does not look at the float values: the caller promises that
  * every model applied with one cache holds the same initializers under
- * the same names (the same model, loaded and prepared alike). One entry
- * per name: new parameters replace the old entry. A tensor the cache
- * gave stays where it is, unchanged, for the cache's life (a replaced
- * entry's is kept): callers lend its bytes (qdq_opts.lent) and compare
- * them by address (mixcache.h).
+ * the same names (the same model, loaded and prepared alike). Every
+ * parameter set a name was put under is kept, the newest found first
+ * (the search comes back to earlier ones: a weight in 8 bits, then 16,
+ * then 8 again). A tensor the cache gave stays where it is, unchanged,
+ * for the cache's life: callers lend its bytes (qdq_opts.lent) and
+ * compare them by address (mixcache.h, foldcache.h).
  */
 #ifndef ONNXQ_QDQWCACHE_H
 #define ONNXQ_QDQWCACHE_H

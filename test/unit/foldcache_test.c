@@ -6,6 +6,7 @@
  * test/data/verify/clf-q.onnx: a second interpreter takes the folded
  * weights from the cache, one with a weight's scale changed folds that
  * weight again, and the outputs are bit for bit those without a cache.
+ * Bytes said to stay (foldcache_set_stable()) are known by address.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -216,4 +217,64 @@ test_interp(void)
 	model_free(m);
 }
 
-UNIT_MAIN(test_get_put, test_keep, test_interp)
+/* foldcache_set_stable()'s: the bytes at *ctx stay. */
+static int
+stays(void *ctx, const void *data)
+{
+	return data == *(void **)ctx;
+}
+
+/*
+ * Bytes the predicate says stay are known by address: changed behind the
+ * cache's back (which the contract forbids) they still match, which shows
+ * they were not read; bytes kept from an address that did not stay then
+ * are compared, even when it stays now; other bytes at another address
+ * are compared.
+ */
+static void
+test_stable(void)
+{
+	struct foldcache *c = foldcache_new();
+	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
+	char *in_names[1] = { "w" }, *out_names[1] = { "y" };
+	struct tensor w, w2, v, got;
+	const struct tensor *in[1] = { &w };
+	int64_t d[1] = { 4 };
+	void *staying = NULL;
+	struct err e;
+
+	REQUIRE(c != NULL);
+	node_set(&n, "DequantizeLinear", in_names, 1, out_names);
+	REQUIRE(tensor_alloc(&w, DT_INT8, 1, d, &e) == 0);
+	REQUIRE(tensor_alloc(&w2, DT_INT8, 1, d, &e) == 0);
+	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
+	memset(w.data, 0, 4);
+	memset(v.data, 0, 4 * sizeof(float));
+	foldcache_set_stable(c, stays, &staying);
+	/* kept while w did not stay: w changed is not the same */
+	REQUIRE(foldcache_put(c, &n, 21, in, 1, &v, &e) == 0);
+	staying = w.data;
+	((int8_t *)w.data)[0] = 5;
+	CHECK(foldcache_get(c, &n, 21, in, 1, &got) == 0);
+	/* kept while w stays: known by address */
+	REQUIRE(foldcache_put(c, &n, 21, in, 1, &v, &e) == 0);
+	((int8_t *)w.data)[0] = 6;
+	CHECK(foldcache_get(c, &n, 21, in, 1, &got) == 1);
+	/* the same address not staying now: read, and not the same */
+	staying = NULL;
+	CHECK(foldcache_get(c, &n, 21, in, 1, &got) == 0);
+	/* other bytes elsewhere: compared (w2 is all zeros but one 5) */
+	staying = w.data;
+	memset(w2.data, 0, 4);
+	((int8_t *)w2.data)[0] = 5;
+	in[0] = &w2;
+	CHECK(foldcache_get(c, &n, 21, in, 1, &got) == 1);
+	((int8_t *)w2.data)[1] = 1;
+	CHECK(foldcache_get(c, &n, 21, in, 1, &got) == 0);
+	tensor_release(&w);
+	tensor_release(&w2);
+	tensor_release(&v);
+	foldcache_free(c);
+}
+
+UNIT_MAIN(test_get_put, test_keep, test_interp, test_stable)

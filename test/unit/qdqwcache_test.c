@@ -1,7 +1,7 @@
 /*
  * qdqwcache_test: lib/qdqwcache.c: a tensor is found again only under
  * the very parameters (and float dims) that made it; new parameters
- * replace the entry. Through qdq_apply() with qdq_opts.lent, on the
+ * add an entry, the earlier ones are still found, where they were. Through qdq_apply() with qdq_opts.lent, on the
  * generated qdqscale/bias.onnx: the cached weight and biases are lent
  * (their raw_data the cache's bytes) and the model packs byte for byte
  * as the one written with copies.
@@ -33,6 +33,7 @@ test_get_put(void)
 	struct qparam q, q2;
 	int64_t d[2] = { 2, 3 }, d2[2] = { 3, 2 };
 	const struct tensor *got;
+	const void *data;
 	struct err e;
 
 	REQUIRE(wc != NULL);
@@ -62,13 +63,17 @@ test_get_put(void)
 	q.type = DT_UINT8;
 	CHECK(qdq_wcache_get(wc, "w", &src, &q, 0) == NULL);
 	q.type = DT_INT8;
-	/* New parameters replace the entry. */
+	/* New parameters add an entry; the earlier one stays, unmoved. */
+	data = got->data;
 	((int8_t *)qt.data)[4] = 9;
 	REQUIRE(qdq_wcache_put(wc, "w", &src, &q2, 0, &qt, &e) == 0);
-	CHECK(qdq_wcache_get(wc, "w", &src, &q, 0) == NULL);
 	got = qdq_wcache_get(wc, "w", &src, &q2, 0);
 	CHECK(got != NULL && ((int8_t *)got->data)[4] == 9);
-	CHECK_EQ_INT(qdq_wcache_hits(wc), 2);
+	got = qdq_wcache_get(wc, "w", &src, &q, 0);
+	CHECK(got != NULL && got->data == data &&
+	    ((int8_t *)got->data)[4] == 7);
+	CHECK(qdq_wcache_get(wc, "w", &src, &q, 1) == NULL);
+	CHECK_EQ_INT(qdq_wcache_hits(wc), 3);
 	qparam_release(&q);
 	qparam_release(&q2);
 	tensor_release(&src);
