@@ -76,7 +76,9 @@ struct interp_opts {
 	 * With fold_constant_nodes: values folded by earlier interpreters,
 	 * taken (lent: the cache must outlive this interpreter) when a node
 	 * and its inputs are the same, and given the new ones (foldcache.h);
-	 * NULL: none.
+	 * NULL: none. The cache owns every value folded and lends it: one
+	 * interpreter at a time may use a cache (a later one that folds the
+	 * same name otherwise frees what an earlier one still reads).
 	 */
 	struct foldcache *fold_cache;
 };

@@ -963,6 +963,13 @@ evaluate_as(struct mixeval *ev, const struct mixprec *mp, int nsamples,
 		for (int k = 0; k < ev->noutputs; k++) {
 			const struct tensor *ref = &ev->ref[s * ev->noutputs + k];
 
+			/* interp_run_skip() leaves an output empty when its
+			   node was skipped and not kept: never to be judged */
+			if (out[pos[k]].data == NULL && ref->nelem > 0) {
+				err_set(e, "output %s of sample %d was not made",
+				    ev->out_names[k], s);
+				goto out;
+			}
 			compare_add(&cmp[k], &out[pos[k]], ref, s);
 			if (compare_is_classifier(ref))
 				compare_add_top1(&top1, &out[pos[k]], ref, NULL,
@@ -1141,7 +1148,9 @@ raise_ahead(struct mixeval *ev, struct err *e)
 		if (b->initializer[i]->raw_data.len == 0 ||
 		    t->raw_data.len != b->initializer[i]->raw_data.len ||
 		    strcmp(str_or_empty(t->name),
-		    str_or_empty(b->initializer[i]->name)) != 0)
+		    str_or_empty(b->initializer[i]->name)) != 0 ||
+		    memcmp(t->raw_data.data, b->initializer[i]->raw_data.data,
+		    t->raw_data.len) != 0)	/* raising changed it */
 			continue;
 		free(t->raw_data.data);
 		t->raw_data = b->initializer[i]->raw_data;

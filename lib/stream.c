@@ -1,5 +1,6 @@
 /* stream: see stream.h and onnxq-stream(5). */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -852,6 +853,8 @@ stream_record(const struct stream_reader *r)
 
 /* Records. */
 
+static int line_of(const struct stream_rec *rec, char *buf, struct err *e);
+
 struct stream_rec *
 stream_rec_dup(const struct stream_rec *src, struct err *e)
 {
@@ -905,7 +908,11 @@ stream_rec_dup_lean(const struct stream_rec *src, struct err *e)
 		return NULL;
 	}
 	p = (char *)(rec + 1);
-	memcpy(p, src->raw, n - 1);
+	/* a placed record's raw is not its line: read it back */
+	if (line_of(src, p, e) < 0) {
+		free(rec);
+		return NULL;
+	}
 	p[n - 1] = '\0';
 	rec->raw = p;
 	rec->type = memcpy(p += n, src->type, tlen);
@@ -964,7 +971,8 @@ stream_rec_dup_placed(struct stream_reader *r, struct err *e)
 	if (r->src == NULL) {
 		if ((r->src = calloc(1, sizeof *r->src)) == NULL)
 			goto nomem;
-		if ((r->src->fd = dup(fileno(r->fp))) < 0) {
+		if ((r->src->fd = fcntl(fileno(r->fp), F_DUPFD_CLOEXEC,
+		    0)) < 0) {
 			free(r->src);
 			r->src = NULL;
 			r->line_at = -1;

@@ -390,6 +390,10 @@ test_placed(void)
 	REQUIRE((again = stream_rec_dup(pl[1], &e)) != NULL);
 	CHECK_EQ_STR(stream_rec_get(again, "zero"), "2");
 	stream_rec_free(again);
+	/* a lean copy of a placed record holds its line, read back */
+	REQUIRE((again = stream_rec_dup_lean(pl[1], &e)) != NULL);
+	CHECK_EQ_STR(again->raw, "hist\tc\tmbits=3\tzero=2\tbins=1:1");
+	stream_rec_free(again);
 	REQUIRE((of = open_memstream(&out, &len)) != NULL);
 	REQUIRE((w = stream_writer_new(of, "out")) != NULL);
 	stream_put_rec(w, pl[1]);
