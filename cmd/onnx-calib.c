@@ -668,6 +668,7 @@ main(int argc, char **argv)
 	struct err e;
 	int rc;
 
+	interp_reexec_bounded_spin(argv);
 	cli_init(PROG, usage_text);
 	if ((rc = parse_args(&o, argc, argv)) < 0) {
 		outfile_cleanup_on_signals();

@@ -667,7 +667,7 @@ main(int argc, char **argv)
 	struct opts o = { 0 };
 	int r;
 
-	/* No interp_reexec_bounded_spin: the kernels use no OpenMP. */
+	interp_reexec_bounded_spin(argv);
 	cli_init(PROG, usage_text);
 	cli_before_message(clear_bar);
 	if ((r = parse_args(argc, argv, &o)) != 0)

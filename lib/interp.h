@@ -161,8 +161,9 @@ int interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
  * made det 1.5x slower on a quiet machine, since a sleeping worker takes
  * ~100 us to wake) and re-executes the program (/proc/self/exe) with the
  * same arguments. Returns only when it did not re-execute. The kernels
- * themselves run on par.h's pool, not OpenMP: a program that only runs
- * models need not call it (the statistics of statkern.h use OpenMP).
+ * themselves run on par.h's pool, not OpenMP, but every program that
+ * runs models calls it for the two settings below (the re-execution
+ * costs about 10 ms).
  *
  * Likewise, unless GLIBC_TUNABLES is set, it sets it to
  * glibc.malloc.hugetlb=1: malloc then asks for transparent huge pages.
@@ -178,8 +179,11 @@ int interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
  *
  * And unless OPENBLAS_NUM_THREADS is set, it sets it to 1: OpenBLAS is
  * only called from one thread at a time, and the threads a pthread build
- * starts when it is loaded spin (onnx-verify on PaddleOCR rec: about
- * 0.07 s of CPU a run).
+ * starts when it is loaded spin on sched_yield for their first tenth of
+ * a second or so, whatever the program does (onnx-verify on PaddleOCR
+ * rec: about 0.1 s of CPU a run, on another core). The library's own
+ * constructor reads it before main() and before a preinit function runs,
+ * so nothing short of a new start sets it.
  */
 void interp_reexec_bounded_spin(char *const *argv);
 
