@@ -35,7 +35,7 @@ struct mixeval {
 	int classifier;		/* some output is classifier-like */
 	int *order;		/* samples, the noisiest first (rank_samples) */
 	double *signal;		/* each output's sum of squares, all samples */
-	double *psignal;	/* the same of each probe */
+	double *psignal;	/* the same of each probe (at_probes) */
 	double *sample_noise;	/* each sample's squared error, last run */
 	struct model *base;	/* the model after prep_model() */
 	void *skel;		/* base packed without its initializers'

@@ -6,7 +6,8 @@
 # step's SNR), on chain.onnx (16 bits, and float allowed; a target out
 # of reach, measured alone too), on chain.onnx ending in a Softmax (whose
 # input is the probe: probe runs skip the nodes past it, skip_past_probes
-# in lib/mixeval.c) and on PaddleOCR's direction classifier (as
+# in lib/mixeval.c; and with two Softmax outputs of the same logits, one
+# probe for both) and on PaddleOCR's direction classifier (as
 # test/golden-run searches it); hist records left in a regular input
 # file are written back as read; an opset-9 model raised ahead once makes
 # the models full builds make (ONNXQ_MIXPREC_CHECK_MODELS).
