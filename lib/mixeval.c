@@ -35,7 +35,7 @@ struct mixeval {
 	int classifier;		/* some output is classifier-like */
 	int *order;		/* samples, the noisiest first (rank_samples) */
 	double *signal;		/* each output's sum of squares, all samples */
-	double *psignal;	/* the same of each probe */
+	double *psignal;	/* the same of each probe (at_probes) */
 	double *sample_noise;	/* each sample's squared error, last run */
 	struct model *base;	/* the model after prep_model() */
 	void *skel;		/* base packed without its initializers'
@@ -263,6 +263,33 @@ probes_in(struct mixeval *ev, const struct model *m, const char **names)
 	}
 }
 
+/*
+ * Sample s's probes, of the fp32 run's outputs out (the probes at ppos):
+ * taken from out when a probe is an output of its own (exposed: the
+ * logits before a final Softmax, a megabyte a sample on PaddleOCR rec),
+ * copied when it is one of the graph outputs, which the caller takes.
+ */
+static int
+take_probes(struct mixeval *ev, int s, struct tensor *out, const int *ppos,
+    struct err *e)
+{
+	struct tensor *pr = &ev->probe_ref[s * ev->noutputs];
+
+	for (int k = 0; k < ev->noutputs; k++) {
+		const struct tensor *from = &out[ppos[k]];
+
+		/* (two outputs may share a probe: the second copies it) */
+		for (int j = 0; j < k; j++)
+			if (ppos[j] == ppos[k])
+				from = &pr[j];
+		if (ppos[k] >= ev->noutputs && from == &out[ppos[k]])
+			tensor_move(&pr[k], &out[ppos[k]]);
+		else if (tensor_copy(&pr[k], from, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
     struct err *e)
@@ -356,12 +383,13 @@ evaldata_init(struct mixeval *ev, const struct mixeval_opts *o,
 			    o->name);
 			goto out;
 		}
-		for (int k = 0; k < ev->noutputs; k++) {
+		if (take_probes(ev, s, out, ppos, e) < 0)
+			goto out;
+		/* the probes' signal: only a search by them reads it */
+		for (int k = 0; o->at_probes && k < ev->noutputs; k++) {
 			struct tensor *pr = &ev->probe_ref[s * ev->noutputs + k];
 			struct compare c;
 
-			if (tensor_copy(pr, &out[ppos[k]], e) < 0)
-				goto out;
 			compare_init(&c);
 			compare_add(&c, pr, pr, s);
 			ev->psignal[k] += c.signal;

@@ -6,7 +6,8 @@
 # step's SNR), on chain.onnx (16 bits, and float allowed; a target out
 # of reach, measured alone too), on chain.onnx ending in a Softmax (whose
 # input is the probe: probe runs skip the nodes past it, skip_past_probes
-# in lib/mixeval.c) and on PaddleOCR's direction classifier (as
+# in lib/mixeval.c; and with two Softmax outputs of the same logits, one
+# probe for both) and on PaddleOCR's direction classifier (as
 # test/golden-run searches it); hist records left in a regular input
 # file are written back as read; an opset-9 model raised ahead once makes
 # the models full builds make (ONNXQ_MIXPREC_CHECK_MODELS).
@@ -54,10 +55,11 @@ both() {
 	    -d "$MD/chain-eval" "$CHAIN"
 }
 
-# softmax_chain OUT: chain.onnx with y renamed logits, and a Softmax
-# named softmax writing y from it.
+# softmax_chain OUT [TWO]: chain.onnx with y renamed logits, and a
+# Softmax named softmax writing y from it; with TWO, a second one
+# (softmax2) writing the graph output y2 from the same logits.
 softmax_chain() {
-	"$PY" - "$CHAIN" "$1" <<-'EOF'
+	"$PY" - "$CHAIN" "$1" ${2:+two} <<-'EOF'
 	import sys
 	import onnx
 	from onnx import helper
@@ -66,6 +68,13 @@ softmax_chain() {
 	g.node[-1].output[0] = "logits"
 	g.node.append(helper.make_node("Softmax", ["logits"], ["y"],
 	                               name="softmax", axis=-1))
+	if len(sys.argv) > 3:
+	    g.node.append(helper.make_node("Softmax", ["logits"], ["y2"],
+	                                   name="softmax2", axis=-1))
+	    y2 = onnx.ValueInfoProto()
+	    y2.CopyFrom(g.output[0])
+	    y2.name = "y2"
+	    g.output.append(y2)
 	onnx.checker.check_model(m)
 	onnx.save(m, sys.argv[2])
 	EOF
@@ -85,6 +94,19 @@ softmax_chain() {
 	    sm.onnx
 	# the probe is the Softmax's input
 	grep -q 'at the probes' sm.inc.err || fail "$(cat sm.inc.err)"
+}
+
+@test "mixfast: two Softmax outputs of the same logits: one probe, both" {
+	# the fp32 run gives the shared probe once (lib/mixeval.c
+	# take_probes): each output's reference needs it
+	softmax_chain sm2.onnx two || fail "no fixture"
+	onnx-calib --quiet -d "$MD/chain-calib" sm2.onnx >sm2.stats
+	onnx-qparams --all-ops -m minmax sm2.stats >sm2.qp
+	grep -q '^qparam	y2	' sm2.qp || fail "the Softmax not quantized"
+	both sm2l sm2.qp --at-logits --target-snr 38 -d "$MD/chain-eval" \
+	    sm2.onnx
+	grep -q 'at the probes' sm2l.inc.err || fail "$(cat sm2l.inc.err)"
+	both sm2 sm2.qp --target-snr 33 -d "$MD/chain-eval" sm2.onnx
 }
 
 # cls_stream N: N inputs of PaddleOCR cls in data/, their stream in cls.qp.
