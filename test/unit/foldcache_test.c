@@ -202,6 +202,19 @@ check_cached_run(const struct model *m, struct foldcache *c,
 	check_same(a, b, n);
 }
 
+/* x: a float input of shape d[0..rank), values (i % p) / q - 1; 0 if made. */
+static int
+ramp(struct tensor *x, int rank, const int64_t *d, int p, float q)
+{
+	struct err e;
+
+	if (tensor_alloc(x, DT_FLOAT, rank, d, &e) != 0)
+		return -1;
+	for (int64_t i = 0; i < x->nelem; i++)
+		((float *)x->data)[i] = (float)(i % p) / q - 1;
+	return 0;
+}
+
 static void
 test_interp(void)
 {
@@ -210,12 +223,9 @@ test_interp(void)
 	struct tensor x;
 	int64_t d[2] = { 1, 16 };
 	long hits;
-	struct err e;
 
 	REQUIRE(m != NULL && c != NULL);
-	REQUIRE(tensor_alloc(&x, DT_FLOAT, 2, d, &e) == 0);
-	for (int64_t i = 0; i < x.nelem; i++)
-		((float *)x.data)[i] = (float)(i % 5) / 2 - 1;
+	REQUIRE(ramp(&x, 2, d, 5, 2) == 0);
 	check_cached_run(m, c, &x, 2);
 	CHECK_EQ_INT(foldcache_hits(c), 0);
 	check_cached_run(m, c, &x, 2);
@@ -402,12 +412,9 @@ test_interp_forms(void)
 	struct foldcache *c = foldcache_new();
 	struct tensor x;
 	int64_t d[4] = { 1, 2, 6, 6 };
-	struct err e;
 
 	REQUIRE(m != NULL && c != NULL);
-	REQUIRE(tensor_alloc(&x, DT_FLOAT, 4, d, &e) == 0);
-	for (int64_t i = 0; i < x.nelem; i++)
-		((float *)x.data)[i] = (float)(i % 7) / 3 - 1;
+	REQUIRE(ramp(&x, 4, d, 7, 3) == 0);
 	check_cached_run(m, c, &x, 1);
 	CHECK_EQ_INT(foldcache_form_hits(c), 0);
 	/* the second interpreter takes both packings */
