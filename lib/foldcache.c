@@ -6,6 +6,14 @@
 #include "strmap.h"
 #include "util.h"
 
+/* A form derived from an entry's value (foldcache_form()). */
+struct fform {
+	struct fform *next;
+	int64_t key[FOLDCACHE_KEY_MAX];
+	int nkey;
+	void *data;
+};
+
 struct fentry {
 	uint8_t *node;		/* the NodeProto, serialized */
 	size_t nnode;
@@ -15,13 +23,14 @@ struct fentry {
 	const void **src;	/* their bytes where they stay (stable()),
 				   or NULL */
 	struct tensor val;
+	struct fform *forms;	/* made from val, freed with it */
 };
 
 struct foldcache {
 	struct strmap *ix;	/* first output name -> entry */
 	struct fentry *v;
 	size_t n, cap;
-	long hits;
+	long hits, form_hits;
 	foldcache_stable_fn stable;
 	void *stable_ctx;
 };
@@ -65,6 +74,13 @@ fentry_release(struct fentry *f)
 	free(f->in);
 	free(f->src);
 	tensor_release(&f->val);
+	while (f->forms) {
+		struct fform *next = f->forms->next;
+
+		free(f->forms->data);
+		free(f->forms);
+		f->forms = next;
+	}
 	memset(f, 0, sizeof *f);
 }
 
@@ -219,4 +235,71 @@ foldcache_keep(struct foldcache *c, const Onnx__NodeProto *n, int opset,
 {
 	return store(c, n, opset, in, nin, val, val, e) < 0 ? -1 :
 	    key_of(n) != NULL;
+}
+
+long
+foldcache_form_hits(const struct foldcache *c)
+{
+	return c->form_hits;
+}
+
+/* The entry whose value's bytes are data, nbytes long, or NULL. */
+static struct fentry *
+entry_of(struct foldcache *c, const void *data, size_t nbytes)
+{
+	/* a few hundred entries at most, asked once per node and
+	   interpreter: a scan is cheap enough */
+	for (size_t i = 0; data && i < c->n; i++)
+		if (c->v[i].val.data == data && (size_t)c->v[i].val.nelem *
+		    dtype_size(c->v[i].val.dtype) == nbytes)
+			return &c->v[i];
+	return NULL;
+}
+
+static struct fform *
+form_of(const struct fentry *f, const int64_t *key, int nkey)
+{
+	struct fform *p;
+
+	for (p = f->forms; p; p = p->next)
+		if (p->nkey == nkey && memcmp(p->key, key, (size_t)nkey *
+		    sizeof *key) == 0)
+			return p;
+	return NULL;
+}
+
+const void *
+foldcache_form(struct foldcache *c, const void *data, size_t nbytes,
+    const int64_t *key, int nkey)
+{
+	struct fentry *f = entry_of(c, data, nbytes);
+	struct fform *p;
+
+	if (!f || nkey < 0 || nkey > FOLDCACHE_KEY_MAX ||
+	    !(p = form_of(f, key, nkey)))
+		return NULL;
+	c->form_hits++;
+	return p->data;
+}
+
+int
+foldcache_form_keep(struct foldcache *c, const void *data, size_t nbytes,
+    const int64_t *key, int nkey, void *form, struct err *e)
+{
+	struct fentry *f = entry_of(c, data, nbytes);
+	struct fform *p;
+
+	if (nkey < 0 || nkey > FOLDCACHE_KEY_MAX)
+		return err_set(e, "a form key of %d numbers is too long",
+		    nkey);
+	if (!f || form_of(f, key, nkey))
+		return 0;
+	if (!(p = calloc(1, sizeof *p)))
+		return err_nomem(e);
+	memcpy(p->key, key, (size_t)nkey * sizeof *key);
+	p->nkey = nkey;
+	p->data = form;
+	p->next = f->forms;
+	f->forms = p;
+	return 1;
 }

@@ -12,7 +12,8 @@
  * the same, at the same opset, whose inputs hold the same bytes. It is
  * then what the kernel made, bit for bit what it would make again (the
  * kernels are deterministic), lent rather than copied. One entry per
- * name: a new value replaces the old entry.
+ * name: a new value replaces the old entry. What kernels derive from a
+ * kept value (packed weights) is kept with its entry (foldcache_form()).
  *
  * Memory: the kept inputs are copies (tensor.h), counted against the
  * memory limit, and so are the values foldcache_put() keeps; a copy
@@ -67,5 +68,30 @@ void foldcache_set_stable(struct foldcache *c, foldcache_stable_fn stable,
     void *ctx);
 /* Values foldcache_get() found so far (for tests and profiles). */
 long foldcache_hits(const struct foldcache *c);
+
+/*
+ * Forms derived from a kept value (a convolution's weights packed for
+ * the GEMM), kept with its entry so that each interpreter lent the
+ * value does not derive them again. The entry is named by its value's
+ * bytes as lent: data, nbytes long; the form by key[0..nkey) (at most
+ * FOLDCACHE_KEY_MAX: what it is and every parameter it was made with).
+ * A form goes with its entry (replaced or freed), so an address reused
+ * after that names another value, without the old forms. Forms are
+ * plain malloc'd memory, not counted against the memory limit.
+ */
+#define FOLDCACHE_KEY_MAX 8
+/* The form, lent under foldcache_get()'s rules, or NULL (none kept). */
+const void *foldcache_form(struct foldcache *c, const void *data,
+    size_t nbytes, const int64_t *key, int nkey);
+/*
+ * Keep form (malloc'd) with data's entry: 1, the form taken; 0 when
+ * data is not a kept value's or a form is kept under key already (form
+ * stays the caller's); -1 with e.
+ */
+int foldcache_form_keep(struct foldcache *c, const void *data,
+    size_t nbytes, const int64_t *key, int nkey, void *form,
+    struct err *e);
+/* Forms foldcache_form() found so far (for tests and profiles). */
+long foldcache_form_hits(const struct foldcache *c);
 
 #endif

@@ -94,6 +94,7 @@ struct interp {
 	interp_keep_fn keep;
 	void *keep_ctx;
 	struct op_scratch scratch;	/* the kernels' (op_ctx.scratch) */
+	struct foldcache *fold_cache;	/* opts.fold_cache (op_ctx's) */
 	/*
 	 * A subgraph (If branch, Loop or Scan body) is planned like the main
 	 * graph. The names it reads from enclosing graphs become extra inputs
@@ -872,8 +873,10 @@ interp_new(const struct model *m, const struct interp_opts *opts,
 	gemm_init_threads();
 	omp_set_num_threads(ip->threads);
 	keep_freed_memory();
-	if (opts && opts->fold_constant_nodes)
+	if (opts && opts->fold_constant_nodes) {
 		fold_constant_nodes(ip, opts->fold_cache);
+		ip->fold_cache = opts->fold_cache;
+	}
 	return ip;
 }
 
@@ -1282,6 +1285,7 @@ run_step(struct interp *ip, struct step *st, struct err *e)
 	c.err = e;
 	c.const_in = 0;
 	c.scratch = &ip->scratch;
+	c.fold_cache = ip->fold_cache;
 	for (int j = 0; j < st->nin && j < 64; j++)
 		if (st->args[j] && ip->is_const[st->in[j]])
 			c.const_in |= 1ULL << j;

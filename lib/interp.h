@@ -79,6 +79,8 @@ struct interp_opts {
 	 * NULL: none. The cache owns every value folded and lends it: one
 	 * interpreter at a time may use a cache (a later one that folds the
 	 * same name otherwise frees what an earlier one still reads).
+	 * The kernels keep there what they derive from those values
+	 * (packed weights: foldcache_form()), for the next interpreter.
 	 */
 	struct foldcache *fold_cache;
 };

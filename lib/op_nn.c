@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "attr.h"
+#include "foldcache.h"
 #include "gemm.h"
 #include "ops.h"
 #include "par.h"
@@ -146,8 +147,20 @@ struct nn_state {
 	float *wcopy;			/* weights packed from, or NULL */
 	const float *wconst;		/* constant weights packed from */
 	float *packed;
+	int packed_lent;		/* packed is the fold cache's */
 	int64_t nw, npacked;
 };
+
+/* Forget s's packed weights (freed when they are s's own). */
+static void
+drop_packed(struct nn_state *s)
+{
+	free(s->wcopy);
+	if (!s->packed_lent)
+		free(s->packed);
+	s->wcopy = NULL, s->packed = NULL, s->wconst = NULL;
+	s->packed_lent = 0;
+}
 
 static void
 nn_state_free(void *state)
@@ -156,8 +169,7 @@ nn_state_free(void *state)
 
 	if (s) {
 		free(s->p);
-		free(s->wcopy);
-		free(s->packed);
+		drop_packed(s);
 		free(s);
 	}
 }
@@ -228,43 +240,64 @@ scratch_get(struct op_ctx *c, int64_t nfloats, float **tmp)
 	return s->p;
 }
 
+/* The key of weights packed so, kept in a fold cache (foldcache.h). */
+static int
+packed_key(int64_t *key, int64_t group, int64_t mg, int64_t K, int trans)
+{
+	key[0] = 'P';		/* packed for gemm_packed */
+	key[1] = trans;
+	key[2] = group, key[3] = mg, key[4] = K;
+	key[5] = gemm_pack_a_size(mg, K);
+	return 6;
+}
+
 /*
  * The weights of a convolution packed per group for gemm_packed: taken
  * from the state when they were packed from the same values (the same
- * constant), else packed (into the state, or into *tmp to be freed by
- * the caller).
+ * constant), or from the fold cache the constant is lent from when an
+ * interpreter before packed it so, else packed (into the state, then
+ * handed to that cache; or into *tmp to be freed by the caller).
  */
 static const float *
 packed_weights(struct op_ctx *c, const float *w, int64_t group, int64_t mg,
     int64_t K, int trans, float **tmp)
 {
 	int64_t asz = gemm_pack_a_size(mg, K), nw = group * mg * K;
+	int64_t key[FOLDCACHE_KEY_MAX];
 	struct nn_state *s = NULL;
-	float *pk;
+	float *pk, *wc = NULL;
 	/* input 1, the weights, a constant: packed once for good */
-	int konst = (c->const_in & 2) != 0;
+	int konst = (c->const_in & 2) != 0, nkey = 0;
+	/* a constant the fold cache may hold a packing of */
+	struct foldcache *fc = konst ? c->fold_cache : NULL;
+	size_t wbytes = sizeof(float) * (size_t)nw;
 
 	*tmp = NULL;
 	if (c->state && !(s = nn_state(c)))
 		return NULL;
 	if (s && s->packed && s->nw == nw && s->npacked == asz * group &&
-	    (s->wcopy ? memcmp(s->wcopy, w, sizeof(float) * (size_t)nw) == 0 :
+	    (s->wcopy ? memcmp(s->wcopy, w, wbytes) == 0 :
 	    konst && s->wconst == w))
 		return s->packed;
+	if (s && fc) {
+		nkey = packed_key(key, group, mg, K, trans);
+		if ((pk = (float *)foldcache_form(fc, w, wbytes, key, nkey))) {
+			drop_packed(s);
+			s->packed = pk, s->packed_lent = 1, s->wconst = w;
+			s->nw = nw, s->npacked = asz * group;
+			return pk;
+		}
+	}
 	if (s) {
-		float *wc = konst ? NULL : malloc(sizeof(float) *
-		    (size_t)(nw ? nw : 1));
-
-		if ((!konst && !wc) || !(pk = malloc(sizeof(float) *
-		    (size_t)(asz * group)))) {
+		if ((!konst && !(wc = malloc(wbytes ? wbytes : 1))) ||
+		    !(pk = malloc(sizeof(float) * (size_t)(asz * group)))) {
 			free(wc);
 			err_nomem(c->err);
 			return NULL;
 		}
 		if (wc)
-			memcpy(wc, w, sizeof(float) * (size_t)nw);
-		free(s->wcopy);
-		free(s->packed);
+			memcpy(wc, w, wbytes);
+		drop_packed(s);
 		s->wcopy = wc, s->packed = pk;
 		s->wconst = konst ? w : NULL;
 		s->nw = nw, s->npacked = asz * group;
@@ -280,6 +313,15 @@ packed_weights(struct op_ctx *c, const float *w, int64_t group, int64_t mg,
 			    pk + gi * asz);
 		else
 			gemm_pack_a(w + gi * mg * K, mg, K, K, pk + gi * asz);
+	/* w is the cache's: so is its packing now, lent back */
+	if (s && fc) {
+		int kept = foldcache_form_keep(fc, w, wbytes, key, nkey, pk,
+		    c->err);
+
+		if (kept < 0)
+			return NULL;
+		s->packed_lent = kept;
+	}
 	return pk;
 }
 

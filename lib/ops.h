@@ -28,6 +28,7 @@
 #include "tensor.h"
 
 struct interp;
+struct foldcache;
 
 /* Scratch memory the nodes of one interpreter share (op_ctx.scratch). */
 struct op_scratch {
@@ -68,6 +69,13 @@ struct op_ctx {
 	 * are not kept). NULL outside the interpreter.
 	 */
 	struct op_scratch *scratch;
+	/*
+	 * The fold cache the interpreter's folded constants are lent from
+	 * (interp_opts.fold_cache): a kernel keeps what it derives from
+	 * one there (foldcache_form()), for the interpreters after it.
+	 * NULL when none.
+	 */
+	struct foldcache *fold_cache;
 };
 
 typedef int (*op_run_fn)(struct op_ctx *c);

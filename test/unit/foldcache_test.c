@@ -7,6 +7,11 @@
  * weights from the cache, one with a weight's scale changed folds that
  * weight again, and the outputs are bit for bit those without a cache.
  * Bytes said to stay (foldcache_set_stable()) are known by address.
+ * Forms derived from a kept value (foldcache_form()) are found by the
+ * value's bytes and key, and go with the entry; on a QDQ copy of
+ * test/data/mixprec/chain.onnx (two Conv), the packed weights of one
+ * interpreter serve the next, not once the weights are folded anew,
+ * and the outputs stay bit for bit those without a cache.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +20,11 @@
 #include "foldcache.h"
 #include "interp.h"
 #include "model.h"
+#include "qdqfixture.h"
 #include "unit.h"
 
 #define CLF "test/data/verify/clf-q.onnx"
+#define CHAIN "test/data/mixprec/chain.onnx"
 
 /* n: op, inputs in[0..nin), output out (the names kept by pointer). */
 static void
@@ -167,19 +174,45 @@ run(const struct model *m, struct foldcache *c, const struct tensor *x,
 	return rc;
 }
 
-/* The outputs a and b (2 each) the same, bit for bit; both released. */
+/* The outputs a and b (n each) the same, bit for bit; both released. */
 static void
-check_same(struct tensor *a, struct tensor *b)
+check_same(struct tensor *a, struct tensor *b, int n)
 {
 	int same = 1;
 
-	for (int j = 0; j < 2; j++)
+	for (int j = 0; j < n; j++)
 		same = same && shape_equal(&a[j], &b[j]) &&
 		    a[j].dtype == b[j].dtype && !memcmp(a[j].data, b[j].data,
 		    (size_t)a[j].nelem * dtype_size(a[j].dtype));
 	CHECK(same);
-	tensor_release_n(a, 2);
-	tensor_release_n(b, 2);
+	tensor_release_n(a, n);
+	tensor_release_n(b, n);
+}
+
+/* m run with cache c on x: its n outputs those of a run without. */
+static void
+check_cached_run(const struct model *m, struct foldcache *c,
+    const struct tensor *x, int n)
+{
+	struct tensor a[2], b[2];
+
+	REQUIRE(n <= 2);
+	REQUIRE(run(m, c, x, b) == 0);
+	REQUIRE(run(m, NULL, x, a) == 0);
+	check_same(a, b, n);
+}
+
+/* x: a float input of shape d[0..rank), values (i % p) / q - 1; 0 if made. */
+static int
+ramp(struct tensor *x, int rank, const int64_t *d, int p, float q)
+{
+	struct err e;
+
+	if (tensor_alloc(x, DT_FLOAT, rank, d, &e) != 0)
+		return -1;
+	for (int64_t i = 0; i < x->nelem; i++)
+		((float *)x->data)[i] = (float)(i % p) / q - 1;
+	return 0;
 }
 
 static void
@@ -187,30 +220,21 @@ test_interp(void)
 {
 	struct model *m = fixture_model(CLF);
 	struct foldcache *c = foldcache_new();
-	struct tensor x, a[2], b[2];
+	struct tensor x;
 	int64_t d[2] = { 1, 16 };
 	long hits;
-	struct err e;
 
 	REQUIRE(m != NULL && c != NULL);
-	REQUIRE(tensor_alloc(&x, DT_FLOAT, 2, d, &e) == 0);
-	for (int64_t i = 0; i < x.nelem; i++)
-		((float *)x.data)[i] = (float)(i % 5) / 2 - 1;
-	REQUIRE(run(m, NULL, &x, a) == 0);
-	REQUIRE(run(m, c, &x, b) == 0);
-	check_same(a, b);
+	REQUIRE(ramp(&x, 2, d, 5, 2) == 0);
+	check_cached_run(m, c, &x, 2);
 	CHECK_EQ_INT(foldcache_hits(c), 0);
-	REQUIRE(run(m, c, &x, b) == 0);
-	REQUIRE(run(m, NULL, &x, a) == 0);
-	check_same(a, b);
+	check_cached_run(m, c, &x, 2);
 	/* W1, b1, W2: their DequantizeLinear nodes, at least. */
 	hits = foldcache_hits(c);
 	CHECK(hits >= 3);
 	/* W1's scales changed: W1 folds again, the others do not. */
 	scale_init(m, "W1_scale", 1.5f);
-	REQUIRE(run(m, c, &x, b) == 0);
-	REQUIRE(run(m, NULL, &x, a) == 0);
-	check_same(a, b);
+	check_cached_run(m, c, &x, 2);
 	CHECK_EQ_INT(foldcache_hits(c), 2 * hits - 1);
 	tensor_release(&x);
 	foldcache_free(c);
@@ -277,4 +301,135 @@ test_stable(void)
 	foldcache_free(c);
 }
 
-UNIT_MAIN(test_get_put, test_keep, test_interp, test_stable)
+/* A form of n bytes, each b, malloc'd. */
+static void *
+form_new(size_t n, int b)
+{
+	void *p = malloc(n);
+
+	if (p)
+		memset(p, b, n);
+	return p;
+}
+
+/*
+ * Forms: kept only with a value the cache holds, found by its bytes
+ * (address and length) and the whole key, one per key; gone when the
+ * entry is replaced, even for a new value at the same address.
+ */
+static void
+test_forms(void)
+{
+	struct foldcache *c = foldcache_new();
+	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
+	char *in_names[1] = { "w" }, *out_names[1] = { "y" };
+	struct tensor w, v, got;
+	const struct tensor *in[1] = { &w };
+	int64_t d[1] = { 4 }, key[3] = { 'P', 2, 3 }, other[3] = { 'P', 2, 4 };
+	const void *f;
+	void *form = form_new(16, 7), *form2 = form_new(16, 9), *old;
+	struct err e;
+
+	REQUIRE(c != NULL && form != NULL && form2 != NULL);
+	node_set(&n, "Neg", in_names, 1, out_names);
+	REQUIRE(tensor_alloc(&w, DT_FLOAT, 1, d, &e) == 0);
+	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
+	memset(w.data, 0, 4 * sizeof(float));
+	memset(v.data, 0, 4 * sizeof(float));
+	/* not a kept value: nothing kept, the form still ours */
+	CHECK(foldcache_form_keep(c, v.data, 16, key, 3, form, &e) == 0);
+	CHECK(foldcache_form(c, v.data, 16, key, 3) == NULL);
+	REQUIRE(foldcache_keep(c, &n, 21, in, 1, &v, &e) == 1);
+	/* a kept value, the wrong length or a key too long: no */
+	CHECK(foldcache_form_keep(c, v.data, 12, key, 3, form, &e) == 0);
+	CHECK(foldcache_form_keep(c, v.data, 16, key,
+	    FOLDCACHE_KEY_MAX + 1, form, &e) == -1);
+	REQUIRE(foldcache_form_keep(c, v.data, 16, key, 3, form, &e) == 1);
+	/* one form per key: a second is not taken */
+	CHECK(foldcache_form_keep(c, v.data, 16, key, 3, form2, &e) == 0);
+	CHECK_EQ_INT(foldcache_form_hits(c), 0);
+	f = foldcache_form(c, v.data, 16, key, 3);
+	CHECK(f == form && ((const unsigned char *)f)[15] == 7);
+	CHECK_EQ_INT(foldcache_form_hits(c), 1);
+	CHECK(foldcache_form(c, v.data, 16, other, 3) == NULL);
+	CHECK(foldcache_form(c, v.data, 16, key, 2) == NULL);
+	CHECK(foldcache_form(c, v.data, 8, key, 3) == NULL);
+	/* another key of the same value: both kept */
+	REQUIRE(foldcache_form_keep(c, v.data, 16, other, 3, form2,
+	    &e) == 1);
+	CHECK(foldcache_form(c, v.data, 16, other, 3) == form2 &&
+	    foldcache_form(c, v.data, 16, key, 3) == form);
+	/* the entry replaced: its forms go (ASan sees them freed) */
+	old = v.data;
+	((float *)w.data)[0] = 1;
+	REQUIRE(foldcache_get(c, &n, 21, in, 1, &got) == 0);
+	REQUIRE(tensor_alloc(&v, DT_FLOAT, 1, d, &e) == 0);
+	memset(v.data, 0, 4 * sizeof(float));
+	REQUIRE(foldcache_keep(c, &n, 21, in, 1, &v, &e) == 1);
+	CHECK(foldcache_form(c, old, 16, key, 3) == NULL);
+	CHECK(foldcache_form(c, v.data, 16, key, 3) == NULL);
+	CHECK(foldcache_form(c, v.data, 16, other, 3) == NULL);
+	CHECK_EQ_INT(foldcache_form_hits(c), 3);
+	tensor_release(&w);
+	foldcache_free(c);
+}
+
+/* Both weights of chain.onnx in int8, per tensor. */
+static const char chain_text[] = "#onnxq\t1.0\n"
+    "qparam\tW1\trole=weight\ttype=int8\tscale=0.01\tzp=0\n"
+    "qparam\tW2\trole=weight\ttype=int8\tscale=0.02\tzp=0\n"
+    "end\t2\n";
+
+/* m's first int8 initializer's first byte plus 1 (W1's, quantized). */
+static int
+bump_int8(struct model *m)
+{
+	Onnx__GraphProto *g = m->proto->graph;
+
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		Onnx__TensorProto *t = g->initializer[i];
+
+		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 &&
+		    t->raw_data.len > 0) {
+			t->raw_data.data[0]++;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The interpreter's Conv weights, folded from DequantizeLinear: packed
+ * by the first interpreter with the cache, taken by the next (after the
+ * first is freed), packed again once the weights change.
+ */
+static void
+test_interp_forms(void)
+{
+	struct qdq_opts o = { 0 };
+	struct model *m = qdqfixture_apply(fixture_model(CHAIN), chain_text,
+	    &o, NULL);
+	struct foldcache *c = foldcache_new();
+	struct tensor x;
+	int64_t d[4] = { 1, 2, 6, 6 };
+
+	REQUIRE(m != NULL && c != NULL);
+	REQUIRE(ramp(&x, 4, d, 7, 3) == 0);
+	check_cached_run(m, c, &x, 1);
+	CHECK_EQ_INT(foldcache_form_hits(c), 0);
+	/* the second interpreter takes both packings */
+	check_cached_run(m, c, &x, 1);
+	CHECK_EQ_INT(foldcache_form_hits(c), 2);
+	/* W1 changed: folded anew, its old packing gone with its entry */
+	REQUIRE(bump_int8(m) == 0);
+	check_cached_run(m, c, &x, 1);
+	CHECK_EQ_INT(foldcache_form_hits(c), 3);
+	check_cached_run(m, c, &x, 1);
+	CHECK_EQ_INT(foldcache_form_hits(c), 5);
+	tensor_release(&x);
+	foldcache_free(c);
+	model_free(m);
+}
+
+UNIT_MAIN(test_get_put, test_keep, test_interp, test_stable, test_forms,
+    test_interp_forms)
