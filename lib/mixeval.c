@@ -640,7 +640,7 @@ make_whole(struct mixeval *ev, const struct qdq_plan *plan,
 	long hits = qdq_wcache_hits(ev->wcache);
 	int rc, kept = 0;
 
-	if ((m = model_load_mem(raised ? ev->rskel : ev->skel,
+	if ((m = model_unpack_own(raised ? ev->rskel : ev->skel,
 	    raised ? ev->nrskel : ev->nskel, ev->o.name, ev->o.dir,
 	    e)) == NULL)
 		return NULL;

@@ -63,7 +63,7 @@ static struct model *
 unpack(struct mixskels *s, const struct skel *k, const char *name,
     const char *dir, struct err *e)
 {
-	struct model *m = model_load_mem(k->bytes, k->n, name, dir, e);
+	struct model *m = model_unpack_own(k->bytes, k->n, name, dir, e);
 	Onnx__GraphProto *g;
 
 	if (m == NULL)
