@@ -662,7 +662,8 @@ make_whole(struct mixeval *ev, const struct qdq_plan *plan,
 	if (!kept)
 		qdq_front_free(f);
 	if (rc > 0)
-		err_set(e, "%s: a plan does not fit its own front", ev->o.name);
+		err_set(e, "%s: a plan does not fit its own front",
+		    ev->o.name);
 	if (rc == 0)
 		return m;
 fail:

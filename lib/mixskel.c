@@ -10,7 +10,7 @@ struct skel {
 	int src;
 	void *bytes;		/* the front's model packed */
 	size_t n;
-	size_t *at;		/* initializers packed without their bytes */
+	size_t *at;		/* initializers packed without bytes */
 	ProtobufCBinaryData *data;	/* and those bytes, borrowed */
 	size_t nat;
 	long used;		/* when last made a model of */
@@ -146,7 +146,7 @@ mixskels_keep(struct mixskels *s, int src, struct qdq_front *f,
 			continue;
 		k->at[k->nat] = i;
 		k->data[k->nat++] = t->raw_data;
-		t->raw_data.len = 0;	/* packed empty, m's all the same */
+		t->raw_data.len = 0;	/* packed empty; put back below */
 	}
 	rc = model_pack(m, &k->bytes, &k->n, e);
 	for (size_t i = 0; i < k->nat; i++)

@@ -1134,7 +1134,7 @@ classify(struct ctx *c, const struct qdq_front *f, int *need, int *wneed,
 		}
 		if (v->kind == VALUE_INITIALIZER) {
 			if (f)
-				return 1;	/* a constant the front lacks */
+				return 1;	/* a constant f lacks */
 			c->weight[i] = 1;
 			if (is_graph_input(c->g, qp->name)) {
 				c->skip[i] = 1;
@@ -1822,7 +1822,7 @@ write_qoperator(struct model *m, const struct qdq_opts *o,
 	return 0;
 }
 
-/* c's rewrite of m by p begun: its graph indexed and checked, its nodes named. */
+/* c's rewrite of m by p begun: its graph indexed and checked, nodes named. */
 static int
 ctx_open(struct ctx *c, struct model *m, const struct qdq_plan *p,
     const struct qdq_opts *o, struct qdq_report *report, int check,
@@ -2021,7 +2021,8 @@ node_positions(const struct ctx *c, int **pos, struct err *e)
 {
 	size_t n = c->g->n_node, at = 0;
 
-	if ((*pos = malloc((c->nnodes ? c->nnodes : 1) * sizeof **pos)) == NULL)
+	*pos = malloc((c->nnodes ? c->nnodes : 1) * sizeof **pos);
+	if (*pos == NULL)
 		return err_nomem(e);
 	for (size_t i = 0; i < c->nnodes; i++) {
 		(*pos)[i] = -1;
@@ -2059,12 +2060,15 @@ keep_constants(struct qdq_front *f, const struct ctx *c, struct err *e)
 	}
 	if ((f->fd = calloc(p->nfd + 1, sizeof *f->fd)) == NULL)
 		return err_nomem(e);
-	for (; f->nfd < p->nfd; f->nfd++)
-		if ((f->fd[f->nfd].node = strdup(p->fd[f->nfd].node)) == NULL ||
-		    (f->fd[f->nfd].into = strdup(p->fd[f->nfd].into)) == NULL) {
+	for (; f->nfd < p->nfd; f->nfd++) {
+		struct fold_rec *d = &f->fd[f->nfd];
+
+		if ((d->node = strdup(p->fd[f->nfd].node)) == NULL ||
+		    (d->into = strdup(p->fd[f->nfd].into)) == NULL) {
 			f->nfd++;
 			return err_nomem(e);
 		}
+	}
 	return 0;
 }
 
@@ -2086,7 +2090,8 @@ qdq_front_make(struct model *m, const struct qdq_plan *p,
 	}
 	f->from = model_opset(m, "");
 	if (ctx_open(&c, m, p, o, &f->rep, 1, e) < 0 ||
-	    apply_front(&c, &f->need, &f->wneed, &f->limit, f->consts, e) < 0 ||
+	    apply_front(&c, &f->need, &f->wneed, &f->limit, f->consts,
+	    e) < 0 ||
 	    node_positions(&c, &f->pos, e) < 0 ||
 	    keep_constants(f, &c, e) < 0)
 		goto out;
