@@ -332,11 +332,12 @@ put_profile(const struct profile *p)
 
 	fprintf(stderr, "%s: profile: fp32 runs %.2f s, model runs %.2f s, "
 	    "model making %.2f s (CPU); %d evaluations (%d of the model "
-	    "raised ahead), %ld samples, "
+	    "raised ahead, %ld of a skeleton), %ld samples, "
 	    "%ld nodes run, %ld taken from the reference run; reading "
 	    "%.2f s, choosing parameters %.2f s, writing %.2f s, freeing "
 	    "%.2f s, in all %.2f s (CPU)\n", PROG, v->reference, v->run,
-	    v->build, v->evaluations, v->raised, v->samples, v->nodes_run,
+	    v->build, v->evaluations, v->raised, v->skeletons, v->samples,
+	    v->nodes_run,
 	    v->nodes_skipped, p->read - p->start, p->search - p->read -
 	    v->reference - v->run - v->build, p->write - p->search,
 	    p->done - p->write, p->done - p->start);

@@ -11,6 +11,7 @@
 #include "interp.h"
 #include "mixcache.h"
 #include "mixeval.h"
+#include "mixskel.h"
 #include "model.h"
 #include "prep.h"
 #include "qdq.h"
@@ -55,6 +56,8 @@ struct mixeval {
 	struct qdq_wcache *wcache;	/* the weights, quantized once */
 	struct foldcache *folded;	/* and dequantized once */
 	struct mixcache *cache;		/* the reference run's activations */
+	struct mixskels *skels;		/* models made up to their
+					   activations (make_model()) */
 	struct strmap *qp_ix;		/* read_once()'s records */
 	struct qparam_rec *qp;
 	size_t nqp, capqp;
@@ -640,10 +643,66 @@ static int check_model(struct mixeval *, const struct qdq_plan *,
     const struct model *, struct err *);
 static int raise_ahead(struct mixeval *, struct err *);
 
+/* mixskel_lender.free_model */
+static void
+free_lent_model(void *ctx, struct model *m)
+{
+	free_model(ctx, m);
+}
+
 /*
- * The model of plan: skel unpacked, lent base's bytes, rewritten by
- * qdq_apply(); of ev->raised when raised. A plan that quantizes nothing
- * leaves the model at its own opset: that one is made of base again.
+ * The model of plan made whole: skel unpacked, lent base's bytes,
+ * rewritten by qdq_apply() in two steps; of ev->raised when raised. The
+ * model after the first step is kept as a skeleton (mixskel.h) when all
+ * its weights came from wcache, lent as a later whole build would lend
+ * them (one whose weights were quantized here holds copies).
+ */
+static struct model *
+make_whole(struct mixeval *ev, const struct qdq_plan *plan,
+    const struct qdq_opts *qo, int raised, struct qdq_report *rep,
+    struct err *e)
+{
+	const struct qdq_report *fr;
+	struct qdq_front *f = NULL;
+	struct model *m;
+	long hits = qdq_wcache_hits(ev->wcache);
+	int rc, kept = 0;
+
+	if ((m = model_unpack_own(raised ? ev->rskel : ev->skel,
+	    raised ? ev->nrskel : ev->nskel, ev->o.name, ev->o.dir,
+	    e)) == NULL)
+		return NULL;
+	if (lend_data(ev, raised ? ev->raised : ev->base, m, e) < 0 ||
+	    (rc = qdq_front_make(m, plan, qo, &f, e)) < 0)
+		goto fail;
+	if (rc > 0) {	/* (no front: fold records) */
+		if (qdq_apply(m, plan, qo, rep, e) < 0)
+			goto fail;
+		return m;
+	}
+	fr = qdq_front_report(f);
+	if (qdq_wcache_hits(ev->wcache) - hits == fr->weights + fr->biases) {
+		kept = 1;
+		if (mixskels_keep(ev->skels, raised, f, m, e) < 0)
+			goto fail;	/* (f freed) */
+	}
+	rc = qdq_front_apply(m, plan, qo, f, rep, e);
+	if (!kept)
+		qdq_front_free(f);
+	if (rc > 0)
+		err_set(e, "%s: a plan does not fit its own front",
+		    ev->o.name);
+	if (rc == 0)
+		return m;
+fail:
+	free_model(ev, m);
+	return NULL;
+}
+
+/*
+ * The model of plan: of a skeleton that fits it, else made whole. A plan
+ * that quantizes nothing leaves the model at its own opset: that one is
+ * made of base again.
  */
 static struct model *
 make_model(struct mixeval *ev, const struct qdq_plan *plan,
@@ -651,22 +710,21 @@ make_model(struct mixeval *ev, const struct qdq_plan *plan,
 {
 	struct qdq_report rep;
 	struct model *m;
+	int rc;
 
-	if ((m = model_load_mem(raised ? ev->rskel : ev->skel,
-	    raised ? ev->nrskel : ev->nskel, ev->o.name, ev->o.dir,
+	ev->nlent = 0;
+	if ((rc = mixskels_make(ev->skels, raised, plan, qo, ev->o.name,
+	    ev->o.dir, &m, &rep, e)) < 0)
+		return NULL;
+	if (rc == 0 && (m = make_whole(ev, plan, qo, raised, &rep,
 	    e)) == NULL)
 		return NULL;
-	if (lend_data(ev, raised ? ev->raised : ev->base, m, e) < 0 ||
-	    qdq_apply(m, plan, qo, &rep, e) < 0) {
-		free_model(ev, m);
-		return NULL;
-	}
 	if (raised && (rep.opset_from != rep.opset_to || rep.acts +
 	    rep.weights + rep.biases + rep.converts == 0)) {
 		free_model(ev, m);
 		return make_model(ev, plan, qo, 0, e);
 	}
-	if (raised && ev->o.check_models && check_model(ev, plan, m, e) < 0) {
+	if (ev->o.check_models && check_model(ev, plan, m, e) < 0) {
 		free_model(ev, m);
 		return NULL;
 	}
@@ -675,9 +733,10 @@ make_model(struct mixeval *ev, const struct qdq_plan *plan,
 }
 
 /*
- * mixeval_opts.check_models: m, made of ev->raised, packs to the bytes
- * of the model plan makes of base without the shortcuts: base's bytes
- * copied, the weights quantized again, the opset raised by qdq_apply().
+ * mixeval_opts.check_models: m, made of a skeleton or in two steps, of
+ * ev->raised or of base, packs to the bytes of the model plan makes of
+ * base without the shortcuts: base's bytes copied, the weights quantized
+ * again, the opset raised by qdq_apply(), in one step.
  */
 static int
 check_model(struct mixeval *ev, const struct qdq_plan *plan,
@@ -1219,7 +1278,11 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 	ev->o = *o;
 	ev->base = o->prepared;	/* ours now, freed with ev */
 	ev->o.prepared = NULL;
+	struct mixskel_lender l = { is_lent, lent_initializer,
+	    free_lent_model, ev };
+
 	if ((ev->wcache = qdq_wcache_new()) == NULL ||
+	    (ev->skels = mixskels_new(&l)) == NULL ||
 	    (ev->folded = foldcache_new()) == NULL ||
 	    (ev->qp_ix = strmap_new()) == NULL) {
 		err_nomem(e);
@@ -1255,6 +1318,7 @@ mixeval_free(struct mixeval *ev)
 	if (ev == NULL)
 		return;
 	evaldata_release(ev);
+	mixskels_free(ev->skels);
 	free(ev);
 }
 
@@ -1268,6 +1332,7 @@ void
 mixeval_profile(const struct mixeval *ev, struct mixeval_profile *p)
 {
 	*p = ev->prof;
+	p->skeletons = ev->skels ? mixskels_hits(ev->skels) : 0;
 }
 
 void

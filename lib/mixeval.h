@@ -44,10 +44,10 @@ struct mixeval_opts {
 	int threads;			/* 0: the interpreter's default */
 	int whole_runs;			/* 1: every node of every run (the
 					   activation cache off: tests) */
-	int check_models;		/* 1: each model made of the model
-					   raised ahead is checked against
-					   the one made as onnx-qdq-insert
-					   does (tests) */
+	int check_models;		/* 1: each model (made of the model
+					   raised ahead, of a skeleton) is
+					   checked against the one made as
+					   onnx-qdq-insert does (tests) */
 	int at_probes;			/* 1: the SNR and noise the search
 					   goes by are the probes' (the
 					   logits), not the outputs' */
@@ -76,6 +76,8 @@ struct mixeval_profile {
 	int evaluations;
 	int raised;		/* of those, models made of the model
 				   raised ahead (qdq_raise_ahead()) */
+	long skeletons;		/* of those, models made of a skeleton
+				   (mixskel.h) */
 	long samples;		/* samples run, over all evaluations */
 	long nodes_run;		/* over all samples run */
 	long nodes_skipped;	/* taken from the reference run instead */

@@ -165,19 +165,22 @@ wire_check(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *d,
 
 /* ---- loading ---- */
 
-struct model *
-model_load_mem(const void *buf, size_t len, const char *name,
-    const char *dir, struct err *e)
+/* buf unpacked; checked first as untrusted bytes unless own. */
+static struct model *
+load_mem(const void *buf, size_t len, const char *name, const char *dir,
+    int own, struct err *e)
 {
 	struct model *m;
 	uint64_t cost = 0, budget;
-	int r;
+	int r = WIRE_OK;
 
 	if (len > INFILE_MODEL_MAX) {
 		err_set(e, "%s: larger than 4 GiB", shown_path(name));
 		return NULL;
 	}
-	r = wire_check(buf, len, &onnx__model_proto__descriptor, 1, &cost);
+	if (!own)
+		r = wire_check(buf, len, &onnx__model_proto__descriptor, 1,
+		    &cost);
 	if (r == WIRE_DEEP) {
 		err_set(e, "%s: not a valid ONNX model (messages nested deeper "
 		    "than %d)", shown_path(name), WIRE_MAX_DEPTH);
@@ -213,6 +216,20 @@ model_load_mem(const void *buf, size_t len, const char *name,
 		return NULL;
 	}
 	return m;
+}
+
+struct model *
+model_load_mem(const void *buf, size_t len, const char *name,
+    const char *dir, struct err *e)
+{
+	return load_mem(buf, len, name, dir, 0, e);
+}
+
+struct model *
+model_unpack_own(const void *buf, size_t len, const char *name,
+    const char *dir, struct err *e)
+{
+	return load_mem(buf, len, name, dir, 1, e);
 }
 
 struct model *

@@ -1074,22 +1074,53 @@ reduce_needs_opset(const struct ctx *c, const struct graph_value *v)
 }
 
 /*
+ * What qdq_front_make() keeps of the rewrite up to the activations, for
+ * qdq_front_apply() (qdq.h).
+ */
+struct qdq_front {
+	const char *domain;	/* of the Q/DQ nodes */
+	size_t limit;		/* the nodes before the weights' */
+	int need, wneed;	/* the opset all records, the constants need */
+	int from;		/* the model's opset before */
+	struct qdq_report rep;	/* the front's counts */
+	char **names;		/* stream names of the prepared nodes */
+	size_t nnodes;
+	struct strmap *byname;
+	int *pos;		/* each one's index in the front's graph */
+	struct strmap *consts;	/* the initializers before the weights */
+	struct qparam_rec *w;	/* the constants' records, in order */
+	size_t nw;
+	struct fold_rec *fd;	/* the fold records, in order */
+	size_t nfd;
+	struct strmap *gone;	/* tensors folded away */
+};
+
+/*
  * Decide for each qparam record whether it applies (c->skip) and whether
- * it is a constant (c->weight); check names; return the opset needed.
+ * it is a constant (c->weight); check names; the opset needed (*need) and
+ * what the constants' records need of it (*wneed). With f (a front made
+ * for another plan), its constants are taken as applied; 1 when the plan
+ * names another constant.
  */
 static int
-classify(struct ctx *c, int *need, struct err *e)
+classify(struct ctx *c, const struct qdq_front *f, int *need, int *wneed,
+    struct err *e)
 {
 	const struct qdq_plan *p = c->p;
 	size_t i, j;
 	const Onnx__NodeProto *pn;
-	int qi, ni, dt;
+	int qi, ni, dt, r;
 
-	*need = 0;
+	*need = *wneed = 0;
 	for (i = 0; i < p->nqp; i++) {
 		const struct qparam_rec *qp = &p->qp[i];
-		struct graph_value *v = graph_value(c->gr, qp->name);
+		struct graph_value *v;
 
+		if (f && strmap_get(f->consts, qp->name, NULL)) {
+			c->weight[i] = c->skip[i] = 1;	/* the front's */
+			continue;
+		}
+		v = graph_value(c->gr, qp->name);
 		if (v == NULL) {
 			/* A fold's input is gone with its Relu: fine. */
 			if (strmap_get(c->gone, qp->name, NULL)) {
@@ -1102,6 +1133,8 @@ classify(struct ctx *c, int *need, struct err *e)
 			    qp->name, c->m->path);
 		}
 		if (v->kind == VALUE_INITIALIZER) {
+			if (f)
+				return 1;	/* a constant f lacks */
 			c->weight[i] = 1;
 			if (is_graph_input(c->g, qp->name)) {
 				c->skip[i] = 1;
@@ -1147,13 +1180,16 @@ classify(struct ctx *c, int *need, struct err *e)
 				continue;
 			}
 		}
-		if (need_opset(&qp->q) > *need)
-			*need = need_opset(&qp->q);
-		if (!c->weight[i] && reduce_needs_opset(c, v) > *need)
-			*need = reduce_needs_opset(c, v);
+		r = need_opset(&qp->q);
+		if (!c->weight[i] && reduce_needs_opset(c, v) > r)
+			r = reduce_needs_opset(c, v);
 		/* half scales: DequantizeLinear's output type from 19 */
-		if (is_half(float_type(c, qp->name)) && *need < 19)
-			*need = 19;
+		if (is_half(float_type(c, qp->name)) && r < 19)
+			r = 19;
+		if (r > *need)
+			*need = r;
+		if (c->weight[i] && r > *wneed)
+			*wneed = r;
 	}
 	/* Float activations the stream has statistics for but no parameters. */
 	for (i = 0; i < facts(p)->nst; i++) {
@@ -1786,14 +1822,149 @@ write_qoperator(struct model *m, const struct qdq_opts *o,
 	return 0;
 }
 
+/* c's rewrite of m by p begun: its graph indexed and checked, nodes named. */
+static int
+ctx_open(struct ctx *c, struct model *m, const struct qdq_plan *p,
+    const struct qdq_opts *o, struct qdq_report *report, int check,
+    struct err *e)
+{
+	size_t i;
+
+	c->m = m;
+	c->g = m->proto->graph;
+	c->p = p;
+	c->o = o;
+	c->rep = report;
+	c->domain = "";
+	if ((c->gr = graph_new(c->g, e)) == NULL)
+		return err_prefix(e, "%s", m->path);
+	/* a stream of another model would apply scales to other tensors */
+	if (check && streamfit_check(facts(p)->match, c->gr, m->path, e) != 0)
+		return -1;
+	c->skip = calloc(p->nqp ? p->nqp : 1, 1);
+	c->weight = calloc(p->nqp ? p->nqp : 1, 1);
+	if (!c->skip || !c->weight)
+		return err_nomem(e);
+	if (!check)
+		return 0;	/* (a front's nodes and folds) */
+	if ((c->gone = strmap_new()) == NULL)
+		return err_nomem(e);
+	if ((c->names = weights_node_names(c->g, e)) == NULL)
+		return -1;
+	c->nnodes = c->g->n_node;
+	c->nodes = malloc((c->nnodes ? c->nnodes : 1) * sizeof *c->nodes);
+	c->byname = strmap_new();
+	if (!c->nodes || !c->byname)
+		return err_nomem(e);
+	for (i = 0; i < c->nnodes; i++) {
+		c->nodes[i] = c->g->node[i];
+		if (strmap_put(c->byname, c->names[i], (int)i) != 0)
+			return err_nomem(e);
+	}
+	return 0;
+}
+
+static void
+ctx_close(struct ctx *c)
+{
+	nameuses_free(c->uses);
+	graph_free(c->gr);
+	free(c->names);
+	free(c->nodes);
+	strmap_free(c->byname);
+	strmap_free(c->gone);
+	free(c->skip);
+	free(c->weight);
+}
+
+/*
+ * The rewrite up to the activations: folds, the opset or domain, the
+ * constants (need and wneed as classify() gives them; *limit: the nodes
+ * before the weights'). With consts, the names of the constants then.
+ */
+static int
+apply_front(struct ctx *c, int *need, int *wneed, size_t *limit,
+    struct strmap *consts, struct err *e)
+{
+	const struct qdq_plan *p = c->p;
+	struct qdq_report *report = c->rep;
+	size_t i;
+
+	if (apply_folds(c, e) != 0 ||
+	    (c->uses = nameuses_new(c->g, e)) == NULL ||
+	    classify(c, NULL, need, wneed, e) != 0 ||
+	    choose_domain(c, *need, e) != 0)
+		return -1;
+	/* a raised opset rewrote nodes: their uses are to be read again */
+	if (report->opset_to != report->opset_from) {
+		nameuses_free(c->uses);
+		if ((c->uses = nameuses_new(c->g, e)) == NULL)
+			return -1;
+	}
+	*limit = c->g->n_node;
+	for (i = 0; consts && i < c->g->n_initializer; i++) {
+		const char *name = str_or_empty(c->g->initializer[i]->name);
+		const struct graph_value *v = graph_value(c->gr, name);
+
+		if (v && v->kind == VALUE_INITIALIZER &&
+		    strmap_put(consts, name, 0) != 0)
+			return err_nomem(e);
+	}
+	for (i = 0; i < p->nqp; i++) {
+		if (c->skip[i]) {
+			report->skipped++;
+			continue;
+		}
+		if (c->weight[i] && apply_weight(c, &p->qp[i], *limit, e) != 0)
+			return err_prefix(e, "%s", c->m->path);
+	}
+	/* what apply_act() asks is of the graph as the weights left it */
+	nameuses_free(c->uses);
+	c->uses = NULL;
+	return 0;
+}
+
+/* The rest: the activations (c->gr indexed unless reindex), then order. */
+static int
+apply_back(struct ctx *c, size_t limit, int reindex, struct err *e)
+{
+	const struct qdq_plan *p = c->p;
+	const struct qdq_opts *o = c->o;
+	struct model *m = c->m;
+	struct qdq_report *report = c->rep;
+	size_t i;
+
+	if (reindex && graph_reindex(c->gr, e) != 0)
+		return -1;
+	c->consumers_hold = 1;
+	for (i = 0; i < p->nqp; i++)
+		if (!c->skip[i] && !c->weight[i] &&
+		    apply_act(c, &p->qp[i], limit, e) != 0)
+			return err_prefix(e, "%s", m->path);
+	if (o && o->resize_expand &&
+	    qdqresize_expand(m, &report->resize_rewrites, e) != 0)
+		return -1;
+	if (sort_nodes(c, e) != 0)
+		return err_prefix(e, "%s", m->path);
+	if (o && o->fold_scales &&
+	    qdqscale_fold(m, &report->scale_folds, e) != 0)
+		return -1;
+	if (o && o->fold_biases &&
+	    qdqscale_fold_biases(m, &report->bias_folds, e) != 0)
+		return -1;
+	if (o && o->format == QDQ_FORMAT_QOPERATOR)
+		return write_qoperator(m, o, report, e);
+	return 0;
+}
+
 int
 qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
     struct qdq_report *report, struct err *e)
 {
 	struct ctx c = { 0 };
 	struct qdq_report dummy;
-	size_t i, limit;
-	int need, rc = -1;
+	size_t limit;
+	int need, wneed, rc = -1;
 
 	if (report == NULL)
 		report = &dummy;
@@ -1805,94 +1976,229 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 			    "does)", plan_file(p));
 		return dynwrite_apply(m, p, o, report, e);
 	}
-	c.m = m;
-	c.g = m->proto->graph;
-	c.p = p;
-	c.o = o;
-	c.rep = report;
-	c.domain = "";
-	if (c.g == NULL)
+	if (m->proto->graph == NULL)
 		return err_set(e, "%s: no graph", m->path);
 	if (p->nbq)
 		return apply_blockq(m, p, o, report, e);
-	if ((c.gr = graph_new(c.g, e)) == NULL)
-		return err_prefix(e, "%s", m->path);
-	/* a stream of another model would apply scales to other tensors */
-	if (streamfit_check(facts(p)->match, c.gr, m->path, e) != 0)
-		goto done;
-	if ((c.names = weights_node_names(c.g, e)) == NULL)
-		goto done;
-	c.nnodes = c.g->n_node;
-	c.nodes = malloc((c.nnodes ? c.nnodes : 1) * sizeof *c.nodes);
-	c.byname = strmap_new();
-	c.gone = strmap_new();
-	c.skip = calloc(p->nqp ? p->nqp : 1, 1);
-	c.weight = calloc(p->nqp ? p->nqp : 1, 1);
-	if (!c.nodes || !c.byname || !c.gone || !c.skip || !c.weight) {
-		err_nomem(e);
-		goto done;
+	if (ctx_open(&c, m, p, o, report, 1, e) == 0 &&
+	    apply_front(&c, &need, &wneed, &limit, NULL, e) == 0 &&
+	    apply_back(&c, limit, 1, e) == 0)
+		rc = 0;
+	ctx_close(&c);
+	return rc;
+}
+
+/* ---- in two steps (qdq_front_make, qdq_front_apply) ---- */
+
+void
+qdq_front_free(struct qdq_front *f)
+{
+	if (f == NULL)
+		return;
+	free(f->names);
+	strmap_free(f->byname);
+	free(f->pos);
+	strmap_free(f->consts);
+	for (size_t i = 0; i < f->nw; i++)
+		qparam_rec_release(&f->w[i]);
+	free(f->w);
+	for (size_t i = 0; i < f->nfd; i++)
+		fold_rec_release(&f->fd[i]);
+	free(f->fd);
+	strmap_free(f->gone);
+	free(f);
+}
+
+const struct qdq_report *
+qdq_front_report(const struct qdq_front *f)
+{
+	return &f->rep;
+}
+
+/* Where each of c's named nodes is in its graph now, -1 gone. */
+static int
+node_positions(const struct ctx *c, int **pos, struct err *e)
+{
+	size_t n = c->g->n_node, at = 0;
+
+	*pos = malloc((c->nnodes ? c->nnodes : 1) * sizeof **pos);
+	if (*pos == NULL)
+		return err_nomem(e);
+	for (size_t i = 0; i < c->nnodes; i++) {
+		(*pos)[i] = -1;
+		/* (in the order they were: from where the last one was) */
+		for (size_t k = 0; c->nodes[i] && k < n; k++)
+			if (c->g->node[(at + k) % n] == c->nodes[i]) {
+				(*pos)[i] = (int)((at + k) % n);
+				at = (at + k + 1) % n;
+				break;
+			}
 	}
-	for (i = 0; i < c.nnodes; i++) {
-		c.nodes[i] = c.g->node[i];
-		if (strmap_put(c.byname, c.names[i], (int)i) != 0) {
-			err_nomem(e);
-			goto done;
-		}
-	}
-	if (apply_folds(&c, e) != 0 ||
-	    (c.uses = nameuses_new(c.g, e)) == NULL ||
-	    classify(&c, &need, e) != 0 || choose_domain(&c, need, e) != 0)
-		goto done;
-	/* a raised opset rewrote nodes: their uses are to be read again */
-	if (report->opset_to != report->opset_from) {
-		nameuses_free(c.uses);
-		if ((c.uses = nameuses_new(c.g, e)) == NULL)
-			goto done;
-	}
-	limit = c.g->n_node;
-	for (i = 0; i < p->nqp; i++) {
-		if (c.skip[i]) {
-			report->skipped++;
+	return 0;
+}
+
+/* f keeps copies of the records of c's constants. */
+static int
+keep_constants(struct qdq_front *f, const struct ctx *c, struct err *e)
+{
+	const struct qdq_plan *p = c->p;
+
+	if ((f->w = calloc(p->nqp + 1, sizeof *f->w)) == NULL)
+		return err_nomem(e);
+	for (size_t i = 0; i < p->nqp; i++) {
+		struct qparam_rec *w = &f->w[f->nw];
+
+		if (!c->weight[i])
 			continue;
-		}
-		if (c.weight[i] && apply_weight(&c, &p->qp[i], limit, e) != 0)
-			goto fail_node;
+		w->q.axis = -1;
+		w->role = p->qp[i].role;
+		f->nw++;
+		if ((w->name = strdup(p->qp[i].name)) == NULL)
+			return err_nomem(e);
+		if (qparam_copy(&w->q, &p->qp[i].q, e) < 0)
+			return -1;
 	}
-	/* what apply_act() asks is of the graph as the weights left it */
-	nameuses_free(c.uses);
-	c.uses = NULL;
-	if (graph_reindex(c.gr, e) != 0)
-		goto done;
-	c.consumers_hold = 1;
-	for (i = 0; i < p->nqp; i++)
-		if (!c.skip[i] && !c.weight[i] &&
-		    apply_act(&c, &p->qp[i], limit, e) != 0)
-			goto fail_node;
-	if (o && o->resize_expand &&
-	    qdqresize_expand(m, &report->resize_rewrites, e) != 0)
-		goto done;
-	if (sort_nodes(&c, e) != 0)
-		goto fail_node;
-	if (o && o->fold_scales &&
-	    qdqscale_fold(m, &report->scale_folds, e) != 0)
-		goto done;
-	if (o && o->fold_biases &&
-	    qdqscale_fold_biases(m, &report->bias_folds, e) != 0)
-		goto done;
+	if ((f->fd = calloc(p->nfd + 1, sizeof *f->fd)) == NULL)
+		return err_nomem(e);
+	for (; f->nfd < p->nfd; f->nfd++) {
+		struct fold_rec *d = &f->fd[f->nfd];
+
+		if ((d->node = strdup(p->fd[f->nfd].node)) == NULL ||
+		    (d->into = strdup(p->fd[f->nfd].into)) == NULL) {
+			f->nfd++;
+			return err_nomem(e);
+		}
+	}
+	return 0;
+}
+
+int
+qdq_front_make(struct model *m, const struct qdq_plan *p,
+    const struct qdq_opts *o, struct qdq_front **front, struct err *e)
+{
+	struct ctx c = { 0 };
+	struct qdq_front *f;
+	int rc = -1;
+
+	*front = NULL;
+	if (p->ndy || p->nbq || m->proto->graph == NULL)
+		return 1;
+	if ((f = calloc(1, sizeof *f)) == NULL ||
+	    (f->consts = strmap_new()) == NULL) {
+		qdq_front_free(f);
+		return err_nomem(e);
+	}
+	f->from = model_opset(m, "");
+	if (ctx_open(&c, m, p, o, &f->rep, 1, e) < 0 ||
+	    apply_front(&c, &f->need, &f->wneed, &f->limit, f->consts,
+	    e) < 0 ||
+	    node_positions(&c, &f->pos, e) < 0 ||
+	    keep_constants(f, &c, e) < 0)
+		goto out;
+	/* the activations' skips are counted by qdq_front_apply() */
+	for (size_t i = 0; i < p->nqp; i++)
+		f->rep.skipped -= c.skip[i] && !c.weight[i];
+	f->domain = c.domain;
+	f->names = c.names;
+	f->byname = c.byname;
+	f->gone = c.gone;
+	f->nnodes = c.nnodes;
+	c.names = NULL;
+	c.byname = NULL;
+	c.gone = NULL;
+	*front = f;
+	f = NULL;
 	rc = 0;
-	if (o && o->format == QDQ_FORMAT_QOPERATOR)
-		rc = write_qoperator(m, o, report, e);
-	goto done;
-fail_node:
-	err_prefix(e, "%s", m->path);
-done:
-	nameuses_free(c.uses);
-	graph_free(c.gr);
-	free(c.names);
-	free(c.nodes);
-	strmap_free(c.byname);
-	strmap_free(c.gone);
-	free(c.skip);
-	free(c.weight);
+out:
+	ctx_close(&c);
+	qdq_front_free(f);
+	return rc;
+}
+
+/* Are records a and b the same parameters of the same constant? */
+static int
+same_constant(const struct qparam_rec *a, const struct qparam_rec *b)
+{
+	return strcmp(a->name, b->name) == 0 && a->role == b->role &&
+	    a->q.type == b->q.type && a->q.axis == b->q.axis &&
+	    a->q.n == b->q.n && memcmp(a->q.scale, b->q.scale,
+	    a->q.n * sizeof *a->q.scale) == 0 && memcmp(a->q.zp, b->q.zp,
+	    a->q.n * sizeof *a->q.zp) == 0;
+}
+
+int
+qdq_front_fits(const struct qdq_front *f, const struct qdq_plan *p)
+{
+	size_t k = 0;
+
+	if (p->ndy || p->nbq || p->nfd != f->nfd)
+		return 0;
+	for (size_t i = 0; i < p->nfd; i++)
+		if (strcmp(p->fd[i].node, f->fd[i].node) != 0 ||
+		    strcmp(p->fd[i].into, f->fd[i].into) != 0)
+			return 0;
+	for (size_t i = 0; i < p->nqp; i++)
+		if (strmap_get(f->consts, p->qp[i].name, NULL) &&
+		    (k >= f->nw || !same_constant(&p->qp[i], &f->w[k++])))
+			return 0;
+	return k == f->nw;
+}
+
+/* Does opset need ask what f's need asked (the same domain, opset)? */
+static int
+same_opset(const struct qdq_front *f, const struct qdq_opts *o, int need)
+{
+	if (need == f->need)
+		return 1;
+	if (o && o->domain == QDQ_DOMAIN_MS)
+		return need > 0 && f->need > 0;
+	return need <= f->from && f->need <= f->from;
+}
+
+int
+qdq_front_apply(struct model *m, const struct qdq_plan *p,
+    const struct qdq_opts *o, const struct qdq_front *f,
+    struct qdq_report *report, struct err *e)
+{
+	struct ctx c = { 0 };
+	struct qdq_report dummy;
+	int need, wneed, rc = -1;
+
+	if (report == NULL)
+		report = &dummy;
+	*report = f->rep;
+	if (!qdq_front_fits(f, p) || m->proto->graph == NULL)
+		return 1;
+	if (ctx_open(&c, m, p, o, report, 0, e) < 0)
+		goto out;
+	c.domain = f->domain;
+	c.names = NULL;
+	c.byname = f->byname;	/* lent: not freed by ctx_close() */
+	c.gone = f->gone;
+	c.nnodes = f->nnodes;
+	if ((c.nodes = malloc((c.nnodes ? c.nnodes : 1) *
+	    sizeof *c.nodes)) == NULL) {
+		err_nomem(e);
+		goto out;
+	}
+	for (size_t i = 0; i < c.nnodes; i++) {
+		if (f->pos[i] >= (int)c.g->n_node) {
+			err_set(e, "%s: not the model of the front", m->path);
+			goto out;
+		}
+		c.nodes[i] = f->pos[i] >= 0 ? c.g->node[f->pos[i]] : NULL;
+	}
+	if ((rc = classify(&c, f, &need, &wneed, e)) != 0)
+		goto out;
+	rc = 1;
+	if (!same_opset(f, o, need > f->wneed ? need : f->wneed))
+		goto out;
+	for (size_t i = 0; i < p->nqp; i++)
+		report->skipped += c.skip[i] && !c.weight[i];
+	rc = apply_back(&c, f->limit, 0, e) == 0 ? 0 : -1;
+out:
+	c.byname = NULL;
+	c.gone = NULL;
+	ctx_close(&c);
 	return rc;
 }

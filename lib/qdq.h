@@ -198,6 +198,36 @@ int qdq_apply(struct model *m, const struct qdq_plan *p,
     const struct qdq_opts *o, struct qdq_report *report, struct err *e);
 
 /*
+ * qdq_apply() in two steps, for a caller applying many plans of one
+ * stream (one info, qdq_plan_new_like()) that mostly share their
+ * constants' records (onnx-mixprec's evaluations). qdq_front_make()
+ * rewrites m as qdq_apply() does up to the activations (the folds, the
+ * opset or the domain, the weights and biases) and keeps in *f what the
+ * rest needs: 0, or 1 (m untouched, *f NULL) for a plan that can have no
+ * front (dynamic or blockq records), or -1 and e (m may be half
+ * rewritten). qdq_front_apply() finishes the rewrite of m so rewritten,
+ * or of a copy of it (packed and unpacked: the same nodes in the same
+ * order), for the plan f was made for or another one that fits f: the
+ * same fold records and the same records for the constants, in the same
+ * order, with the same parameters (qdq_front_fits()), and activations
+ * that need what f's needed of the opset. It makes the model qdq_apply()
+ * makes of the model before, with the same report; 1 when p does not
+ * fit (m untouched). The same opts for both; the notes of p's
+ * activations come again.
+ */
+struct qdq_front;
+
+int qdq_front_make(struct model *m, const struct qdq_plan *p,
+    const struct qdq_opts *o, struct qdq_front **f, struct err *e);
+int qdq_front_fits(const struct qdq_front *f, const struct qdq_plan *p);
+int qdq_front_apply(struct model *m, const struct qdq_plan *p,
+    const struct qdq_opts *o, const struct qdq_front *f,
+    struct qdq_report *report, struct err *e);
+void qdq_front_free(struct qdq_front *f);
+/* What the front did: its part of the report (weights, biases, opsets). */
+const struct qdq_report *qdq_front_report(const struct qdq_front *f);
+
+/*
  * Raise m's opset ahead, once for many plans: when m, below opset 10,
  * can be raised to 10 (the opset ONNX Runtime's fusion needs) and the
  * opsets a record may need beyond (12, 13, 21) are in reach or out of it

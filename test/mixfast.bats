@@ -188,14 +188,18 @@ cls_stream() {
 
 @test "mixfast: PaddleOCR cls (opset 9): models of the model raised ahead are those of full builds" {
 	cls_stream 2
-	# each model made of the model raised to opset 10 once packs to the
-	# bytes of the one qdq_apply() makes of the opset-9 model
+	# each model made of the model raised to opset 10 once, or of a
+	# skeleton (mixskel.h), packs to the bytes of the one qdq_apply()
+	# makes of the opset-9 model
 	ONNXQ_MIXPREC_CHECK_MODELS=1 ONNXQ_MIXPREC_PROFILE=1 onnx-mixprec \
 	    -q -o chk.qp --target-snr 25 -d data "$OCR_CLS" <cls.qp \
 	    2>chk.err || fail "$(cat chk.err)"
 	n=$(sed -n 's/.*evaluations (\([0-9]*\) of the model raised.*/\1/p' \
 	    chk.err)
 	[ "${n:-0}" -gt 0 ] || fail "none raised ahead" "$(cat chk.err)"
+	n=$(sed -n 's/.*raised ahead, \([0-9]*\) of a skeleton.*/\1/p' \
+	    chk.err)
+	[ "${n:-0}" -gt 0 ] || fail "none of a skeleton" "$(cat chk.err)"
 	onnx-mixprec -q -o plain.qp --target-snr 25 -d data "$OCR_CLS" \
 	    <cls.qp 2>plain.err || fail "$(cat plain.err)"
 	grep -v '^#prog' chk.qp >chk.cmp

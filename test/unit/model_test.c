@@ -1,6 +1,7 @@
 /*
  * model_test: lib/model.c: tensors of every type in and out of
- * TensorProtos, malformed tensors and models, packing, opsets.
+ * TensorProtos, malformed tensors and models, packing (and unpacking
+ * our own bytes), opsets.
  * Needs test/data/models/dtypes.onnx and small.onnx (run from the top of
  * the source tree, as make check does).
  */
@@ -431,6 +432,15 @@ test_pack_and_opset(void)
 	m2 = model_load_mem(buf, len, "mem", NULL, &e);
 	CHECK(m2 != NULL);
 	CHECK(m2 != NULL && m2->dir == NULL);
+	model_free(m2);
+	/* bytes packed here unpack to the model as they do unchecked */
+	m2 = model_unpack_own(buf, len, "own", "d", &e);
+	REQUIRE(m2 != NULL);
+	CHECK(m2->dir != NULL && strcmp(m2->dir, "d") == 0);
+	free(file);
+	REQUIRE(model_pack(m2, (void **)&file, &len, &e) == 0);
+	CHECK_EQ_INT(len, flen);
+	CHECK(memcmp(buf, file, len) == 0);
 	model_free(m2);
 	free(file);
 	free(buf);
