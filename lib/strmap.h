@@ -17,5 +17,12 @@ int strmap_reserve(struct strmap *m, size_t n);
 int strmap_put(struct strmap *m, const char *key, int val);
 /* 1 and *val when present, 0 otherwise (val may be NULL). */
 int strmap_get(const struct strmap *m, const char *key, int *val);
+/*
+ * For tests of the hash: the keys' count and the sum over them of how far
+ * each sits past its home slot (a lookup of it probes that many slots
+ * more than one); *cap gets the table's slots.
+ */
+size_t strmap_displacement(const struct strmap *m, size_t *count,
+    size_t *cap);
 
 #endif
