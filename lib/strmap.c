@@ -191,23 +191,53 @@ strmap_reserve(struct strmap *m, size_t n)
 	return cap == m->cap ? 0 : resize(m, cap);
 }
 
-int
-strmap_put(struct strmap *m, const char *key, int val)
+/* key's slot, filled with a copy of key when new; NULL when no memory. */
+static struct slot *
+find_or_insert(struct strmap *m, const char *key, int *fresh)
 {
 	uint32_t h = hash(key);
 	struct slot *s;
 
 	if ((m->count + 1) * 2 > m->cap && resize(m, 2 * m->cap) < 0)
-		return -1;
+		return NULL;
 	s = find(m, key, h);
+	*fresh = !s->key;
 	if (!s->key) {
 		if (!(s->key = pool_copy(m, key)))
-			return -1;
+			return NULL;
 		s->hash = h;
 		m->count++;
 	}
+	return s;
+}
+
+int
+strmap_put(struct strmap *m, const char *key, int val)
+{
+	struct slot *s;
+	int fresh;
+
+	if (!(s = find_or_insert(m, key, &fresh)))
+		return -1;
 	s->val = val;
 	return 0;
+}
+
+int
+strmap_add(struct strmap *m, const char *key, int val, int *old)
+{
+	struct slot *s;
+	int fresh;
+
+	if (!(s = find_or_insert(m, key, &fresh)))
+		return -1;
+	if (fresh) {
+		s->val = val;
+		return 0;
+	}
+	if (old)
+		*old = s->val;
+	return 1;
 }
 
 int

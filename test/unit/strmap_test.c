@@ -1,5 +1,5 @@
 /*
- * strmap_test: the string -> int map: put, get, replace, growth, keys
+ * strmap_test: the string -> int map: put, get, add, replace, growth, keys
  * of every length up to 40 (each in a buffer of exactly its size, so
  * ASan sees a hash that reads past the NUL), and the spread of the
  * hash on names as graphs spell them (t1, t2, ..., p2o.Add.7_quantized_dq):
@@ -27,6 +27,15 @@ test_put_get(void)
 	CHECK_EQ_INT(strmap_get(m, "b", NULL), 0);
 	REQUIRE(strmap_put(m, "a", 7) == 0);
 	CHECK(strmap_get(m, "a", &v) && v == 7);
+	/* add keeps a present key's value and tells it */
+	v = -1;
+	CHECK_EQ_INT(strmap_add(m, "a", 9, &v), 1);
+	CHECK_EQ_INT(v, 7);
+	CHECK(strmap_get(m, "a", &v) && v == 7);
+	CHECK_EQ_INT(strmap_add(m, "abc", 4, NULL), 0);
+	CHECK(strmap_get(m, "abc", &v) && v == 4);
+	CHECK_EQ_INT(strmap_add(m, "abc", 5, NULL), 1);
+	CHECK(strmap_get(m, "abc", &v) && v == 4);
 	strmap_free(m);
 	strmap_free(NULL);
 }
