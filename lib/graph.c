@@ -747,7 +747,7 @@ graph_unique_name(struct graph *gr, const char *base)
 	len = strlen(base) + 24;
 	if ((name = malloc(len)) == NULL)
 		return NULL;
-	snprintf(name, len, "%s", base);
+	memcpy(name, base, len - 23);	/* no printf: a model makes many */
 	for (k = 1; gr->used != NULL && (strmap_get(gr->used, name, NULL) ||
 	    lookup(gr, name) >= 0); k++)
 		snprintf(name, len, "%s_%lu", base, k);
@@ -877,8 +877,13 @@ graph_add_tensor(struct graph *gr, const char *base, const char *suffix,
     const struct tensor *t, struct err *e)
 {
 	Onnx__TensorProto *tp;
-	char *b = str_fmt("%s%s", base, suffix), *name;
+	size_t lb = strlen(base), ls = strlen(suffix);
+	char *b = malloc(lb + ls + 1), *name;
 
+	if (b != NULL) {
+		memcpy(b, base, lb);
+		memcpy(b + lb, suffix, ls + 1);
+	}
 	name = b ? graph_unique_name(gr, b) : NULL;
 	free(b);
 	if (name == NULL)

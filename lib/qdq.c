@@ -1828,7 +1828,8 @@ qdq_apply(struct model *m, const struct qdq_plan *p, const struct qdq_opts *o,
 	c.gone = strmap_new();
 	c.skip = calloc(p->nqp ? p->nqp : 1, 1);
 	c.weight = calloc(p->nqp ? p->nqp : 1, 1);
-	if (!c.nodes || !c.byname || !c.gone || !c.skip || !c.weight) {
+	if (!c.nodes || !c.byname || !c.gone || !c.skip || !c.weight ||
+	    strmap_reserve(c.byname, c.nnodes) < 0) {
 		err_nomem(e);
 		goto done;
 	}
