@@ -739,15 +739,16 @@ char *
 graph_unique_name(struct graph *gr, const char *base)
 {
 	char *name;
-	size_t len;
+	size_t len, blen;
 	unsigned long k;
 
 	if (base == NULL || *base == '\0')
 		base = "t";
-	len = strlen(base) + 24;
+	blen = strlen(base);
+	len = blen + 24;
 	if ((name = malloc(len)) == NULL)
 		return NULL;
-	memcpy(name, base, len - 23);	/* no printf: a model makes many */
+	memcpy(name, base, blen + 1);	/* no printf: models make many */
 	for (k = 1; gr->used != NULL && (strmap_get(gr->used, name, NULL) ||
 	    lookup(gr, name) >= 0); k++)
 		snprintf(name, len, "%s_%lu", base, k);
