@@ -82,10 +82,12 @@ edges_add(struct edges *es, int value, int node)
 static int
 names_add(struct names *ns, const char *name)
 {
+	int r;
+
 	if (ns->seen == NULL && (ns->seen = strmap_new()) == NULL)
 		return -1;
-	if (strmap_get(ns->seen, name, NULL))
-		return 0;
+	if ((r = strmap_add(ns->seen, name, 0, NULL)) != 0)
+		return r < 0 ? -1 : 0;
 	if (ns->n == ns->cap) {
 		size_t ncap = ns->cap ? ns->cap * 2 : 16;
 		const char **nv = realloc(ns->v, ncap * sizeof *nv);
@@ -95,8 +97,6 @@ names_add(struct names *ns, const char *name)
 		ns->v = nv;
 		ns->cap = ncap;
 	}
-	if (strmap_put(ns->seen, name, 0) != 0)
-		return -1;
 	ns->v[ns->n++] = name;
 	return 0;
 }
@@ -112,9 +112,9 @@ names_release(struct names *ns)
 static int
 use_name(struct strmap *used, const char *name)
 {
-	if (name == NULL || *name == '\0' || strmap_get(used, name, NULL))
+	if (name == NULL || *name == '\0')
 		return 0;
-	return strmap_put(used, name, 0);
+	return strmap_add(used, name, 0, NULL) < 0 ? -1 : 0;
 }
 
 /*
@@ -243,17 +243,29 @@ lookup(const struct graph *gr, const char *name)
 	return strmap_get(gr->index, name, &v) ? v : -1;
 }
 
+/*
+ * Value name's position, or -1 for a new one: then the index maps name to
+ * the next position, and the caller adds the value there (add_value).
+ * -2 when out of memory. One look where lookup() then a put take two.
+ */
+static int
+lookup_or_claim(struct graph *gr, const char *name)
+{
+	int v, r;
+
+	/* index's keys count as used: a million names are not kept twice */
+	if ((r = strmap_add(gr->index, name, gr->nvalues, &v)) < 0)
+		return -2;
+	return r ? v : -1;
+}
+
+/* The value lookup_or_claim() just claimed the position of. */
 static struct graph_value *
 add_value(struct graph *gr, const char *name, enum value_kind kind,
-    int producer, struct err *e)
+    int producer)
 {
 	struct graph_value *gv = &gr->values[gr->nvalues];
 
-	/* index's keys count as used: a million names are not kept twice */
-	if (strmap_put(gr->index, name, gr->nvalues) != 0) {
-		err_nomem(e);
-		return NULL;
-	}
 	memset(gv, 0, sizeof *gv);
 	gv->name = name;
 	gv->kind = kind;
@@ -304,11 +316,12 @@ index_values(struct graph *gr, struct err *e)
 		name = str_or_empty(g->input[i]->name);
 		if (*name == '\0')
 			return err_set(e, "graph input #%zu has no name", i);
-		if (lookup(gr, name) >= 0)
+		if ((v = lookup_or_claim(gr, name)) < -1)
+			return err_nomem(e);
+		if (v >= 0)
 			return err_set(e, "graph input %s is listed twice",
 			    str_clip(name, shown, sizeof shown));
-		if ((gv = add_value(gr, name, VALUE_INPUT, -1, e)) == NULL)
-			return -1;
+		gv = add_value(gr, name, VALUE_INPUT, -1);
 		gv->info = g->input[i];
 		gv->is_input = 1;
 	}
@@ -321,14 +334,15 @@ index_values(struct graph *gr, struct err *e)
 		name = str_or_empty(g->initializer[i]->name);
 		if (*name == '\0')
 			return err_set(e, "initializer #%zu has no name", i);
-		if ((v = lookup(gr, name)) >= 0) {
+		if ((v = lookup_or_claim(gr, name)) < -1)
+			return err_nomem(e);
+		if (v >= 0) {
 			gv = &gr->values[v];
 			if (gv->kind != VALUE_INPUT)
 				return err_set(e, "initializer %s is defined "
 				    "twice", str_clip(name, shown, sizeof shown));
-		} else if ((gv = add_value(gr, name, VALUE_INITIALIZER, -1,
-		    e)) == NULL)
-			return -1;
+		} else
+			gv = add_value(gr, name, VALUE_INITIALIZER, -1);
 		gv->kind = VALUE_INITIALIZER;
 		gv->init = g->initializer[i];
 	}
@@ -341,7 +355,9 @@ index_values(struct graph *gr, struct err *e)
 			name = str_or_empty(n->output[j]);
 			if (*name == '\0')
 				continue;
-			if ((v = lookup(gr, name)) >= 0) {
+			if ((v = lookup_or_claim(gr, name)) < -1)
+				return err_nomem(e);
+			if (v >= 0) {
 				gv = &gr->values[v];
 				node_label(g, (int)i, label, sizeof label);
 				str_clip(name, shown, sizeof shown);
@@ -356,9 +372,8 @@ index_values(struct graph *gr, struct err *e)
 				    node_label(g, gv->producer, other,
 				    sizeof other));
 			}
-			if ((gv = add_value(gr, name, is_constant_node(n) ?
-			    VALUE_CONSTANT : VALUE_NODE, (int)i, e)) == NULL)
-				return -1;
+			gv = add_value(gr, name, is_constant_node(n) ?
+			    VALUE_CONSTANT : VALUE_NODE, (int)i);
 			if (gv->kind == VALUE_CONSTANT)
 				gv->init = constant_value(n);
 		}
@@ -629,6 +644,12 @@ graph_free(struct graph *gr)
 	free(gr);
 }
 
+const struct strmap *
+graph_names(const struct graph *gr)
+{
+	return gr->index;
+}
+
 Onnx__GraphProto *
 graph_proto(const struct graph *gr)
 {
@@ -718,15 +739,16 @@ char *
 graph_unique_name(struct graph *gr, const char *base)
 {
 	char *name;
-	size_t len;
+	size_t len, blen;
 	unsigned long k;
 
 	if (base == NULL || *base == '\0')
 		base = "t";
-	len = strlen(base) + 24;
+	blen = strlen(base);
+	len = blen + 24;
 	if ((name = malloc(len)) == NULL)
 		return NULL;
-	snprintf(name, len, "%s", base);
+	memcpy(name, base, blen + 1);	/* no printf: models make many */
 	for (k = 1; gr->used != NULL && (strmap_get(gr->used, name, NULL) ||
 	    lookup(gr, name) >= 0); k++)
 		snprintf(name, len, "%s_%lu", base, k);
@@ -856,8 +878,13 @@ graph_add_tensor(struct graph *gr, const char *base, const char *suffix,
     const struct tensor *t, struct err *e)
 {
 	Onnx__TensorProto *tp;
-	char *b = str_fmt("%s%s", base, suffix), *name;
+	size_t lb = strlen(base), ls = strlen(suffix);
+	char *b = malloc(lb + ls + 1), *name;
 
+	if (b != NULL) {
+		memcpy(b, base, lb);
+		memcpy(b + lb, suffix, ls + 1);
+	}
 	name = b ? graph_unique_name(gr, b) : NULL;
 	free(b);
 	if (name == NULL)

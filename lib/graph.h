@@ -49,6 +49,12 @@ struct graph_value *graph_value_at(const struct graph *gr, int i);
 /* NULL when no such value. */
 struct graph_value *graph_value(const struct graph *gr, const char *name);
 /*
+ * The index's map of value names to their positions (graph_value_at),
+ * valid until the next graph_reindex().
+ */
+struct strmap;
+const struct strmap *graph_names(const struct graph *gr);
+/*
  * The value of a constant: an initializer that is no graph input, or a
  * Constant node's output; NULL for anything else. An initializer also
  * listed as a graph input (as IR < 4 lists them all) only gives a default
@@ -101,7 +107,6 @@ int graph_rewire_input(struct graph *gr, int node, int slot, const char *name,
  * are no graph output, nor a graph input (a default stays). Their values
  * keep dangling init pointers: call graph_reindex() before reading them.
  */
-struct strmap;
 void graph_drop_unread(struct graph *gr, const struct strmap *names);
 
 #endif

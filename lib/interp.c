@@ -220,7 +220,7 @@ check_opsets(const struct model *m, Onnx__GraphProto *g, struct err *e)
 }
 
 static int
-slot_of(struct strmap *map, const char *name)
+slot_of(const struct strmap *map, const char *name)
 {
 	int s;
 
@@ -230,12 +230,12 @@ slot_of(struct strmap *map, const char *name)
 }
 
 static struct interp *plan_graph(const struct model *m, Onnx__GraphProto *g,
-    const struct interp *parent, struct strmap *pmap, int threads,
+    const struct interp *parent, const struct strmap *pmap, int threads,
     struct err *e);
 
 /* Plan the graph attributes of st's node once, with the node. */
 static int
-plan_subgraphs(struct interp *ip, struct step *st, struct strmap *map,
+plan_subgraphs(struct interp *ip, struct step *st, const struct strmap *map,
     struct err *e)
 {
 	const Onnx__NodeProto *nd = st->node;
@@ -259,7 +259,7 @@ plan_subgraphs(struct interp *ip, struct step *st, struct strmap *map,
 }
 
 static int
-plan(struct interp *ip, Onnx__GraphProto *g, struct strmap *map,
+plan(struct interp *ip, Onnx__GraphProto *g, const struct strmap *map,
     struct err *e)
 {
 	const int *topo = graph_topo(ip->gr);
@@ -365,7 +365,7 @@ fail:
 /* The graph's own inputs (the first nformal), then its outer names. */
 static int
 setup_io(struct interp *ip, Onnx__GraphProto *g, size_t nformal,
-    struct strmap *map, struct strmap *pmap, struct err *e)
+    const struct strmap *map, const struct strmap *pmap, struct err *e)
 {
 	const char *kind;
 
@@ -488,7 +488,7 @@ fold_constants(struct interp *ip, Onnx__GraphProto *g)
 
 struct chain_ctx {
 	struct interp *ip;
-	struct strmap *map;
+	const struct strmap *map;
 };
 
 static const struct tensor *
@@ -578,7 +578,7 @@ chain_from(struct interp *ip, int k, const int *pos, unsigned char *member,
 }
 
 static int
-plan_chains(struct interp *ip, struct strmap *map, struct err *e)
+plan_chains(struct interp *ip, const struct strmap *map, struct err *e)
 {
 	struct chain_ctx cc = { ip, map };
 	unsigned char *member;
@@ -602,7 +602,7 @@ plan_chains(struct interp *ip, struct strmap *map, struct err *e)
 
 /* Add name to the outer names of a subgraph when an enclosing graph has it. */
 static int
-add_outer(const char *name, struct strmap *def, struct strmap *pmap,
+add_outer(const char *name, struct strmap *def, const struct strmap *pmap,
     struct strmap *seen, const char ***v, size_t *n, size_t *cap)
 {
 	if (!name || !name[0] || strmap_get(def, name, NULL) ||
@@ -618,7 +618,7 @@ add_outer(const char *name, struct strmap *def, struct strmap *pmap,
 /* The names g and the graphs nested in it read from enclosing graphs. */
 static int
 collect_outer(const Onnx__GraphProto *g, struct strmap *def,
-    struct strmap *pmap, struct strmap *seen, const char ***v, size_t *n,
+    const struct strmap *pmap, struct strmap *seen, const char ***v, size_t *n,
     size_t *cap)
 {
 	for (size_t i = 0; i < g->n_node; i++) {
@@ -644,8 +644,8 @@ collect_outer(const Onnx__GraphProto *g, struct strmap *def,
  * the graph index sees them defined.
  */
 static int
-scope_subgraph(struct interp *ip, Onnx__GraphProto *g, struct strmap *pmap,
-    struct err *e)
+scope_subgraph(struct interp *ip, Onnx__GraphProto *g,
+    const struct strmap *pmap, struct err *e)
 {
 	struct strmap *def = strmap_new(), *seen = strmap_new();
 	const char **v = NULL;
@@ -700,11 +700,11 @@ done:
  */
 static struct interp *
 plan_graph(const struct model *m, Onnx__GraphProto *g,
-    const struct interp *parent, struct strmap *pmap, int threads,
+    const struct interp *parent, const struct strmap *pmap, int threads,
     struct err *e)
 {
 	struct interp *ip;
-	struct strmap *map = NULL;
+	const struct strmap *map;
 	size_t nformal = g->n_input;
 
 	if (!(ip = calloc(1, sizeof *ip))) {
@@ -729,26 +729,21 @@ plan_graph(const struct model *m, Onnx__GraphProto *g,
 	ip->ptr = calloc((size_t)ip->nvalues + 1, sizeof *ip->ptr);
 	ip->is_const = calloc((size_t)ip->nvalues + 1, 1);
 	ip->maps = calloc((size_t)ip->nvalues + 1, sizeof *ip->maps);
-	if (!(map = strmap_new()) || !ip->consts || !ip->vals || !ip->ptr ||
-	    !ip->is_const || !ip->maps) {
+	if (!ip->consts || !ip->vals || !ip->ptr || !ip->is_const ||
+	    !ip->maps) {
 		err_nomem(e);
 		goto fail;
 	}
-	for (int v = 0; v < ip->nvalues; v++)
-		if (strmap_put(map, graph_value_at(ip->gr, v)->name, v) < 0) {
-			err_nomem(e);
-			goto fail;
-		}
+	/* the slots are the graph's value positions: its index maps names */
+	map = graph_names(ip->gr);
 	if (setup_io(ip, g, nformal, map, pmap, e) < 0)
 		goto fail;
 	fold_constants(ip, g);
 	if (plan(ip, g, map, e) < 0 || decode_constants(ip, e) < 0 ||
 	    (!getenv("ONNXQ_NO_FUSE") && plan_chains(ip, map, e) < 0))
 		goto fail;
-	strmap_free(map);
 	return ip;
 fail:
-	strmap_free(map);
 	interp_free(ip);
 	return NULL;
 }

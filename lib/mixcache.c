@@ -521,10 +521,11 @@ mixcache_bytes(const struct mixcache *c)
 /* mixcache_match()'s view of the variant: its names, and memos. */
 struct variant {
 	const Onnx__GraphProto *g;
-	struct strmap *clean;	/* outputs of matching nodes */
-	struct strmap *init;	/* initializer -> index in g */
-	struct strmap *input;	/* graph inputs */
-	struct strmap *producer;	/* node output -> node */
+	/*
+	 * One look per name: a node output -> its node (>= 0), a graph
+	 * input -> -1, initializer i -> -2 - i.
+	 */
+	struct strmap *names;
 	signed char *same;	/* per initializer: -1 not compared yet */
 };
 
@@ -542,61 +543,72 @@ init_same(const struct mixcache *c, int k, const Onnx__TensorProto *t)
 	return protoeq(&t->base, &ref.base);
 }
 
+/* skip: the nodes before found matching (their outputs are the same). */
 static int
-input_same(const struct mixcache *c, struct variant *v, const char *name)
+input_same(const struct mixcache *c, struct variant *v,
+    const unsigned char *skip, const char *name)
 {
-	int i, k;
+	int x, i, k;
 
-	if (name[0] == '\0' || strmap_get(v->clean, name, NULL))
+	if (name[0] == '\0')
 		return 1;
-	if (strmap_get(v->init, name, &i)) {
-		if (v->same[i] < 0)
-			v->same[i] = strmap_get(c->init_ix, name, &k) &&
-			    init_same(c, k, v->g->initializer[i]);
-		return v->same[i];
-	}
-	return strmap_get(v->input, name, NULL);
+	if (!strmap_get(v->names, name, &x))
+		return 0;
+	if (x >= -1)
+		return x == -1 || skip[x];
+	i = -2 - x;
+	if (v->same[i] < 0)
+		v->same[i] = strmap_get(c->init_ix, name, &k) &&
+		    init_same(c, k, v->g->initializer[i]);
+	return v->same[i];
 }
 
-/* Names of v->g in v's maps; -1 when out of memory. */
+/* Names of v->g in v's map; -1 when out of memory. */
 static int
 variant_init(struct variant *v, const Onnx__GraphProto *g)
 {
+	size_t n = g->n_initializer + g->n_input;
+
 	memset(v, 0, sizeof *v);
 	v->g = g;
-	v->clean = strmap_new();
-	v->init = strmap_new();
-	v->input = strmap_new();
-	v->producer = strmap_new();
+	for (size_t i = 0; i < g->n_node; i++)
+		n += g->node[i]->n_output;
+	v->names = strmap_new();
 	v->same = malloc(g->n_initializer + 1);
-	if (!v->clean || !v->init || !v->input || !v->producer || !v->same)
+	if (!v->names || !v->same || strmap_reserve(v->names, n) < 0)
 		return -1;
 	for (size_t i = 0; i < g->n_node; i++)
 		for (size_t j = 0; j < g->node[i]->n_output; j++)
-			if (g->node[i]->output[j][0] && strmap_put(v->producer,
+			if (g->node[i]->output[j][0] && strmap_put(v->names,
 			    g->node[i]->output[j], (int)i) < 0)
 				return -1;
 	memset(v->same, -1, g->n_initializer + 1);
 	/* Initializers first: one that is also an input is a constant. */
 	for (size_t i = 0; i < g->n_initializer; i++)
-		if (strmap_put(v->init, str_or_empty(g->initializer[i]->name),
-		    (int)i) < 0)
+		if (strmap_put(v->names, str_or_empty(g->initializer[i]->name),
+		    -2 - (int)i) < 0)
 			return -1;
 	for (size_t i = 0; i < g->n_input; i++)
-		if (!strmap_get(v->init, str_or_empty(g->input[i]->name),
-		    NULL) && strmap_put(v->input,
-		    str_or_empty(g->input[i]->name), 1) < 0)
+		if (strmap_add(v->names, str_or_empty(g->input[i]->name), -1,
+		    NULL) < 0)
 			return -1;
 	return 0;
+}
+
+/* The node that makes name, when it is one that matched; else -1. */
+static int
+skipped_producer(const struct variant *v, const unsigned char *skip,
+    const char *name)
+{
+	int k;
+
+	return strmap_get(v->names, name, &k) && k >= 0 && skip[k] ? k : -1;
 }
 
 static void
 variant_release(struct variant *v)
 {
-	strmap_free(v->clean);
-	strmap_free(v->init);
-	strmap_free(v->input);
-	strmap_free(v->producer);
+	strmap_free(v->names);
 	free(v->same);
 }
 
@@ -624,13 +636,9 @@ mixcache_match(const struct mixcache *c, const struct model *m,
 			ok = n->attribute[j]->g == NULL &&
 			    n->attribute[j]->n_graphs == 0;
 		for (size_t j = 0; ok && j < n->n_input; j++)
-			ok = input_same(c, &v, n->input[j]);
+			ok = input_same(c, &v, skip, n->input[j]);
 		if (!ok)
 			continue;
-		for (size_t j = 0; j < n->n_output; j++)
-			if (n->output[j][0] && strmap_put(v.clean,
-			    n->output[j], 1) < 0)
-				goto nomem;
 		skip[i] = 1;
 		nmatch++;
 	}
@@ -643,7 +651,7 @@ mixcache_match(const struct mixcache *c, const struct model *m,
 		const char *name = str_or_empty(g->output[j]->name);
 
 		if (!strmap_get(c->want, name, NULL) &&
-		    strmap_get(v.producer, name, &k) && skip[k]) {
+		    (k = skipped_producer(&v, skip, name)) >= 0) {
 			skip[k] = 0;
 			nmatch--;
 		}
@@ -657,7 +665,7 @@ mixcache_match(const struct mixcache *c, const struct model *m,
 			const char *name = n->input[j];
 
 			if (name[0] && !strmap_get(c->want, name, NULL) &&
-			    strmap_get(v.producer, name, &k) && skip[k]) {
+			    (k = skipped_producer(&v, skip, name)) >= 0) {
 				skip[k] = 0;
 				nmatch--;
 			}

@@ -16,12 +16,13 @@ nameuses_new(const Onnx__GraphProto *g, struct err *e)
 {
 	struct nameuses *u;
 	size_t total = 0, *count = NULL, *fill = NULL;
-	int *group = NULL, k, ng = 0;
+	int *group = NULL, k, r, ng = 0;
 
 	for (size_t i = 0; i < g->n_node; i++)
 		total += g->node[i]->n_input;
 	if ((u = calloc(1, sizeof *u)) == NULL ||
 	    (u->ix = strmap_new()) == NULL ||
+	    strmap_reserve(u->ix, total) < 0 ||
 	    (u->v = malloc((total + 1) * sizeof *u->v)) == NULL ||
 	    (group = malloc((total + 1) * sizeof *group)) == NULL ||
 	    (count = calloc(total + 2, sizeof *count)) == NULL)
@@ -37,11 +38,10 @@ nameuses_new(const Onnx__GraphProto *g, struct err *e)
 				total++;
 				continue;
 			}
-			if (!strmap_get(u->ix, name, &k)) {
-				if (strmap_put(u->ix, name, ng) < 0)
-					goto nomem;
+			if ((r = strmap_add(u->ix, name, ng, &k)) < 0)
+				goto nomem;
+			if (r == 0)
 				k = ng++;
-			}
 			group[total++] = k;
 			count[k]++;
 		}

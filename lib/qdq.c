@@ -1854,7 +1854,8 @@ ctx_open(struct ctx *c, struct model *m, const struct qdq_plan *p,
 	c->nnodes = c->g->n_node;
 	c->nodes = malloc((c->nnodes ? c->nnodes : 1) * sizeof *c->nodes);
 	c->byname = strmap_new();
-	if (!c->nodes || !c->byname)
+	if (!c->nodes || !c->byname ||
+	    strmap_reserve(c->byname, c->nnodes) < 0)
 		return err_nomem(e);
 	for (i = 0; i < c->nnodes; i++) {
 		c->nodes[i] = c->g->node[i];

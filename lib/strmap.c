@@ -1,5 +1,5 @@
 /*
- * strmap: see strmap.h. Linear probing, FNV-1a with a final mix, grows
+ * strmap: see strmap.h. Linear probing, a word-at-a-time hash, grows
  * at 50% load. Each slot keeps its key's hash, so a probe rarely touches
  * another key's text and a resize never rehashes; the keys' copies are
  * packed in large blocks (a map of a million names would otherwise pay
@@ -33,20 +33,58 @@ struct strmap {
 	struct pool *pool;	/* newest block first */
 };
 
+/* 8 bytes of s as one number, whatever the alignment. */
+static uint64_t
+word(const char *s)
+{
+	uint64_t w;
+
+	memcpy(&w, s, sizeof w);
+	return w;
+}
+
+static uint32_t
+word32(const char *s)
+{
+	uint32_t w;
+
+	memcpy(&w, s, sizeof w);
+	return w;
+}
+
+/*
+ * Names are 10-40 bytes: strlen (vectorized in libc) and then 8 bytes a
+ * step, the last step overlapping the one before it so no read passes
+ * the terminating NUL; a byte-at-a-time hash pays a multiply per byte.
+ * Each step multiplies the whole state, so every byte reaches the high
+ * bits, and murmur3's finalizer brings them down to the low bits the
+ * table's mask keeps (names t1, t2, ... must not cluster).
+ */
 static uint32_t
 hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
+	const uint64_t k = 0x9e3779b97f4a7c15ULL;
+	size_t len = strlen(s);
+	uint64_t h = len * k;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	/*
-	 * FNV's low bits, the ones the mask keeps, depend only on the keys'
-	 * low bits: names like t1, t2, ... cluster. Fold the high bits in.
-	 */
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 32;
+	if (len >= 8) {
+		const char *last = s + len - 8;
+
+		for (; s < last; s += 8)
+			h = (h ^ word(s)) * k, h ^= h >> 29;
+		h = (h ^ word(last)) * k;
+	} else if (len >= 4)
+		h = (h ^ (word32(s) | (uint64_t)word32(s + len - 4) << 32)) *
+		    k;
+	else if (len)
+		h = (h ^ ((unsigned char)s[0] |
+		    (unsigned char)s[len / 2] << 8 |
+		    (uint64_t)(unsigned char)s[len - 1] << 16)) * k;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
 	return (uint32_t)h;
 }
 
@@ -153,23 +191,53 @@ strmap_reserve(struct strmap *m, size_t n)
 	return cap == m->cap ? 0 : resize(m, cap);
 }
 
-int
-strmap_put(struct strmap *m, const char *key, int val)
+/* key's slot, filled with a copy of key when new; NULL when no memory. */
+static struct slot *
+find_or_insert(struct strmap *m, const char *key, int *fresh)
 {
 	uint32_t h = hash(key);
 	struct slot *s;
 
 	if ((m->count + 1) * 2 > m->cap && resize(m, 2 * m->cap) < 0)
-		return -1;
+		return NULL;
 	s = find(m, key, h);
+	*fresh = !s->key;
 	if (!s->key) {
 		if (!(s->key = pool_copy(m, key)))
-			return -1;
+			return NULL;
 		s->hash = h;
 		m->count++;
 	}
+	return s;
+}
+
+int
+strmap_put(struct strmap *m, const char *key, int val)
+{
+	struct slot *s;
+	int fresh;
+
+	if (!(s = find_or_insert(m, key, &fresh)))
+		return -1;
 	s->val = val;
 	return 0;
+}
+
+int
+strmap_add(struct strmap *m, const char *key, int val, int *old)
+{
+	struct slot *s;
+	int fresh;
+
+	if (!(s = find_or_insert(m, key, &fresh)))
+		return -1;
+	if (fresh) {
+		s->val = val;
+		return 0;
+	}
+	if (old)
+		*old = s->val;
+	return 1;
 }
 
 int
@@ -182,4 +250,17 @@ strmap_get(const struct strmap *m, const char *key, int *val)
 	if (val)
 		*val = s->val;
 	return 1;
+}
+
+size_t
+strmap_displacement(const struct strmap *m, size_t *count, size_t *cap)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			sum += (i - m->slots[i].hash) & (m->cap - 1);
+	*count = m->count;
+	*cap = m->cap;
+	return sum;
 }

@@ -17,7 +17,8 @@ weights_node_names(const Onnx__GraphProto *g, struct err *e)
 	char **tmp = calloc(g->n_node ? g->n_node : 1, sizeof *tmp), **out = NULL;
 	size_t total = 0;
 
-	if (!real || !used || !tmp)
+	if (!real || !used || !tmp || strmap_reserve(real, g->n_node) < 0 ||
+	    strmap_reserve(used, g->n_node) < 0)
 		goto nomem;
 	for (size_t i = 0; i < g->n_node; i++) {
 		const char *nm = g->node[i]->name;
