@@ -395,7 +395,7 @@ add_node(struct ctx *c, const char *op, const char *const *in, int nin,
     const char *base, const char *suffix, const char *out,
     Onnx__NodeProto **np, struct err *e)
 {
-	char *o = out ? strdup(out) : NULL, *b = str_fmt("%s%s", base, suffix);
+	char *o = out ? strdup(out) : NULL, *b = str_cat(base, suffix);
 	char *nm = b ? graph_unique_name(c->gr, b) : NULL;
 	const char *outs[1];
 	Onnx__NodeProto *n = NULL;

@@ -878,13 +878,8 @@ graph_add_tensor(struct graph *gr, const char *base, const char *suffix,
     const struct tensor *t, struct err *e)
 {
 	Onnx__TensorProto *tp;
-	size_t lb = strlen(base), ls = strlen(suffix);
-	char *b = malloc(lb + ls + 1), *name;
+	char *b = str_cat(base, suffix), *name;
 
-	if (b != NULL) {
-		memcpy(b, base, lb);
-		memcpy(b + lb, suffix, ls + 1);
-	}
 	name = b ? graph_unique_name(gr, b) : NULL;
 	free(b);
 	if (name == NULL)

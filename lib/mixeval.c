@@ -577,7 +577,10 @@ give_back(struct mixeval *ev, Onnx__TensorProto *t)
 		}
 }
 
-/* qdq_opts.lent: an initializer holding wcache's bytes. */
+/*
+ * qdq_opts.lent and the skeletons' lender: an initializer holding bytes
+ * ev does not own there (wcache's, or the prepared or raised model's).
+ */
 static int
 lent_initializer(void *ctx, Onnx__TensorProto *t)
 {
@@ -1268,6 +1271,8 @@ struct mixeval *
 mixeval_new(const struct mixeval_opts *o, struct err *e)
 {
 	struct mixeval *ev;
+	struct mixskel_lender l = { is_lent, lent_initializer,
+	    free_lent_model, NULL };
 	uint64_t lim;
 
 	if ((ev = calloc(1, sizeof *ev)) == NULL) {
@@ -1278,9 +1283,7 @@ mixeval_new(const struct mixeval_opts *o, struct err *e)
 	ev->o = *o;
 	ev->base = o->prepared;	/* ours now, freed with ev */
 	ev->o.prepared = NULL;
-	struct mixskel_lender l = { is_lent, lent_initializer,
-	    free_lent_model, ev };
-
+	l.ctx = ev;
 	if ((ev->wcache = qdq_wcache_new()) == NULL ||
 	    (ev->skels = mixskels_new(&l)) == NULL ||
 	    (ev->folded = foldcache_new()) == NULL ||

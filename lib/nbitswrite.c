@@ -218,7 +218,7 @@ add_init(struct ctx *c, const char *base, const char *suffix,
     const struct tensor *t, struct err *e)
 {
 	Onnx__TensorProto *tp = malloc(sizeof *tp);
-	char *want = str_fmt("%s%s", base, suffix), *name = NULL;
+	char *want = str_cat(base, suffix), *name = NULL;
 
 	if (tp)
 		onnx__tensor_proto__init(tp);

@@ -312,6 +312,11 @@ run_float(struct op_ctx *c, const char *op, int opset, int nin,
 	f.out = out;
 	f.state = s ? &s->inner : NULL;
 	f.graphs = NULL;
+	/* The node's constant inputs are not the float kernel's: its inputs
+	   are temporaries (a reused address is no proof of the same
+	   weights), and none is the fold cache's. */
+	f.const_in = 0;
+	f.fold_cache = NULL;
 	return d->run(&f);
 }
 

@@ -644,22 +644,11 @@ rewire(struct ctx *c, int node, const char *from, const char *to,
 	return 0;
 }
 
-static char *
-join(const char *a, const char *b)
-{
-	size_t len = strlen(a) + strlen(b) + 1;
-	char *s = malloc(len);
-
-	if (s != NULL)
-		snprintf(s, len, "%s%s", a, b);
-	return s;
-}
-
 /* A unique name base + suffix (malloc'd), or NULL. */
 static char *
 new_name(struct ctx *c, const char *base, const char *suffix)
 {
-	char *b = join(base, suffix), *n;
+	char *b = str_cat(base, suffix), *n;
 
 	if (b == NULL)
 		return NULL;
@@ -1083,7 +1072,6 @@ struct qdq_front {
 	int need, wneed;	/* the opset all records, the constants need */
 	int from;		/* the model's opset before */
 	struct qdq_report rep;	/* the front's counts */
-	char **names;		/* stream names of the prepared nodes */
 	size_t nnodes;
 	struct strmap *byname;
 	int *pos;		/* each one's index in the front's graph */
@@ -1614,7 +1602,7 @@ apply_convert(struct ctx *c, const struct qparam_rec *qp, const struct convert_r
 		else
 			nother++;
 	}
-	if ((base2 = join(x, "_convert")) == NULL) {
+	if ((base2 = str_cat(x, "_convert")) == NULL) {
 		err_nomem(e);
 		goto done;
 	}
@@ -1996,7 +1984,6 @@ qdq_front_free(struct qdq_front *f)
 {
 	if (f == NULL)
 		return;
-	free(f->names);
 	strmap_free(f->byname);
 	free(f->pos);
 	strmap_free(f->consts);
@@ -2100,11 +2087,9 @@ qdq_front_make(struct model *m, const struct qdq_plan *p,
 	for (size_t i = 0; i < p->nqp; i++)
 		f->rep.skipped -= c.skip[i] && !c.weight[i];
 	f->domain = c.domain;
-	f->names = c.names;
 	f->byname = c.byname;
 	f->gone = c.gone;
 	f->nnodes = c.nnodes;
-	c.names = NULL;
 	c.byname = NULL;
 	c.gone = NULL;
 	*front = f;

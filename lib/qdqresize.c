@@ -135,7 +135,7 @@ match(struct ctx *c, int ni, int64_t f[2])
 static char *
 fresh(struct ctx *c, const char *suffix, struct err *e)
 {
-	char *base = str_fmt("%s%s", c->y, suffix), *name;
+	char *base = str_cat(c->y, suffix), *name;
 
 	name = base ? graph_unique_name(c->gr, base) : NULL;
 	free(base);

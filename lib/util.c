@@ -62,6 +62,19 @@ str_fmt(const char *fmt, ...)
 }
 
 char *
+str_cat(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = malloc(la + lb + 1);
+
+	if (s != NULL) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb + 1);
+	}
+	return s;
+}
+
+char *
 str_printable(const char *s)
 {
 	size_t n = 0;

@@ -23,6 +23,10 @@ int array_grow(void *vp, size_t *cap, size_t n, size_t size);
 char *str_vfmt(const char *fmt, va_list ap);
 char *str_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A malloc'd a followed by b (names made per node: no printf); NULL when
+   out of memory. */
+char *str_cat(const char *a, const char *b);
+
 /*
  * A malloc'd copy of s with control bytes (0x00-0x1F, 0x7F) as %HH, so a
  * name from a model or stream stays on one line of a message; NULL when

@@ -1,6 +1,6 @@
 /*
- * util_test: str_clip, the one-line copy of a name for messages. Needs
- * nothing but libonnxq.
+ * util_test: str_clip, the one-line copy of a name for messages, and
+ * str_cat. Needs nothing but libonnxq.
  */
 #include "unit.h"
 #include "util.h"
@@ -20,4 +20,17 @@ test_str_clip(void)
 	CHECK_EQ_STR(str_clip("abcd", buf, 4), "abc");
 }
 
-UNIT_MAIN(test_str_clip)
+static void
+test_str_cat(void)
+{
+	char *s;
+
+	CHECK_EQ_STR((s = str_cat("conv", "_quantized")), "conv_quantized");
+	free(s);
+	CHECK_EQ_STR((s = str_cat("", "")), "");
+	free(s);
+	CHECK_EQ_STR((s = str_cat("x", "")), "x");
+	free(s);
+}
+
+UNIT_MAIN(test_str_clip, test_str_cat)
