@@ -181,9 +181,10 @@ int interp_graph_run(struct interp *sub, const struct tensor *const *inputs,
  *
  * And unless OPENBLAS_NUM_THREADS is set, it sets it to 1: OpenBLAS is
  * only called from one thread at a time, and the threads a pthread build
- * starts when it is loaded spin on sched_yield for their first tenth of
- * a second or so, whatever the program does (onnx-verify on PaddleOCR
- * rec: about 0.1 s of CPU a run, on another core). The library's own
+ * starts when it is loaded spin on sched_yield, whatever the program
+ * does (onnx-verify on PaddleOCR rec, 32 lines: about 0.15 s of CPU a
+ * run, on another core; with huge pages too, 1.75 s became 1.1-1.4 s,
+ * the rest from fewer TLB misses and first touches). The library's own
  * constructor reads it before main() and before a preinit function runs,
  * so nothing short of a new start sets it.
  */
